@@ -1,0 +1,248 @@
+//! Configuration: `$OPENTURN_HOME/config.toml`, then `-c key=value` overrides, then per-thread
+//! overrides from `thread/start`'s `config` object. Keys are dotted paths into the TOML table;
+//! override values are parsed as TOML and fall back to plain strings.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::{Table, Value};
+
+use crate::client::ProviderInfo;
+use crate::core::{ApprovalPolicy, SandboxMode};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("could not read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid TOML: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid override `{0}`: expected key=value")]
+    BadOverride(String),
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+    #[error("unknown model provider `{0}`: add a [model_providers.{0}] table to config.toml")]
+    UnknownProvider(String),
+}
+
+/// The typed view of config.toml (snake_case keys, all optional).
+#[derive(Debug, Clone, Default, Deserialize)]
+struct ConfigToml {
+    model: Option<String>,
+    model_provider: Option<String>,
+    #[serde(default)]
+    model_providers: BTreeMap<String, ProviderInfo>,
+    approval_policy: Option<ApprovalPolicy>,
+    sandbox_mode: Option<SandboxMode>,
+    instructions: Option<String>,
+    developer_instructions: Option<String>,
+    model_reasoning_effort: Option<String>,
+    model_reasoning_summary: Option<String>,
+    model_context_window: Option<i64>,
+    #[serde(default)]
+    show_raw_agent_reasoning: bool,
+    max_line_bytes: Option<usize>,
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub home: PathBuf,
+    pub model: String,
+    pub model_provider_id: String,
+    pub model_providers: BTreeMap<String, ProviderInfo>,
+    pub approval_policy: ApprovalPolicy,
+    pub sandbox_mode: SandboxMode,
+    pub instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub model_reasoning_effort: Option<String>,
+    pub model_reasoning_summary: Option<String>,
+    pub model_context_window: Option<i64>,
+    pub show_raw_agent_reasoning: bool,
+    /// Longest accepted JSON-RPC input line.
+    pub max_line_bytes: usize,
+    /// The merged table, kept for `config/read` and per-thread overrides.
+    pub table: Table,
+}
+
+pub const DEFAULT_MODEL: &str = "gpt-5";
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// `$OPENTURN_HOME`, else `~/.openturn`.
+pub fn default_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("OPENTURN_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(home);
+    }
+    let user_home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    user_home.join(".openturn")
+}
+
+impl Config {
+    /// Loads `home/config.toml` (absent is fine) and applies `overrides` (`key=value` strings).
+    pub fn load(home: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
+        let path = home.join("config.toml");
+        let mut table = match std::fs::read_to_string(&path) {
+            Ok(text) => text.parse::<Table>().map_err(|error| ConfigError::Parse {
+                path: path.clone(),
+                message: error.to_string(),
+            })?,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Table::new(),
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        for raw in overrides {
+            let (key, value) = parse_override(raw)?;
+            set_dotted(&mut table, &key, value)?;
+        }
+        Config::from_table(home, table)
+    }
+
+    /// A copy with thread-level overrides (a JSON object of dotted keys or nested tables).
+    pub fn with_json_overrides(
+        &self,
+        overrides: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Config, ConfigError> {
+        let mut table = self.table.clone();
+        for (key, value) in overrides {
+            let value = json_to_toml(value)
+                .ok_or_else(|| ConfigError::Invalid(format!("`{key}` cannot be null")))?;
+            set_dotted(&mut table, key, value)?;
+        }
+        Config::from_table(&self.home, table)
+    }
+
+    fn from_table(home: &Path, table: Table) -> Result<Config, ConfigError> {
+        let parsed: ConfigToml = Value::Table(table.clone())
+            .try_into()
+            .map_err(|error: toml::de::Error| ConfigError::Invalid(error.message().to_string()))?;
+        let mut model_providers = BTreeMap::new();
+        model_providers.insert("openai".to_string(), ProviderInfo::openai());
+        for (id, mut provider) in parsed.model_providers {
+            provider.id = id.clone();
+            if provider.name.is_empty() {
+                provider.name = id.clone();
+            }
+            model_providers.insert(id, provider);
+        }
+        Ok(Config {
+            home: home.to_path_buf(),
+            model: parsed.model.unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+            model_provider_id: parsed
+                .model_provider
+                .unwrap_or_else(|| "openai".to_string()),
+            model_providers,
+            approval_policy: parsed.approval_policy.unwrap_or_default(),
+            sandbox_mode: parsed.sandbox_mode.unwrap_or_default(),
+            instructions: parsed.instructions,
+            developer_instructions: parsed.developer_instructions,
+            model_reasoning_effort: parsed.model_reasoning_effort,
+            model_reasoning_summary: parsed.model_reasoning_summary,
+            model_context_window: parsed.model_context_window,
+            show_raw_agent_reasoning: parsed.show_raw_agent_reasoning,
+            max_line_bytes: parsed.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES),
+            table,
+        })
+    }
+
+    /// The provider with `id`, or a clear error naming the missing table.
+    pub fn provider(&self, id: &str) -> Result<ProviderInfo, ConfigError> {
+        self.model_providers
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ConfigError::UnknownProvider(id.to_string()))
+    }
+}
+
+/// `key=value` → (key, TOML value); a value that is not TOML is taken as a string.
+pub fn parse_override(raw: &str) -> Result<(String, Value), ConfigError> {
+    let (key, value) = raw
+        .split_once('=')
+        .ok_or_else(|| ConfigError::BadOverride(raw.to_string()))?;
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(ConfigError::BadOverride(raw.to_string()));
+    }
+    let value = value.trim();
+    let parsed = format!("v = {value}")
+        .parse::<Table>()
+        .ok()
+        .and_then(|mut table| table.remove("v"))
+        .unwrap_or_else(|| Value::String(value.to_string()));
+    Ok((key.to_string(), parsed))
+}
+
+fn set_dotted(table: &mut Table, key: &str, value: Value) -> Result<(), ConfigError> {
+    let parts: Vec<&str> = key.split('.').collect();
+    let (last, parents) = parts
+        .split_last()
+        .ok_or_else(|| ConfigError::BadOverride(key.to_string()))?;
+    let mut current = table;
+    for part in parents {
+        let entry = current
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Table(Table::new()));
+        current = match entry {
+            Value::Table(inner) => inner,
+            _ => {
+                return Err(ConfigError::Invalid(format!(
+                    "`{key}`: `{part}` is not a table"
+                )))
+            }
+        };
+    }
+    current.insert(last.to_string(), value);
+    Ok(())
+}
+
+fn json_to_toml(value: &serde_json::Value) -> Option<Value> {
+    Some(match value {
+        serde_json::Value::Null => return None,
+        serde_json::Value::Bool(b) => Value::Boolean(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Value::Integer(i),
+            None => Value::Float(n.as_f64()?),
+        },
+        serde_json::Value::String(s) => Value::String(s.clone()),
+        serde_json::Value::Array(items) => {
+            Value::Array(items.iter().filter_map(json_to_toml).collect())
+        }
+        serde_json::Value::Object(map) => Value::Table(
+            map.iter()
+                .filter_map(|(k, v)| Some((k.clone(), json_to_toml(v)?)))
+                .collect(),
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_parse_as_toml_with_string_fallback() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let config = Config::load(
+            dir.path(),
+            &[
+                "model=\"gpt-5-mini\"".to_string(),
+                "model_provider=local".to_string(),
+                "model_providers.local.base_url=http://127.0.0.1:9/v1".to_string(),
+                "model_providers.local.request_max_retries=0".to_string(),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.model, "gpt-5-mini");
+        let provider = config.provider("local").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(provider.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(provider.request_max_retries, 0);
+        assert!(matches!(
+            config.provider("nope"),
+            Err(ConfigError::UnknownProvider(_))
+        ));
+    }
+}

@@ -1,0 +1,54 @@
+//! Core errors: what a request to core can fail with, and how a turn failed.
+
+use serde::{Deserialize, Serialize};
+
+/// Errors of core operations requested by the server. Messages follow the reference's texts,
+/// which clients parse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CoreError {
+    #[error("thread not found: {0}")]
+    ThreadNotFound(String),
+    #[error("invalid thread id: {0}")]
+    InvalidThreadId(String),
+    #[error("no rollout found for thread id {0}")]
+    NoRollout(String),
+    #[error("no active turn to interrupt")]
+    NoActiveTurnToInterrupt,
+    #[error("no active turn to steer")]
+    NoActiveTurnToSteer,
+    #[error("expected active turn id {expected} but found {active}")]
+    InterruptTurnMismatch { expected: String, active: String },
+    #[error("expected active turn id `{expected}` but found `{active}`")]
+    SteerTurnMismatch { expected: String, active: String },
+    #[error("unknown model provider `{0}`: add a [model_providers.{0}] table to config.toml")]
+    UnknownProvider(String),
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("{0}")]
+    Storage(String),
+}
+
+/// The category of a turn failure, mirrored to the protocol's `codexErrorInfo`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnErrorKind {
+    ContextWindowExceeded,
+    UsageLimitExceeded,
+    ServerOverloaded,
+    Unauthorized,
+    BadRequest,
+    InternalServerError,
+    HttpConnectionFailed { status: Option<u16> },
+    ResponseStreamDisconnected { status: Option<u16> },
+    ResponseTooManyFailedAttempts { status: Option<u16> },
+    Other,
+}
+
+/// Why a turn failed (or, with `will_retry`, why a retry is happening).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnError {
+    pub message: String,
+    pub kind: TurnErrorKind,
+    #[serde(default)]
+    pub details: Option<String>,
+}

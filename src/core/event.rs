@@ -1,0 +1,100 @@
+//! `EventMsg`: everything core tells the outside world, in the order it happened.
+
+/// Usage and rate-limit values are plain data shared with the wire layer; re-exported so the
+/// server reads them through core.
+pub use crate::wire::event::{RateLimitSnapshot, RateLimitWindow};
+pub use crate::wire::TokenUsage;
+
+use super::error::TurnError;
+use super::items::TurnItem;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventMsg {
+    TurnStarted {
+        turn_id: String,
+        started_at: i64,
+    },
+    ItemStarted {
+        turn_id: String,
+        item: TurnItem,
+    },
+    ItemCompleted {
+        turn_id: String,
+        item: TurnItem,
+    },
+    AgentMessageDelta {
+        turn_id: String,
+        item_id: String,
+        delta: String,
+    },
+    ReasoningSummaryDelta {
+        turn_id: String,
+        item_id: String,
+        delta: String,
+        summary_index: i64,
+    },
+    ReasoningSummaryPartAdded {
+        turn_id: String,
+        item_id: String,
+        summary_index: i64,
+    },
+    ReasoningRawDelta {
+        turn_id: String,
+        item_id: String,
+        delta: String,
+        content_index: i64,
+    },
+    /// After every `response.completed`: cumulative and last usage.
+    TokenCount {
+        turn_id: String,
+        total: TokenUsage,
+        last: TokenUsage,
+        model_context_window: Option<i64>,
+    },
+    RateLimits {
+        turn_id: String,
+        snapshot: Option<RateLimitSnapshot>,
+    },
+    ModelRerouted {
+        turn_id: String,
+        from_model: String,
+        to_model: String,
+    },
+    Warning {
+        message: String,
+    },
+    Error {
+        turn_id: String,
+        error: TurnError,
+        will_retry: bool,
+    },
+    /// Exactly once per turn, last.
+    TurnEnded {
+        turn_id: String,
+        outcome: TurnOutcome,
+        started_at: i64,
+        completed_at: i64,
+        duration_ms: i64,
+    },
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnOutcome {
+    /// `final_items`: the agent messages of the last response, for `turn/completed`'s summary.
+    Completed {
+        final_items: Vec<TurnItem>,
+    },
+    Interrupted,
+    Failed(TurnError),
+}
+
+impl TurnOutcome {
+    pub fn status(&self) -> &'static str {
+        match self {
+            TurnOutcome::Completed { .. } => "completed",
+            TurnOutcome::Interrupted => "interrupted",
+            TurnOutcome::Failed(_) => "failed",
+        }
+    }
+}

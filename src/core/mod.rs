@@ -1,0 +1,29 @@
+//! The domain: threads, turns, items, tools and history. Emits [`event::EventMsg`] values only.
+//!
+//! `core` never sees JSON-RPC: the server projects `EventMsg` into protocol notifications. It
+//! drives `client/` for sampling and `rollout/` for persistence.
+
+pub mod error;
+pub mod event;
+pub mod items;
+pub mod manager;
+pub mod settings;
+pub mod thread;
+pub mod turn;
+
+pub use error::{CoreError, TurnError, TurnErrorKind};
+pub use event::{EventMsg, TurnOutcome};
+pub use items::{TurnItem, UserInput};
+pub use manager::{ThreadManager, ThreadSpawn};
+pub use settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
+pub use thread::{StartedTurn, Thread, ThreadId, TurnGate};
+
+/// Unix seconds now.
+pub fn now_unix_seconds() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// Unix milliseconds now.
+pub fn now_unix_millis() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

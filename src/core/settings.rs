@@ -1,0 +1,48 @@
+//! Per-thread settings that turns read and `turn/start` overrides change.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::client::ProviderInfo;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalPolicy {
+    Untrusted,
+    #[default]
+    OnRequest,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    #[default]
+    ReadOnly,
+    WorkspaceWrite,
+    DangerFullAccess,
+}
+
+/// What a thread's turns run with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadSettings {
+    pub model: String,
+    pub provider: ProviderInfo,
+    pub cwd: PathBuf,
+    pub base_instructions: String,
+    pub developer_instructions: Option<String>,
+    pub approval_policy: ApprovalPolicy,
+    pub sandbox: SandboxMode,
+    pub reasoning_effort: Option<String>,
+    pub reasoning_summary: Option<String>,
+    pub show_raw_agent_reasoning: bool,
+    /// The client's name, sent upstream as `originator`.
+    pub originator: String,
+    pub model_context_window: Option<i64>,
+}
+
+/// The instructions sent when the configuration gives none.
+pub const DEFAULT_INSTRUCTIONS: &str = "You are openturn, a coding agent running in the user's \
+editor. Be concise and precise. Use the tools you are given to inspect and change the workspace \
+when that helps, and explain what you did.";

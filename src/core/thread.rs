@@ -1,0 +1,290 @@
+//! A thread: settings, model-visible history, the active turn, and the rollout it appends to.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::client::ModelClient;
+use crate::rollout::{RolloutItem, RolloutWriter};
+use crate::wire::{ResponseItem, TokenUsage};
+
+use super::error::CoreError;
+use super::event::EventMsg;
+use super::items::UserInput;
+use super::settings::ThreadSettings;
+use super::turn::{self, TurnContext};
+
+/// A thread id: a UUID (v7 for threads we create), kept as its canonical string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadId(String);
+
+impl ThreadId {
+    pub fn new() -> ThreadId {
+        ThreadId(uuid::Uuid::now_v7().to_string())
+    }
+
+    /// Validates a client-given id.
+    pub fn parse(raw: &str) -> Result<ThreadId, CoreError> {
+        uuid::Uuid::parse_str(raw)
+            .map(|uuid| ThreadId(uuid.to_string()))
+            .map_err(|error| CoreError::InvalidThreadId(error.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for ThreadId {
+    fn default() -> ThreadId {
+        ThreadId::new()
+    }
+}
+
+impl std::fmt::Display for ThreadId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The running turn of a thread.
+pub(crate) struct ActiveTurn {
+    pub turn_id: String,
+    pub cancel: CancellationToken,
+    /// Input steered into the running turn, delivered at the next sampling boundary.
+    pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct PendingInput {
+    pub input: Vec<UserInput>,
+    pub client_id: Option<String>,
+}
+
+pub(crate) struct ThreadState {
+    pub settings: ThreadSettings,
+    pub history: Vec<ResponseItem>,
+    pub active: Option<ActiveTurn>,
+    pub total_usage: TokenUsage,
+    pub name: Option<String>,
+}
+
+/// What `start_turn` did.
+#[derive(Debug)]
+pub struct StartedTurn {
+    pub turn_id: String,
+    /// True when a turn was already running and the input was steered into it.
+    pub steered: bool,
+    /// Holds a new turn back until the caller has answered its request; open it (or drop it)
+    /// to let the turn emit its first event. `None` when the input was steered.
+    pub gate: Option<TurnGate>,
+}
+
+/// See [`StartedTurn::gate`].
+#[derive(Debug)]
+pub struct TurnGate(tokio::sync::oneshot::Sender<()>);
+
+impl TurnGate {
+    pub fn open(self) {
+        let _ = self.0.send(());
+    }
+}
+
+pub struct Thread {
+    pub id: ThreadId,
+    pub created_at: i64,
+    pub ephemeral: bool,
+    pub forked_from_id: Option<String>,
+    pub(crate) rollout: Option<RolloutWriter>,
+    pub(crate) events_tx: mpsc::Sender<EventMsg>,
+    pub(crate) client: ModelClient,
+    state: Mutex<ThreadState>,
+    /// Owns every turn task of this thread; `ThreadManager::shutdown` waits on it.
+    pub(crate) tasks: TaskTracker,
+    /// Cancelled at shutdown; each turn's token is a child.
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl Thread {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        id: ThreadId,
+        created_at: i64,
+        ephemeral: bool,
+        forked_from_id: Option<String>,
+        settings: ThreadSettings,
+        history: Vec<ResponseItem>,
+        rollout: Option<RolloutWriter>,
+        events_tx: mpsc::Sender<EventMsg>,
+        client: ModelClient,
+        shutdown: CancellationToken,
+    ) -> Thread {
+        Thread {
+            id,
+            created_at,
+            ephemeral,
+            forked_from_id,
+            rollout,
+            events_tx,
+            client,
+            state: Mutex::new(ThreadState {
+                settings,
+                history,
+                active: None,
+                total_usage: TokenUsage::default(),
+                name: None,
+            }),
+            tasks: TaskTracker::new(),
+            shutdown,
+        }
+    }
+
+    /// Locks the state. Never held across an await.
+    pub(crate) fn state(&self) -> MutexGuard<'_, ThreadState> {
+        match self.state.lock() {
+            Ok(guard) => guard,
+            // A panic while holding the lock leaves plain data behind; keep serving it.
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    pub fn settings(&self) -> ThreadSettings {
+        self.state().settings.clone()
+    }
+
+    pub fn update_settings(&self, update: impl FnOnce(&mut ThreadSettings)) {
+        update(&mut self.state().settings);
+    }
+
+    pub fn history(&self) -> Vec<ResponseItem> {
+        self.state().history.clone()
+    }
+
+    pub fn active_turn_id(&self) -> Option<String> {
+        self.state().active.as_ref().map(|a| a.turn_id.clone())
+    }
+
+    pub fn rollout_path(&self) -> Option<std::path::PathBuf> {
+        self.rollout.as_ref().map(|w| w.path().to_path_buf())
+    }
+
+    pub fn name(&self) -> Option<String> {
+        self.state().name.clone()
+    }
+
+    /// Sets the thread's title and persists it.
+    pub async fn set_name(&self, name: String) -> Result<(), CoreError> {
+        self.state().name = Some(name.clone());
+        if let Some(rollout) = &self.rollout {
+            rollout
+                .append(RolloutItem::ThreadName { name })
+                .await
+                .map_err(|e| CoreError::Storage(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Starts a turn, or, when one is running, steers the input into it and returns its id.
+    pub fn start_turn(
+        self: &Arc<Self>,
+        input: Vec<UserInput>,
+        client_id: Option<String>,
+    ) -> Result<StartedTurn, CoreError> {
+        let mut state = self.state();
+        if let Some(active) = &state.active {
+            push_pending(active, input, client_id);
+            return Ok(StartedTurn {
+                turn_id: active.turn_id.clone(),
+                steered: true,
+                gate: None,
+            });
+        }
+        let turn_id = uuid::Uuid::now_v7().to_string();
+        let cancel = self.shutdown.child_token();
+        let pending_input = Arc::new(Mutex::new(vec![PendingInput { input, client_id }]));
+        state.active = Some(ActiveTurn {
+            turn_id: turn_id.clone(),
+            cancel: cancel.clone(),
+            pending_input: pending_input.clone(),
+        });
+        drop(state);
+        let (gate_tx, gate_rx) = tokio::sync::oneshot::channel();
+        let context = TurnContext {
+            thread: self.clone(),
+            turn_id: turn_id.clone(),
+            cancel,
+            pending_input,
+        };
+        self.tasks.spawn(async move {
+            // Either outcome means "go": the caller answered, or gave up the gate.
+            let _ = gate_rx.await;
+            turn::run_turn(context).await
+        });
+        Ok(StartedTurn {
+            turn_id,
+            steered: false,
+            gate: Some(TurnGate(gate_tx)),
+        })
+    }
+
+    /// Queues input for the running turn; it is delivered at the next sampling boundary.
+    pub fn steer(
+        &self,
+        expected_turn_id: &str,
+        input: Vec<UserInput>,
+        client_id: Option<String>,
+    ) -> Result<String, CoreError> {
+        let state = self.state();
+        let active = state
+            .active
+            .as_ref()
+            .ok_or(CoreError::NoActiveTurnToSteer)?;
+        if active.turn_id != expected_turn_id {
+            return Err(CoreError::SteerTurnMismatch {
+                expected: expected_turn_id.to_string(),
+                active: active.turn_id.clone(),
+            });
+        }
+        push_pending(active, input, client_id);
+        Ok(active.turn_id.clone())
+    }
+
+    /// Cancels the running turn; it ends `interrupted` on its own task.
+    pub fn interrupt(&self, turn_id: &str) -> Result<(), CoreError> {
+        let state = self.state();
+        let active = state
+            .active
+            .as_ref()
+            .ok_or(CoreError::NoActiveTurnToInterrupt)?;
+        if active.turn_id != turn_id {
+            return Err(CoreError::InterruptTurnMismatch {
+                expected: turn_id.to_string(),
+                active: active.turn_id.clone(),
+            });
+        }
+        active.cancel.cancel();
+        Ok(())
+    }
+
+    /// Interrupts whatever runs and waits for the turn tasks to finish and rollouts to flush.
+    pub async fn shutdown(&self) {
+        if let Some(active) = &self.state().active {
+            active.cancel.cancel();
+        }
+        self.tasks.close();
+        self.tasks.wait().await;
+        if let Some(rollout) = &self.rollout {
+            if let Err(error) = rollout.flush().await {
+                tracing::warn!(%error, "rollout flush at shutdown failed");
+            }
+        }
+    }
+}
+
+fn push_pending(active: &ActiveTurn, input: Vec<UserInput>, client_id: Option<String>) {
+    if let Ok(mut pending) = active.pending_input.lock() {
+        pending.push(PendingInput { input, client_id });
+    }
+}

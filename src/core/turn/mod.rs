@@ -1,0 +1,253 @@
+//! The turn loop: record the user's input, sample until nothing more is needed, end exactly once.
+//!
+//! A turn samples one response at a time ([`sampling`]). It follows up when the model asked to
+//! continue (`end_turn == false`) or input was steered in meanwhile. A retryable stream error
+//! re-samples from the current history (items already committed stay committed, once) up to the
+//! provider's `stream_max_retries`. Whatever ends the turn, `run_turn` emits exactly one
+//! `TurnEnded`: it is the only place that does, and it does so on every path out.
+
+mod request;
+mod sampling;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::client::retry::backoff;
+use crate::client::ClientError;
+use crate::rollout::RolloutItem;
+use crate::wire::{ResponseItem, StreamError};
+
+use super::error::{TurnError, TurnErrorKind};
+use super::event::{EventMsg, TurnOutcome};
+use super::items::TurnItem;
+use super::now_unix_seconds;
+use super::thread::{PendingInput, Thread};
+
+pub(crate) use sampling::SamplingError;
+
+/// Everything one turn's task needs.
+pub(crate) struct TurnContext {
+    pub thread: Arc<Thread>,
+    pub turn_id: String,
+    pub cancel: CancellationToken,
+    pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
+}
+
+impl TurnContext {
+    /// Sends an event to the server; waits when the client is slow (bounded channel).
+    pub(crate) async fn emit(&self, event: EventMsg) {
+        if self.thread.events_tx.send(event).await.is_err() {
+            tracing::debug!(turn_id = %self.turn_id, "event receiver gone");
+        }
+    }
+
+    /// Appends to the rollout, best effort: a failure becomes a warning, never a rollback.
+    pub(crate) async fn persist(&self, item: RolloutItem) {
+        let Some(rollout) = &self.thread.rollout else {
+            return;
+        };
+        if let Err(error) = rollout.append(item).await {
+            tracing::warn!(%error, "rollout append failed");
+            self.emit(EventMsg::Warning {
+                message: format!("could not save to the rollout: {error}"),
+            })
+            .await;
+        }
+    }
+
+    /// Records a complete model-visible item: live history first, then the rollout.
+    pub(crate) async fn record_history(&self, item: ResponseItem) {
+        self.thread.state().history.push(item.clone());
+        self.persist(RolloutItem::ResponseItem(item)).await;
+    }
+
+    fn take_pending_input(&self) -> Vec<PendingInput> {
+        match self.pending_input.lock() {
+            Ok(mut pending) => std::mem::take(&mut *pending),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+pub(crate) async fn run_turn(turn: TurnContext) {
+    let started_at = now_unix_seconds();
+    let clock = Instant::now();
+    turn.emit(EventMsg::TurnStarted {
+        turn_id: turn.turn_id.clone(),
+        started_at,
+    })
+    .await;
+    turn.persist(RolloutItem::TurnStarted {
+        turn_id: turn.turn_id.clone(),
+        started_at,
+    })
+    .await;
+    let outcome = sample_until_done(&turn).await;
+    finish_turn(&turn, outcome, started_at, clock).await;
+}
+
+async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
+    let max_retries = turn.thread.settings().provider.stream_max_retries;
+    let mut retries = 0u32;
+    loop {
+        if turn.cancel.is_cancelled() {
+            return TurnOutcome::Interrupted;
+        }
+        deliver_pending_input(turn).await;
+        match sampling::sample_once(turn).await {
+            Ok(result) => {
+                retries = 0;
+                let has_pending = turn
+                    .pending_input
+                    .lock()
+                    .map(|pending| !pending.is_empty())
+                    .unwrap_or(false);
+                if !result.needs_follow_up && !has_pending {
+                    return TurnOutcome::Completed {
+                        final_items: result.final_items,
+                    };
+                }
+            }
+            Err(SamplingError::Interrupted) => return TurnOutcome::Interrupted,
+            Err(SamplingError::Stream(error)) if error.is_retryable() && retries < max_retries => {
+                retries += 1;
+                let delay = backoff(retries, error.retry_delay());
+                turn.emit(EventMsg::Error {
+                    turn_id: turn.turn_id.clone(),
+                    error: TurnError {
+                        message: format!("Reconnecting... {retries}/{max_retries}"),
+                        kind: TurnErrorKind::ResponseStreamDisconnected { status: None },
+                        details: Some(error.to_string()),
+                    },
+                    will_retry: true,
+                })
+                .await;
+                tokio::select! {
+                    _ = turn.cancel.cancelled() => return TurnOutcome::Interrupted,
+                    _ = tokio::time::sleep(delay) => {}
+                }
+            }
+            Err(SamplingError::Stream(error)) => {
+                return TurnOutcome::Failed(stream_turn_error(&error, retries))
+            }
+            Err(SamplingError::Client(error)) => {
+                return TurnOutcome::Failed(client_turn_error(&error))
+            }
+        }
+    }
+}
+
+/// Moves queued user input into history and announces it as user-message items.
+async fn deliver_pending_input(turn: &TurnContext) {
+    for pending in turn.take_pending_input() {
+        let item = TurnItem::UserMessage {
+            id: uuid::Uuid::now_v7().to_string(),
+            content: pending.input.clone(),
+            client_id: pending.client_id,
+        };
+        turn.emit(EventMsg::ItemStarted {
+            turn_id: turn.turn_id.clone(),
+            item: item.clone(),
+        })
+        .await;
+        turn.record_history(request::user_input_item(&pending.input))
+            .await;
+        persist_turn_item(turn, &item).await;
+        turn.emit(EventMsg::ItemCompleted {
+            turn_id: turn.turn_id.clone(),
+            item,
+        })
+        .await;
+    }
+}
+
+pub(crate) async fn persist_turn_item(turn: &TurnContext, item: &TurnItem) {
+    match serde_json::to_value(item) {
+        Ok(value) => {
+            turn.persist(RolloutItem::TurnItem {
+                turn_id: turn.turn_id.clone(),
+                item: value,
+            })
+            .await
+        }
+        Err(error) => tracing::warn!(%error, "turn item not serializable"),
+    }
+}
+
+async fn finish_turn(turn: &TurnContext, outcome: TurnOutcome, started_at: i64, clock: Instant) {
+    let completed_at = now_unix_seconds();
+    let error = match &outcome {
+        TurnOutcome::Failed(error) => serde_json::to_value(error).ok(),
+        _ => None,
+    };
+    turn.persist(RolloutItem::TurnEnded {
+        turn_id: turn.turn_id.clone(),
+        status: outcome.status().to_string(),
+        error,
+        completed_at,
+    })
+    .await;
+    if let Some(rollout) = &turn.thread.rollout {
+        if let Err(error) = rollout.flush().await {
+            tracing::warn!(%error, "rollout fsync at turn end failed");
+        }
+    }
+    {
+        let mut state = turn.thread.state();
+        if state.active.as_ref().map(|a| a.turn_id.as_str()) == Some(turn.turn_id.as_str()) {
+            state.active = None;
+        }
+    }
+    turn.emit(EventMsg::TurnEnded {
+        turn_id: turn.turn_id.clone(),
+        outcome,
+        started_at,
+        completed_at,
+        duration_ms: i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX),
+    })
+    .await;
+}
+
+fn stream_turn_error(error: &StreamError, retries: u32) -> TurnError {
+    use crate::wire::ApiError;
+    let kind = match error {
+        StreamError::Api(ApiError::ContextWindowExceeded(_)) => {
+            TurnErrorKind::ContextWindowExceeded
+        }
+        StreamError::Api(ApiError::QuotaExceeded(_))
+        | StreamError::Api(ApiError::UsageNotIncluded) => TurnErrorKind::UsageLimitExceeded,
+        StreamError::Api(ApiError::ServerOverloaded(_)) => TurnErrorKind::ServerOverloaded,
+        StreamError::Api(ApiError::InvalidRequest(_)) => TurnErrorKind::BadRequest,
+        StreamError::Api(_) => TurnErrorKind::Other,
+        _ if retries > 0 => TurnErrorKind::ResponseTooManyFailedAttempts { status: None },
+        _ => TurnErrorKind::ResponseStreamDisconnected { status: None },
+    };
+    TurnError {
+        message: error.to_string(),
+        kind,
+        details: None,
+    }
+}
+
+fn client_turn_error(error: &ClientError) -> TurnError {
+    let kind = match error {
+        ClientError::Unauthorized { .. } | ClientError::MissingApiKey { .. } => {
+            TurnErrorKind::Unauthorized
+        }
+        ClientError::Http { status, .. } if *status == 429 => TurnErrorKind::UsageLimitExceeded,
+        ClientError::Http { status, .. } if *status >= 500 => TurnErrorKind::InternalServerError,
+        ClientError::Http { status, .. } if *status == 400 => TurnErrorKind::BadRequest,
+        ClientError::Http { status, .. } => TurnErrorKind::HttpConnectionFailed {
+            status: Some(*status),
+        },
+        ClientError::Connect { .. } => TurnErrorKind::HttpConnectionFailed { status: None },
+        ClientError::Config { .. } => TurnErrorKind::Other,
+    };
+    TurnError {
+        message: error.to_string(),
+        kind,
+        details: None,
+    }
+}

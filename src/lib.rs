@@ -1,0 +1,22 @@
+//! openturn: a Responses-API agent daemon speaking the Codex app-server v2 protocol over stdio.
+//!
+//! One streamed response crosses five layers; data flows down this list and nothing reaches up:
+//!
+//! - [`wire`]: bytes → `ResponseEvent` (SSE frames, item shapes, failure policies).
+//! - [`client`]: requests to a provider, auth, retries before a stream exists, the stream task.
+//! - [`core`]: threads and turns — active item, history, tools, follow-ups — emitting `EventMsg`.
+//! - [`server`]: JSON-RPC on stdio; projects `EventMsg` into protocol notifications.
+//! - [`protocol`]: the JSON-RPC payload types (plain data, schema-generating).
+//!
+//! Beside them: [`rollout`] persists threads as JSONL; [`config`] resolves `config.toml` and
+//! overrides; [`mock_provider`] is the loopback Responses server used by `openturn demo`, tests
+//! and benchmarks.
+
+pub mod client;
+pub mod config;
+pub mod core;
+pub mod mock_provider;
+pub mod protocol;
+pub mod rollout;
+pub mod server;
+pub mod wire;

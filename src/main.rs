@@ -1,0 +1,72 @@
+//! The `openturn` binary: command-line parsing, logging setup, and nothing else.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+use openturn::config::{default_home, Config};
+
+#[derive(Parser)]
+#[command(
+    name = "openturn",
+    version,
+    about = "A Responses-API agent daemon for editors, SDKs and scripts"
+)]
+struct Cli {
+    /// Override a config.toml key: `-c model="gpt-5"`, `-c model_providers.local.base_url=...`.
+    /// The value is parsed as TOML, falling back to a plain string.
+    #[arg(short = 'c', long = "config", global = true, value_name = "KEY=VALUE")]
+    config: Vec<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the app-server JSON-RPC protocol on stdin/stdout.
+    AppServer {
+        /// Transport; only `stdio://` is supported.
+        #[arg(long, default_value = "stdio://")]
+        listen: String,
+        /// Same as `--listen stdio://`.
+        #[arg(long)]
+        stdio: bool,
+    },
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false);
+    if std::env::var("LOG_FORMAT").is_ok_and(|format| format == "json") {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let home = default_home();
+    match cli.command {
+        Command::AppServer { listen, stdio: _ } => {
+            if listen != "stdio://" {
+                anyhow::bail!("unsupported --listen `{listen}`: only stdio:// is supported");
+            }
+            let config = Config::load(&home, &cli.config).context("loading configuration")?;
+            openturn::server::run_stdio(config).await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,15 @@
+//! The JSON-RPC envelopes and the v2 payload types, wire-compatible with the Codex app-server
+//! protocol's core subset. Plain data: serde and schemars only, no behaviour, no imports from
+//! the rest of the crate. Field names are camelCase on the wire unless noted.
+
+pub mod common;
+pub mod initialize;
+pub mod item;
+pub mod jsonrpc;
+pub mod methods;
+pub mod notification;
+pub mod thread;
+pub mod turn;
+
+/// The version of the app-server protocol this build implements, reported by `initialize`.
+pub const PROTOCOL_VERSION: &str = "v2 (codex app-server core subset, observed 0.169.0)";

@@ -1,0 +1,221 @@
+//! Server → client notifications: one enum, tagged by method name.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::item::ThreadItem;
+use super::thread::{Thread, ThreadStatus};
+use super::turn::{Turn, TurnError};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "method", content = "params")]
+pub enum ServerNotification {
+    #[serde(rename = "thread/started")]
+    ThreadStarted(ThreadStartedNotification),
+    #[serde(rename = "thread/status/changed")]
+    ThreadStatusChanged(ThreadStatusChangedNotification),
+    #[serde(rename = "turn/started")]
+    TurnStarted(TurnNotification),
+    #[serde(rename = "turn/completed")]
+    TurnCompleted(TurnNotification),
+    #[serde(rename = "item/started")]
+    ItemStarted(ItemStartedNotification),
+    #[serde(rename = "item/completed")]
+    ItemCompleted(ItemCompletedNotification),
+    #[serde(rename = "item/agentMessage/delta")]
+    AgentMessageDelta(ItemDeltaNotification),
+    #[serde(rename = "item/reasoning/summaryTextDelta")]
+    ReasoningSummaryTextDelta(ReasoningSummaryTextDeltaNotification),
+    #[serde(rename = "item/reasoning/summaryPartAdded")]
+    ReasoningSummaryPartAdded(ReasoningSummaryPartAddedNotification),
+    #[serde(rename = "item/reasoning/textDelta")]
+    ReasoningTextDelta(ReasoningTextDeltaNotification),
+    #[serde(rename = "thread/tokenUsage/updated")]
+    TokenUsageUpdated(TokenUsageUpdatedNotification),
+    #[serde(rename = "account/rateLimits/updated")]
+    RateLimitsUpdated(RateLimitsUpdatedNotification),
+    #[serde(rename = "model/rerouted")]
+    ModelRerouted(ModelReroutedNotification),
+    #[serde(rename = "error")]
+    Error(ErrorNotification),
+    #[serde(rename = "warning")]
+    Warning(WarningNotification),
+}
+
+impl ServerNotification {
+    /// The wire method name, for opt-out filtering.
+    pub fn method(&self) -> &'static str {
+        match self {
+            ServerNotification::ThreadStarted(_) => "thread/started",
+            ServerNotification::ThreadStatusChanged(_) => "thread/status/changed",
+            ServerNotification::TurnStarted(_) => "turn/started",
+            ServerNotification::TurnCompleted(_) => "turn/completed",
+            ServerNotification::ItemStarted(_) => "item/started",
+            ServerNotification::ItemCompleted(_) => "item/completed",
+            ServerNotification::AgentMessageDelta(_) => "item/agentMessage/delta",
+            ServerNotification::ReasoningSummaryTextDelta(_) => "item/reasoning/summaryTextDelta",
+            ServerNotification::ReasoningSummaryPartAdded(_) => "item/reasoning/summaryPartAdded",
+            ServerNotification::ReasoningTextDelta(_) => "item/reasoning/textDelta",
+            ServerNotification::TokenUsageUpdated(_) => "thread/tokenUsage/updated",
+            ServerNotification::RateLimitsUpdated(_) => "account/rateLimits/updated",
+            ServerNotification::ModelRerouted(_) => "model/rerouted",
+            ServerNotification::Error(_) => "error",
+            ServerNotification::Warning(_) => "warning",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ThreadStartedNotification {
+    pub thread: Box<Thread>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadStatusChangedNotification {
+    pub thread_id: String,
+    pub status: ThreadStatus,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnNotification {
+    pub thread_id: String,
+    pub turn: Turn,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemStartedNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item: ThreadItem,
+    pub started_at_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemCompletedNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item: ThreadItem,
+    pub completed_at_ms: i64,
+    pub content_token_count: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemDeltaNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item_id: String,
+    pub delta: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningSummaryTextDeltaNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item_id: String,
+    pub delta: String,
+    pub summary_index: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningSummaryPartAddedNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item_id: String,
+    pub summary_index: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningTextDeltaNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item_id: String,
+    pub delta: String,
+    pub content_index: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsageUpdatedNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub token_usage: ThreadTokenUsage,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadTokenUsage {
+    pub total: TokenUsageBreakdown,
+    pub last: TokenUsageBreakdown,
+    pub model_context_window: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsageBreakdown {
+    pub total_tokens: i64,
+    pub input_tokens: i64,
+    pub cached_input_tokens: i64,
+    pub cache_write_input_tokens: i64,
+    pub output_tokens: i64,
+    pub reasoning_output_tokens: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitsUpdatedNotification {
+    pub rate_limits: RateLimitSnapshot,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitSnapshot {
+    pub limit_id: Option<String>,
+    pub limit_name: Option<String>,
+    pub primary: Option<RateLimitWindow>,
+    pub secondary: Option<RateLimitWindow>,
+    pub credits: Option<Value>,
+    pub plan_type: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitWindow {
+    pub used_percent: i64,
+    pub window_duration_mins: Option<i64>,
+    pub resets_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelReroutedNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub from_model: String,
+    pub to_model: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub error: TurnError,
+    pub will_retry: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WarningNotification {
+    pub message: String,
+    pub thread_id: Option<String>,
+}

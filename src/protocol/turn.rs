@@ -1,0 +1,126 @@
+//! Turn resources: `Turn`, `TurnError`, user input, and the turn methods.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::common::{ApprovalsReviewer, AskForApproval, SandboxPolicy};
+use super::item::ThreadItem;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Turn {
+    pub id: String,
+    pub root_turn_id: Option<String>,
+    pub items: Vec<ThreadItem>,
+    /// `notLoaded`, `summary` or `full`.
+    pub items_view: String,
+    pub status: TurnStatus,
+    pub error: Option<TurnError>,
+    pub started_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    pub duration_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum TurnStatus {
+    InProgress,
+    Completed,
+    Interrupted,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnError {
+    pub message: String,
+    /// A camelCase string (`contextWindowExceeded`, `other`, …) or a one-key object
+    /// (`{"httpConnectionFailed":{"httpStatusCode":500}}`).
+    pub codex_error_info: Option<Value>,
+    pub additional_details: Option<String>,
+    pub misalignment: Option<Value>,
+}
+
+/// One piece of user input. `text_elements` keeps its snake_case wire name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum UserInput {
+    Text {
+        text: String,
+        #[serde(default)]
+        text_elements: Vec<Value>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Image {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file_id: Option<String>,
+        #[serde(default)]
+        detail: Option<String>,
+    },
+    LocalImage {
+        path: String,
+        #[serde(default)]
+        detail: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnStartParams {
+    pub thread_id: String,
+    pub input: Vec<UserInput>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub approval_policy: Option<AskForApproval>,
+    #[serde(default)]
+    pub approvals_reviewer: Option<ApprovalsReviewer>,
+    #[serde(default)]
+    pub sandbox_policy: Option<SandboxPolicy>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub effort: Option<String>,
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub output_schema: Option<Value>,
+    #[serde(default)]
+    pub client_user_message_id: Option<String>,
+    #[serde(default)]
+    pub collaboration_mode: Option<Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TurnStartResponse {
+    pub turn: Turn,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSteerParams {
+    pub thread_id: String,
+    pub expected_turn_id: String,
+    pub input: Vec<UserInput>,
+    #[serde(default)]
+    pub client_user_message_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSteerResponse {
+    pub turn_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnInterruptParams {
+    pub thread_id: String,
+    pub turn_id: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct EmptyResponse {}

@@ -1,0 +1,186 @@
+//! Hand-written conversions between core's domain types and protocol types. The only place that
+//! knows both.
+
+use serde_json::{json, Value};
+
+use crate::core::event::TokenUsage;
+use crate::core::{self, TurnErrorKind};
+use crate::protocol::common::{AskForApproval, SandboxMode, SandboxPolicy};
+use crate::protocol::item::{ThreadItem, ThreadItemDetails};
+use crate::protocol::notification::TokenUsageBreakdown;
+use crate::protocol::turn::{TurnError, UserInput};
+
+pub fn thread_item(
+    item: &core::TurnItem,
+    started_at_ms: Option<i64>,
+    completed_at_ms: Option<i64>,
+) -> ThreadItem {
+    let details = match item {
+        core::TurnItem::UserMessage {
+            id,
+            content,
+            client_id,
+        } => ThreadItemDetails::UserMessage {
+            id: id.clone(),
+            content: content.iter().map(user_input_out).collect(),
+            client_id: client_id.clone(),
+        },
+        core::TurnItem::AgentMessage { id, text, phase } => ThreadItemDetails::AgentMessage {
+            id: id.clone(),
+            text: text.clone(),
+            phase: phase.clone(),
+            moderation: None,
+            memory_citation: None,
+            delivery: None,
+            questions: None,
+        },
+        core::TurnItem::Reasoning {
+            id,
+            summary,
+            content,
+        } => ThreadItemDetails::Reasoning {
+            id: id.clone(),
+            summary: summary.clone(),
+            content: content.clone(),
+        },
+    };
+    ThreadItem {
+        details,
+        started_at_ms,
+        completed_at_ms,
+    }
+}
+
+fn user_input_out(input: &core::UserInput) -> UserInput {
+    match input {
+        core::UserInput::Text { text } => UserInput::Text {
+            text: text.clone(),
+            text_elements: Vec::new(),
+        },
+        core::UserInput::Image { url } => UserInput::Image {
+            url: Some(url.clone()),
+            file_id: None,
+            detail: None,
+        },
+        core::UserInput::LocalImage { path } => UserInput::LocalImage {
+            path: path.clone(),
+            detail: None,
+        },
+    }
+}
+
+/// Client input → core input. Remote image URLs are refused, as the reference does.
+pub fn user_input_in(input: &[UserInput]) -> Result<Vec<core::UserInput>, String> {
+    input
+        .iter()
+        .map(|part| match part {
+            UserInput::Text { text, .. } => Ok(core::UserInput::Text { text: text.clone() }),
+            UserInput::Image { url: Some(url), .. } => {
+                if url.starts_with("http://") || url.starts_with("https://") {
+                    Err(
+                        "remote image URLs are not supported; use an inline data URL instead"
+                            .to_string(),
+                    )
+                } else {
+                    Ok(core::UserInput::Image { url: url.clone() })
+                }
+            }
+            UserInput::Image { .. } => Err("image input needs `url`".to_string()),
+            UserInput::LocalImage { path, .. } => {
+                Ok(core::UserInput::LocalImage { path: path.clone() })
+            }
+        })
+        .collect()
+}
+
+pub fn turn_error(error: &core::TurnError) -> TurnError {
+    TurnError {
+        message: error.message.clone(),
+        codex_error_info: Some(error_info(&error.kind)),
+        additional_details: error.details.clone(),
+        misalignment: None,
+    }
+}
+
+fn error_info(kind: &TurnErrorKind) -> Value {
+    let with_status =
+        |name: &str, status: &Option<u16>| json!({ name: { "httpStatusCode": status } });
+    match kind {
+        TurnErrorKind::ContextWindowExceeded => json!("contextWindowExceeded"),
+        TurnErrorKind::UsageLimitExceeded => json!("usageLimitExceeded"),
+        TurnErrorKind::ServerOverloaded => json!("serverOverloaded"),
+        TurnErrorKind::Unauthorized => json!("unauthorized"),
+        TurnErrorKind::BadRequest => json!("badRequest"),
+        TurnErrorKind::InternalServerError => json!("internalServerError"),
+        TurnErrorKind::Other => json!("other"),
+        TurnErrorKind::HttpConnectionFailed { status } => {
+            with_status("httpConnectionFailed", status)
+        }
+        TurnErrorKind::ResponseStreamDisconnected { status } => {
+            with_status("responseStreamDisconnected", status)
+        }
+        TurnErrorKind::ResponseTooManyFailedAttempts { status } => {
+            with_status("responseTooManyFailedAttempts", status)
+        }
+    }
+}
+
+pub fn usage(usage: &TokenUsage) -> TokenUsageBreakdown {
+    TokenUsageBreakdown {
+        total_tokens: usage.total_tokens,
+        input_tokens: usage.input_tokens,
+        cached_input_tokens: usage.cached_input_tokens,
+        cache_write_input_tokens: 0,
+        output_tokens: usage.output_tokens,
+        reasoning_output_tokens: usage.reasoning_output_tokens,
+    }
+}
+
+pub fn approval_policy_out(policy: core::ApprovalPolicy) -> AskForApproval {
+    match policy {
+        core::ApprovalPolicy::Untrusted => AskForApproval::Untrusted,
+        core::ApprovalPolicy::OnRequest => AskForApproval::OnRequest,
+        core::ApprovalPolicy::Never => AskForApproval::Never,
+    }
+}
+
+pub fn approval_policy_in(policy: AskForApproval) -> core::ApprovalPolicy {
+    match policy {
+        AskForApproval::Untrusted => core::ApprovalPolicy::Untrusted,
+        AskForApproval::OnRequest => core::ApprovalPolicy::OnRequest,
+        AskForApproval::Never => core::ApprovalPolicy::Never,
+    }
+}
+
+pub fn sandbox_mode_in(mode: SandboxMode) -> core::SandboxMode {
+    match mode {
+        SandboxMode::ReadOnly => core::SandboxMode::ReadOnly,
+        SandboxMode::WorkspaceWrite => core::SandboxMode::WorkspaceWrite,
+        SandboxMode::DangerFullAccess => core::SandboxMode::DangerFullAccess,
+    }
+}
+
+pub fn sandbox_policy_in(policy: &SandboxPolicy) -> core::SandboxMode {
+    match policy {
+        SandboxPolicy::DangerFullAccess | SandboxPolicy::ExternalSandbox { .. } => {
+            core::SandboxMode::DangerFullAccess
+        }
+        SandboxPolicy::ReadOnly { .. } => core::SandboxMode::ReadOnly,
+        SandboxPolicy::WorkspaceWrite { .. } => core::SandboxMode::WorkspaceWrite,
+    }
+}
+
+pub fn sandbox_policy_out(mode: core::SandboxMode, cwd: &str) -> SandboxPolicy {
+    match mode {
+        core::SandboxMode::ReadOnly => SandboxPolicy::ReadOnly {
+            network_access: false,
+        },
+        core::SandboxMode::WorkspaceWrite => SandboxPolicy::WorkspaceWrite {
+            writable_roots: vec![cwd.to_string()],
+            network_access: false,
+            exclude_tmpdir_env_var: false,
+            exclude_slash_tmp: false,
+        },
+        core::SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
+    }
+}

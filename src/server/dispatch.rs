@@ -1,0 +1,156 @@
+//! Reading requests: each input line is parsed once, classified, and routed. Requests go through
+//! a bounded ingress queue to one dispatcher task, which runs them in arrival order; when the
+//! queue is full the request is refused with -32001 at once. Replies to our own server requests
+//! bypass the queue so a waiting turn is never stuck behind other work.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::io::AsyncBufRead;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::jsonrpc::{
+    ErrorObject, Incoming, IncomingMessage, RequestId, INVALID_REQUEST, PARSE_ERROR,
+};
+use crate::protocol::methods::ClientRequest;
+
+use super::context::ServerContext;
+use super::errors::{already_initialized, decode_error, not_initialized, overloaded};
+use super::handlers;
+use super::stdio::{InputLine, LineReader};
+
+/// Requests waiting for the dispatcher. Beyond this the daemon answers "overloaded".
+pub const INGRESS_CAPACITY: usize = 256;
+
+pub type IngressSender = mpsc::Sender<(RequestId, ClientRequest)>;
+
+/// Why the read loop ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    StdinEof,
+    StdinError(String),
+    Signal(&'static str),
+    OutputClosed,
+}
+
+/// Reads lines until EOF, a termination signal, or a closed output.
+pub async fn read_loop<R: AsyncBufRead + Unpin>(
+    context: &Arc<ServerContext>,
+    mut reader: LineReader<R>,
+    ingress_tx: IngressSender,
+    output_closed: CancellationToken,
+) -> StopReason {
+    let mut terminate = super::shutdown::TerminationSignals::new();
+    loop {
+        let line = tokio::select! {
+            line = reader.next_line() => line,
+            signal = terminate.recv() => return StopReason::Signal(signal),
+            _ = output_closed.cancelled() => return StopReason::OutputClosed,
+        };
+        match line {
+            Ok(InputLine::Eof) => return StopReason::StdinEof,
+            Err(error) => return StopReason::StdinError(error.to_string()),
+            Ok(InputLine::TooLong { length }) => {
+                let error = ErrorObject::new(
+                    INVALID_REQUEST,
+                    format!(
+                        "message too large: {length} bytes (limit {})",
+                        context.config.max_line_bytes
+                    ),
+                )
+                .with_data(
+                    json!({ "reason": "line_too_long", "limit": context.config.max_line_bytes }),
+                );
+                let _ = context.outgoing.send_error(None, &error).await;
+            }
+            Ok(InputLine::Line(bytes)) => route_line(context, &bytes, &ingress_tx).await,
+        }
+    }
+}
+
+async fn route_line(context: &Arc<ServerContext>, bytes: &[u8], ingress_tx: &IngressSender) {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return;
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            let message = format!("Parse error: input is not valid UTF-8 ({error})");
+            return send_parse_error(context, message).await;
+        }
+    };
+    let message: IncomingMessage<'_> = match serde_json::from_str(text) {
+        Ok(message) => message,
+        Err(error) if error.is_syntax() || error.is_eof() => {
+            return send_parse_error(context, format!("Parse error: {error}")).await;
+        }
+        Err(error) => {
+            let error = ErrorObject::new(
+                INVALID_REQUEST,
+                format!("Invalid request: not a JSON-RPC message object ({error})"),
+            );
+            let _ = context.outgoing.send_error(None, &error).await;
+            return;
+        }
+    };
+    match message.classify() {
+        Incoming::Request { id, method, params } => {
+            let request = match ClientRequest::decode(&method, params) {
+                Ok(request) => request,
+                Err(error) => {
+                    let _ = context
+                        .outgoing
+                        .send_error(Some(&id), &decode_error(&error))
+                        .await;
+                    return;
+                }
+            };
+            if let Err(mpsc::error::TrySendError::Full((id, _))) =
+                ingress_tx.try_send((id, request))
+            {
+                let _ = context.outgoing.send_error(Some(&id), &overloaded()).await;
+            }
+        }
+        Incoming::Notification { method } => {
+            tracing::debug!(%method, "client notification");
+        }
+        Incoming::Response { id, .. } => {
+            tracing::debug!(%id, "response to no pending server request; ignored");
+        }
+        Incoming::Invalid { id, reason } => {
+            let error = ErrorObject::new(INVALID_REQUEST, format!("Invalid request: {reason}"));
+            let _ = context.outgoing.send_error(id.as_ref(), &error).await;
+        }
+    }
+}
+
+async fn send_parse_error(context: &ServerContext, message: String) {
+    tracing::debug!(%message, "unparsable input line");
+    let _ = context
+        .outgoing
+        .send_error(None, &ErrorObject::new(PARSE_ERROR, message))
+        .await;
+}
+
+/// Runs queued requests one at a time, in arrival order, enforcing the handshake.
+pub async fn run_dispatcher(
+    context: Arc<ServerContext>,
+    mut ingress_rx: mpsc::Receiver<(RequestId, ClientRequest)>,
+) {
+    while let Some((id, request)) = ingress_rx.recv().await {
+        let initialized = context.connection().initialized;
+        let refusal = match (&request, initialized) {
+            (ClientRequest::Initialize(_), true) => Some(already_initialized()),
+            (ClientRequest::Initialize(_), false) => None,
+            (_, false) => Some(not_initialized()),
+            (_, true) => None,
+        };
+        match refusal {
+            Some(error) => {
+                let _ = context.outgoing.send_error(Some(&id), &error).await;
+            }
+            None => handlers::handle(&context, id, request).await,
+        }
+    }
+}

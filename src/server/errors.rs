@@ -1,0 +1,60 @@
+//! The one mapping from errors to JSON-RPC error objects.
+
+use serde_json::json;
+
+use crate::config::ConfigError;
+use crate::core::CoreError;
+use crate::protocol::jsonrpc::{
+    ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+    SERVER_OVERLOADED,
+};
+use crate::protocol::methods::{DecodeError, CLIENT_REQUEST_METHODS};
+
+/// Everything a request handler can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum HandlerError {
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    InvalidRequest(String),
+    #[error("{0}")]
+    InvalidParams(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+pub fn handler_error(error: &HandlerError) -> ErrorObject {
+    match error {
+        HandlerError::Core(CoreError::Storage(message)) | HandlerError::Internal(message) => {
+            ErrorObject::new(INTERNAL_ERROR, message.clone())
+        }
+        HandlerError::InvalidParams(message) => ErrorObject::new(INVALID_PARAMS, message.clone()),
+        // Domain errors keep the reference's code and message: clients parse the texts.
+        other => ErrorObject::new(INVALID_REQUEST, other.to_string()),
+    }
+}
+
+pub fn decode_error(error: &DecodeError) -> ErrorObject {
+    match error {
+        DecodeError::UnknownMethod(method) => {
+            ErrorObject::new(METHOD_NOT_FOUND, format!("Method not found: `{method}`"))
+                .with_data(json!({ "method": method, "supported": CLIENT_REQUEST_METHODS }))
+        }
+        DecodeError::InvalidParams(message) => ErrorObject::new(INVALID_PARAMS, message.clone()),
+    }
+}
+
+pub fn overloaded() -> ErrorObject {
+    ErrorObject::new(SERVER_OVERLOADED, "Server overloaded; retry later.")
+        .with_data(json!({ "reason": "ingress_queue_full", "codexErrorInfo": "server_overloaded" }))
+}
+
+pub fn not_initialized() -> ErrorObject {
+    ErrorObject::new(INVALID_REQUEST, "Not initialized")
+}
+
+pub fn already_initialized() -> ErrorObject {
+    ErrorObject::new(INVALID_REQUEST, "Already initialized")
+}

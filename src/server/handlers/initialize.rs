@@ -1,0 +1,60 @@
+//! `initialize`.
+
+use crate::protocol::initialize::{InitializeParams, InitializeResponse, ServerInfo};
+use crate::protocol::PROTOCOL_VERSION;
+
+use super::super::context::ServerContext;
+use super::super::errors::HandlerError;
+
+pub const SERVER_NAME: &str = "openturn";
+
+pub fn initialize(
+    context: &ServerContext,
+    params: InitializeParams,
+) -> Result<InitializeResponse, HandlerError> {
+    {
+        let mut connection = context.connection();
+        connection.initialized = true;
+        connection.client_name = params.client_info.name.clone();
+        connection.client_version = params.client_info.version.clone();
+        connection.experimental_api = params
+            .capabilities
+            .as_ref()
+            .is_some_and(|c| c.experimental_api);
+    }
+    if let Some(opt_outs) = params
+        .capabilities
+        .and_then(|c| c.opt_out_notification_methods)
+    {
+        context.outgoing.set_opt_outs(opt_outs);
+    }
+    let version = env!("CARGO_PKG_VERSION");
+    let client = &params.client_info;
+    let user_agent = format!(
+        "{name}/{version} ({os}; {arch}) openturn ({name}; {client_version})",
+        name = if client.name.is_empty() {
+            SERVER_NAME
+        } else {
+            &client.name
+        },
+        os = std::env::consts::OS,
+        arch = std::env::consts::ARCH,
+        client_version = client.version,
+    );
+    Ok(InitializeResponse {
+        user_agent,
+        codex_home: context.config.home.display().to_string(),
+        platform_family: if cfg!(windows) { "windows" } else { "unix" }.to_string(),
+        platform_os: match std::env::consts::OS {
+            "macos" => "macos",
+            "windows" => "windows",
+            _ => "linux",
+        }
+        .to_string(),
+        protocol_version: PROTOCOL_VERSION.to_string(),
+        server_info: ServerInfo {
+            name: SERVER_NAME.to_string(),
+            version: version.to_string(),
+        },
+    })
+}

@@ -1,0 +1,60 @@
+//! Request handlers, one file per resource. Each returns its typed result or a `HandlerError`;
+//! [`handle`] writes exactly one response per request.
+
+mod initialize;
+mod thread;
+mod turn;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::methods::ClientRequest;
+
+use super::context::ServerContext;
+use super::errors::{handler_error, HandlerError};
+
+/// Runs one decoded request and writes its response (or error).
+pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: ClientRequest) {
+    match request {
+        ClientRequest::Initialize(params) => {
+            respond(context, &id, initialize::initialize(context, params)).await
+        }
+        ClientRequest::ThreadStart(params) => match thread::thread_start(context, params).await {
+            Ok((response, spawn)) => {
+                let _ = context.outgoing.send_response(&id, &response).await;
+                thread::announce_started(context, response.thread, spawn).await;
+            }
+            Err(error) => respond_error(context, &id, &error).await,
+        },
+        ClientRequest::TurnStart(params) => turn::turn_start(context, &id, params).await,
+        ClientRequest::TurnSteer(params) => {
+            respond(context, &id, turn::turn_steer(context, params)).await
+        }
+        ClientRequest::TurnInterrupt(params) => {
+            respond(context, &id, turn::turn_interrupt(context, params)).await
+        }
+    }
+}
+
+async fn respond<T: Serialize>(
+    context: &ServerContext,
+    id: &RequestId,
+    result: Result<T, HandlerError>,
+) {
+    match result {
+        Ok(value) => {
+            let _ = context.outgoing.send_response(id, &value).await;
+        }
+        Err(error) => respond_error(context, id, &error).await,
+    }
+}
+
+async fn respond_error(context: &ServerContext, id: &RequestId, error: &HandlerError) {
+    tracing::debug!(%id, %error, "request failed");
+    let _ = context
+        .outgoing
+        .send_error(Some(id), &handler_error(error))
+        .await;
+}

@@ -1,0 +1,85 @@
+//! Turn methods.
+
+use std::sync::Arc;
+
+use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::turn::{
+    EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
+    TurnSteerResponse,
+};
+
+use super::super::context::ServerContext;
+use super::super::convert;
+use super::super::errors::HandlerError;
+use super::super::projection::in_progress_turn;
+use super::respond_error;
+
+/// Starts a turn (or steers a running one), answers, and only then lets the turn emit: the
+/// response precedes `turn/started`.
+pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: TurnStartParams) {
+    let started = (|| {
+        let thread = context.threads.get(&params.thread_id)?;
+        let input = convert::user_input_in(&params.input).map_err(HandlerError::InvalidParams)?;
+        apply_overrides(&thread, &params);
+        Ok::<_, HandlerError>(thread.start_turn(input, params.client_user_message_id.clone())?)
+    })();
+    match started {
+        Ok(started) => {
+            let response = TurnStartResponse {
+                turn: in_progress_turn(started.turn_id.clone(), None),
+            };
+            let _ = context.outgoing.send_response(id, &response).await;
+            if let Some(gate) = started.gate {
+                gate.open();
+            }
+        }
+        Err(error) => respond_error(context, id, &error).await,
+    }
+}
+
+/// `turn/start` overrides stick for later turns.
+fn apply_overrides(thread: &crate::core::Thread, params: &TurnStartParams) {
+    thread.update_settings(|settings| {
+        if let Some(model) = &params.model {
+            settings.model = model.clone();
+        }
+        if let Some(cwd) = &params.cwd {
+            settings.cwd = cwd.into();
+        }
+        if let Some(policy) = params.approval_policy {
+            settings.approval_policy = convert::approval_policy_in(policy);
+        }
+        if let Some(policy) = &params.sandbox_policy {
+            settings.sandbox = convert::sandbox_policy_in(policy);
+        }
+        if let Some(effort) = &params.effort {
+            settings.reasoning_effort = Some(effort.clone());
+        }
+        if let Some(summary) = &params.summary {
+            settings.reasoning_summary = Some(summary.clone());
+        }
+    });
+}
+
+pub fn turn_steer(
+    context: &ServerContext,
+    params: TurnSteerParams,
+) -> Result<TurnSteerResponse, HandlerError> {
+    let thread = context.threads.get(&params.thread_id)?;
+    let input = convert::user_input_in(&params.input).map_err(HandlerError::InvalidParams)?;
+    let turn_id = thread.steer(
+        &params.expected_turn_id,
+        input,
+        params.client_user_message_id,
+    )?;
+    Ok(TurnSteerResponse { turn_id })
+}
+
+pub fn turn_interrupt(
+    context: &ServerContext,
+    params: TurnInterruptParams,
+) -> Result<EmptyResponse, HandlerError> {
+    let thread = context.threads.get(&params.thread_id)?;
+    thread.interrupt(&params.turn_id)?;
+    Ok(EmptyResponse {})
+}

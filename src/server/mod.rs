@@ -1,0 +1,70 @@
+//! The daemon: stdio framing, the connection's handshake state, request dispatch, the projection
+//! of core events into notifications, and shutdown.
+//!
+//! Only this layer knows JSON-RPC. It talks to `core` for threads and turns and never sees wire
+//! types.
+
+pub mod context;
+pub mod convert;
+pub mod dispatch;
+pub mod errors;
+pub mod fanout;
+pub mod handlers;
+pub mod outgoing;
+pub mod projection;
+pub mod shutdown;
+pub mod stdio;
+
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::client::{ClientError, ModelClient};
+use crate::config::Config;
+use crate::core::ThreadManager;
+
+use context::{ConnectionState, ServerContext};
+use outgoing::{OutgoingSender, OUTGOING_CAPACITY};
+
+/// Serves one connection on stdin/stdout until EOF or a termination signal.
+pub async fn run_stdio(config: Config) -> Result<(), ClientError> {
+    serve(config, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serves one connection over any byte streams.
+pub async fn serve<R, W>(config: Config, input: R, output: W) -> Result<(), ClientError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let output_closed = CancellationToken::new();
+    let writer_finish = CancellationToken::new();
+    let (lines_tx, lines_rx) = mpsc::channel(OUTGOING_CAPACITY);
+    let writer = tokio::spawn(stdio::run_writer(
+        output,
+        lines_rx,
+        output_closed.clone(),
+        writer_finish.clone(),
+    ));
+    let max_line_bytes = config.max_line_bytes;
+    let threads = ThreadManager::new(config.home.clone(), ModelClient::new()?);
+    let context = Arc::new(ServerContext {
+        config,
+        threads,
+        outgoing: OutgoingSender::new(lines_tx),
+        connection: Mutex::new(ConnectionState::default()),
+        projections: TaskTracker::new(),
+        projections_stop: CancellationToken::new(),
+        handlers: TaskTracker::new(),
+    });
+    let (ingress_tx, ingress_rx) = mpsc::channel(dispatch::INGRESS_CAPACITY);
+    let dispatcher = tokio::spawn(dispatch::run_dispatcher(context.clone(), ingress_rx));
+    let reader = stdio::LineReader::new(BufReader::new(input), max_line_bytes);
+    let reason = dispatch::read_loop(&context, reader, ingress_tx, output_closed).await;
+    tracing::info!(?reason, "connection input ended; shutting down");
+    shutdown::graceful(context, dispatcher, writer, writer_finish).await;
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! The outbound side of a connection: every message is serialized by its producer and queued as
+//! one line; exactly one task (see [`super::stdio`]) writes the lines to stdout.
+//!
+//! The queue is bounded. A client that stops reading stdout fills it, and producers (turns, via
+//! their projection tasks) wait: nothing is dropped and memory stays bounded.
+
+use std::collections::HashSet;
+use std::sync::{Arc, RwLock};
+
+use bytes::Bytes;
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::protocol::jsonrpc::{
+    ErrorEnvelope, ErrorObject, NotificationEnvelope, RequestId, ResponseEnvelope,
+    ServerRequestEnvelope, JSONRPC_VERSION,
+};
+use crate::protocol::notification::ServerNotification;
+
+/// Lines queued for stdout. Large enough to absorb a burst of deltas between two writer wakeups,
+/// small enough that a stalled client costs at most a few MiB.
+pub const OUTGOING_CAPACITY: usize = 1024;
+
+/// The outbound queue ended: the writer stopped (stdout closed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the connection's output is closed")]
+pub struct OutputClosed;
+
+#[derive(Clone)]
+pub struct OutgoingSender {
+    lines_tx: mpsc::Sender<Bytes>,
+    opted_out: Arc<RwLock<HashSet<String>>>,
+}
+
+impl OutgoingSender {
+    pub fn new(lines_tx: mpsc::Sender<Bytes>) -> OutgoingSender {
+        OutgoingSender {
+            lines_tx,
+            opted_out: Arc::new(RwLock::new(HashSet::new())),
+        }
+    }
+
+    /// Sets the notification methods this connection opted out of (exact names).
+    pub fn set_opt_outs(&self, methods: impl IntoIterator<Item = String>) {
+        if let Ok(mut set) = self.opted_out.write() {
+            set.extend(methods);
+        }
+    }
+
+    fn is_opted_out(&self, method: &str) -> bool {
+        self.opted_out
+            .read()
+            .map(|set| !set.is_empty() && set.contains(method))
+            .unwrap_or(false)
+    }
+
+    pub async fn send_response<T: Serialize>(
+        &self,
+        id: &RequestId,
+        result: &T,
+    ) -> Result<(), OutputClosed> {
+        self.send_value(&ResponseEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            id,
+            result,
+        })
+        .await
+    }
+
+    pub async fn send_error(
+        &self,
+        id: Option<&RequestId>,
+        error: &ErrorObject,
+    ) -> Result<(), OutputClosed> {
+        self.send_value(&ErrorEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            id,
+            error,
+        })
+        .await
+    }
+
+    pub async fn send_notification(
+        &self,
+        notification: &ServerNotification,
+    ) -> Result<(), OutputClosed> {
+        if self.is_opted_out(notification.method()) {
+            return Ok(());
+        }
+        self.send_value(&NotificationEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            notification,
+            emitted_at_ms: chrono::Utc::now().timestamp_millis(),
+        })
+        .await
+    }
+
+    pub async fn send_request<T: Serialize>(
+        &self,
+        id: &RequestId,
+        request: &T,
+    ) -> Result<(), OutputClosed> {
+        self.send_value(&ServerRequestEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            id,
+            request,
+        })
+        .await
+    }
+
+    async fn send_value<T: Serialize>(&self, value: &T) -> Result<(), OutputClosed> {
+        let line = match encode_line(value) {
+            Ok(line) => line,
+            Err(error) => {
+                tracing::error!(%error, "outgoing message could not be serialized");
+                return Ok(());
+            }
+        };
+        self.lines_tx.send(line).await.map_err(|_| OutputClosed)
+    }
+}
+
+/// Serializes one message as a JSON line, with U+2028 and U+2029 escaped: some line readers
+/// treat them as line breaks. They can only occur inside JSON strings, where `\u2028` is an
+/// equivalent spelling, so a byte-level replacement is exact.
+pub fn encode_line<T: Serialize>(value: &T) -> Result<Bytes, serde_json::Error> {
+    let mut bytes = serde_json::to_vec(value)?;
+    if bytes.windows(2).any(|w| w == [0xE2, 0x80]) {
+        bytes = escape_line_separators(&bytes);
+    }
+    bytes.push(b'\n');
+    Ok(Bytes::from(bytes))
+}
+
+fn escape_line_separators(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes.get(index..index + 3) {
+            Some([0xE2, 0x80, 0xA8]) => {
+                out.extend_from_slice(b"\\u2028");
+                index += 3;
+            }
+            Some([0xE2, 0x80, 0xA9]) => {
+                out.extend_from_slice(b"\\u2029");
+                index += 3;
+            }
+            _ => {
+                out.push(bytes[index]);
+                index += 1;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_separators_are_escaped_inside_strings() {
+        let line = encode_line(&serde_json::json!({"t": "a\u{2028}b\u{2029}c"}))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&line[..], b"{\"t\":\"a\\u2028b\\u2029c\"}\n");
+        let back: serde_json::Value =
+            serde_json::from_slice(&line).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back["t"], "a\u{2028}b\u{2029}c");
+    }
+}

@@ -1,0 +1,279 @@
+//! The projection from core events to protocol notifications: a pure reducer, one per thread.
+//! `(state, EventMsg) → notifications`, no I/O. Notifications come out in the order core emitted
+//! the events, which keeps PROTOCOL.md §9's ordering rules.
+
+use std::collections::HashMap;
+
+use crate::core::{EventMsg, TurnOutcome};
+use crate::protocol::notification::{
+    ErrorNotification, ItemCompletedNotification, ItemDeltaNotification, ItemStartedNotification,
+    ModelReroutedNotification, RateLimitSnapshot, RateLimitWindow, RateLimitsUpdatedNotification,
+    ReasoningSummaryPartAddedNotification, ReasoningSummaryTextDeltaNotification,
+    ReasoningTextDeltaNotification, ServerNotification, ThreadStatusChangedNotification,
+    ThreadTokenUsage, TokenUsageUpdatedNotification, TurnNotification, WarningNotification,
+};
+use crate::protocol::thread::ThreadStatus;
+use crate::protocol::turn::{Turn, TurnStatus};
+
+use super::convert;
+
+/// Per-thread projection state: when each open item started (items carry `startedAtMs`).
+pub struct ThreadProjection {
+    thread_id: String,
+    item_started_ms: HashMap<String, i64>,
+}
+
+impl ThreadProjection {
+    pub fn new(thread_id: String) -> ThreadProjection {
+        ThreadProjection {
+            thread_id,
+            item_started_ms: HashMap::new(),
+        }
+    }
+
+    pub fn project(&mut self, event: EventMsg, now_ms: i64) -> Vec<ServerNotification> {
+        let thread_id = self.thread_id.clone();
+        match event {
+            EventMsg::TurnStarted {
+                turn_id,
+                started_at,
+            } => {
+                self.item_started_ms.clear();
+                vec![
+                    self.status(ThreadStatus::Active {
+                        active_flags: Vec::new(),
+                    }),
+                    ServerNotification::TurnStarted(TurnNotification {
+                        thread_id,
+                        turn: in_progress_turn(turn_id, Some(started_at)),
+                    }),
+                ]
+            }
+            EventMsg::ItemStarted { turn_id, item } => {
+                self.item_started_ms.insert(item.id().to_string(), now_ms);
+                vec![ServerNotification::ItemStarted(ItemStartedNotification {
+                    thread_id,
+                    turn_id,
+                    item: convert::thread_item(&item, Some(now_ms), None),
+                    started_at_ms: now_ms,
+                })]
+            }
+            EventMsg::ItemCompleted { turn_id, item } => {
+                let started = self.item_started_ms.remove(item.id());
+                vec![ServerNotification::ItemCompleted(ItemCompletedNotification {
+                    thread_id,
+                    turn_id,
+                    item: convert::thread_item(&item, started, Some(now_ms)),
+                    completed_at_ms: now_ms,
+                    content_token_count: None,
+                })]
+            }
+            EventMsg::AgentMessageDelta {
+                turn_id,
+                item_id,
+                delta,
+            } => vec![ServerNotification::AgentMessageDelta(ItemDeltaNotification {
+                thread_id,
+                turn_id,
+                item_id,
+                delta,
+            })],
+            EventMsg::ReasoningSummaryDelta {
+                turn_id,
+                item_id,
+                delta,
+                summary_index,
+            } => vec![ServerNotification::ReasoningSummaryTextDelta(
+                ReasoningSummaryTextDeltaNotification {
+                    thread_id,
+                    turn_id,
+                    item_id,
+                    delta,
+                    summary_index,
+                },
+            )],
+            EventMsg::ReasoningSummaryPartAdded {
+                turn_id,
+                item_id,
+                summary_index,
+            } => vec![ServerNotification::ReasoningSummaryPartAdded(
+                ReasoningSummaryPartAddedNotification {
+                    thread_id,
+                    turn_id,
+                    item_id,
+                    summary_index,
+                },
+            )],
+            EventMsg::ReasoningRawDelta {
+                turn_id,
+                item_id,
+                delta,
+                content_index,
+            } => vec![ServerNotification::ReasoningTextDelta(
+                ReasoningTextDeltaNotification {
+                    thread_id,
+                    turn_id,
+                    item_id,
+                    delta,
+                    content_index,
+                },
+            )],
+            EventMsg::TokenCount {
+                turn_id,
+                total,
+                last,
+                model_context_window,
+            } => vec![ServerNotification::TokenUsageUpdated(
+                TokenUsageUpdatedNotification {
+                    thread_id,
+                    turn_id,
+                    token_usage: ThreadTokenUsage {
+                        total: convert::usage(&total),
+                        last: convert::usage(&last),
+                        model_context_window,
+                    },
+                },
+            )],
+            EventMsg::RateLimits { snapshot, .. } => {
+                vec![ServerNotification::RateLimitsUpdated(rate_limits(snapshot))]
+            }
+            EventMsg::ModelRerouted {
+                turn_id,
+                from_model,
+                to_model,
+            } => vec![
+                ServerNotification::ModelRerouted(ModelReroutedNotification {
+                    thread_id: thread_id.clone(),
+                    turn_id,
+                    from_model: from_model.clone(),
+                    to_model: to_model.clone(),
+                    reason: "highRiskCyberActivity".to_string(),
+                }),
+                ServerNotification::Warning(WarningNotification {
+                    message: format!("The provider served this request with `{to_model}` instead of `{from_model}`."),
+                    thread_id: Some(thread_id),
+                }),
+            ],
+            EventMsg::Warning { message } => {
+                vec![ServerNotification::Warning(WarningNotification {
+                    message,
+                    thread_id: Some(thread_id),
+                })]
+            }
+            EventMsg::Error {
+                turn_id,
+                error,
+                will_retry,
+            } => vec![ServerNotification::Error(ErrorNotification {
+                thread_id,
+                turn_id,
+                error: convert::turn_error(&error),
+                will_retry,
+            })],
+            EventMsg::TurnEnded {
+                turn_id,
+                outcome,
+                started_at,
+                completed_at,
+                duration_ms,
+            } => self.turn_ended(turn_id, outcome, started_at, completed_at, duration_ms),
+        }
+    }
+
+    fn status(&self, status: ThreadStatus) -> ServerNotification {
+        ServerNotification::ThreadStatusChanged(ThreadStatusChangedNotification {
+            thread_id: self.thread_id.clone(),
+            status,
+        })
+    }
+
+    fn turn_ended(
+        &mut self,
+        turn_id: String,
+        outcome: TurnOutcome,
+        started_at: i64,
+        completed_at: i64,
+        duration_ms: i64,
+    ) -> Vec<ServerNotification> {
+        self.item_started_ms.clear();
+        let mut turn = Turn {
+            id: turn_id.clone(),
+            root_turn_id: Some(turn_id.clone()),
+            items: Vec::new(),
+            items_view: "notLoaded".to_string(),
+            status: TurnStatus::Completed,
+            error: None,
+            started_at: Some(started_at),
+            completed_at: Some(completed_at),
+            duration_ms: Some(duration_ms),
+        };
+        let mut out = Vec::new();
+        match outcome {
+            TurnOutcome::Completed { final_items } => {
+                turn.items = final_items
+                    .iter()
+                    .map(|item| convert::thread_item(item, None, None))
+                    .collect();
+                turn.items_view = "summary".to_string();
+                out.push(self.status(ThreadStatus::Idle));
+            }
+            TurnOutcome::Interrupted => {
+                turn.status = TurnStatus::Interrupted;
+                out.push(self.status(ThreadStatus::Idle));
+            }
+            TurnOutcome::Failed(error) => {
+                let error = convert::turn_error(&error);
+                turn.status = TurnStatus::Failed;
+                turn.error = Some(error.clone());
+                out.push(self.status(ThreadStatus::SystemError));
+                out.push(ServerNotification::Error(ErrorNotification {
+                    thread_id: self.thread_id.clone(),
+                    turn_id,
+                    error,
+                    will_retry: false,
+                }));
+            }
+        }
+        out.push(ServerNotification::TurnCompleted(TurnNotification {
+            thread_id: self.thread_id.clone(),
+            turn,
+        }));
+        out
+    }
+}
+
+/// A turn as first announced: in progress, no items loaded.
+pub fn in_progress_turn(turn_id: String, started_at: Option<i64>) -> Turn {
+    Turn {
+        id: turn_id.clone(),
+        root_turn_id: Some(turn_id),
+        items: Vec::new(),
+        items_view: "notLoaded".to_string(),
+        status: TurnStatus::InProgress,
+        error: None,
+        started_at,
+        completed_at: None,
+        duration_ms: None,
+    }
+}
+
+fn rate_limits(
+    snapshot: Option<crate::core::event::RateLimitSnapshot>,
+) -> RateLimitsUpdatedNotification {
+    let window = |w: &crate::core::event::RateLimitWindow| RateLimitWindow {
+        used_percent: w.used_percent.round() as i64,
+        window_duration_mins: w.window_minutes,
+        resets_at: w.resets_at,
+    };
+    let snapshot = snapshot.unwrap_or_default();
+    RateLimitsUpdatedNotification {
+        rate_limits: RateLimitSnapshot {
+            limit_id: Some("codex".to_string()),
+            limit_name: None,
+            primary: snapshot.primary.as_ref().map(window),
+            secondary: snapshot.secondary.as_ref().map(window),
+            credits: None,
+            plan_type: None,
+        },
+    }
+}

@@ -1,0 +1,139 @@
+//! Framing on stdio: newline-delimited JSON. Reads whole lines (bounded: an oversized line is
+//! skipped without being buffered whole) and writes queued lines from one task.
+
+use bytes::Bytes;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// One framed input line.
+#[derive(Debug, PartialEq)]
+pub enum InputLine {
+    Line(Vec<u8>),
+    /// A line longer than the limit; its bytes were discarded as they arrived.
+    TooLong {
+        length: usize,
+    },
+    Eof,
+}
+
+/// Reads newline-delimited lines of at most `max_len` bytes.
+pub struct LineReader<R> {
+    reader: R,
+    max_len: usize,
+}
+
+impl<R: AsyncBufRead + Unpin> LineReader<R> {
+    pub fn new(reader: R, max_len: usize) -> LineReader<R> {
+        LineReader { reader, max_len }
+    }
+
+    pub async fn next_line(&mut self) -> std::io::Result<InputLine> {
+        let mut line = Vec::new();
+        let mut length = 0usize;
+        let mut too_long = false;
+        loop {
+            let available = self.reader.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(match (length, too_long) {
+                    (0, _) => InputLine::Eof,
+                    (_, true) => InputLine::TooLong { length },
+                    // A final line without '\n' still counts.
+                    (_, false) => InputLine::Line(line),
+                });
+            }
+            let (chunk, found_newline) = match available.iter().position(|b| *b == b'\n') {
+                Some(index) => (&available[..index], true),
+                None => (available, false),
+            };
+            length += chunk.len();
+            if !too_long && length > self.max_len {
+                too_long = true;
+                line = Vec::new();
+            }
+            if !too_long {
+                line.extend_from_slice(chunk);
+            }
+            let consumed = chunk.len() + usize::from(found_newline);
+            self.reader.consume(consumed);
+            if found_newline {
+                return Ok(if too_long {
+                    InputLine::TooLong { length }
+                } else {
+                    InputLine::Line(line)
+                });
+            }
+        }
+    }
+}
+
+/// Most lines written per flush; bounds the latency a burst can add to the first line in it.
+const MAX_LINES_PER_FLUSH: usize = 256;
+
+/// Owns stdout: writes every queued line, flushing after each burst. Ends when every sender is
+/// dropped or `finish` is cancelled (after writing what is queued), or when the output fails
+/// (EPIPE: the client went away), in which case it cancels `closed` so the connection shuts down.
+pub async fn run_writer<W: AsyncWrite + Unpin>(
+    mut output: W,
+    mut lines_rx: mpsc::Receiver<Bytes>,
+    closed: CancellationToken,
+    finish: CancellationToken,
+) {
+    loop {
+        let first = tokio::select! {
+            line = lines_rx.recv() => line,
+            _ = finish.cancelled() => {
+                lines_rx.close();
+                lines_rx.recv().await
+            }
+        };
+        let Some(first) = first else { break };
+        if let Err(error) = write_burst(&mut output, first, &mut lines_rx).await {
+            tracing::info!(%error, "stdout closed; shutting down");
+            closed.cancel();
+            return;
+        }
+    }
+    let _ = output.flush().await;
+}
+
+async fn write_burst<W: AsyncWrite + Unpin>(
+    output: &mut W,
+    first: Bytes,
+    lines_rx: &mut mpsc::Receiver<Bytes>,
+) -> std::io::Result<()> {
+    let mut batch = Vec::with_capacity(first.len());
+    batch.extend_from_slice(&first);
+    for _ in 1..MAX_LINES_PER_FLUSH {
+        match lines_rx.try_recv() {
+            Ok(line) => batch.extend_from_slice(&line),
+            Err(_) => break,
+        }
+    }
+    output.write_all(&batch).await?;
+    output.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn oversized_lines_are_skipped_and_reading_goes_on() {
+        let input: &[u8] = b"{\"a\":1}\n0123456789abcdef\n{\"b\":2}";
+        let mut reader = LineReader::new(tokio::io::BufReader::with_capacity(4, input), 10);
+        assert_eq!(
+            reader.next_line().await.ok(),
+            Some(InputLine::Line(b"{\"a\":1}".to_vec()))
+        );
+        assert_eq!(
+            reader.next_line().await.ok(),
+            Some(InputLine::TooLong { length: 16 })
+        );
+        assert_eq!(
+            reader.next_line().await.ok(),
+            Some(InputLine::Line(b"{\"b\":2}".to_vec()))
+        );
+        assert_eq!(reader.next_line().await.ok(), Some(InputLine::Eof));
+    }
+}

@@ -1,0 +1,86 @@
+//! `ResponseEvent`: the transport-agnostic events one streamed response yields, in wire order.
+//! SSE and WebSocket both produce exactly these values.
+
+use serde::{Deserialize, Serialize};
+
+use super::item::ResponseItem;
+
+/// One event of a streamed response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResponseEvent {
+    /// `response.created`; carries no state the turn needs beyond the id.
+    Created {
+        response_id: Option<String>,
+    },
+    /// The model that actually served the request (`openai-model` header); may differ from the one asked for.
+    ServerModel(String),
+    /// A rate-limit snapshot read from response headers.
+    RateLimits(RateLimitSnapshot),
+    /// `output_item.added`: opens streaming state for one item.
+    OutputItemAdded(ResponseItem),
+    /// `output_item.done`: the complete, authoritative item.
+    OutputItemDone(ResponseItem),
+    OutputTextDelta {
+        item_id: String,
+        delta: String,
+    },
+    ReasoningSummaryDelta {
+        item_id: String,
+        delta: String,
+        summary_index: i64,
+    },
+    ReasoningSummaryPartAdded {
+        item_id: String,
+        summary_index: i64,
+    },
+    ReasoningSummaryDone {
+        item_id: String,
+        text: String,
+        summary_index: i64,
+    },
+    ReasoningContentDelta {
+        item_id: String,
+        delta: String,
+        content_index: i64,
+    },
+    FunctionCallArgumentsDelta {
+        item_id: String,
+        call_id: Option<String>,
+        delta: String,
+    },
+    CustomToolCallInputDelta {
+        item_id: String,
+        call_id: Option<String>,
+        delta: String,
+    },
+    /// `response.completed`: the success barrier; nothing after it belongs to this response.
+    Completed {
+        response_id: String,
+        token_usage: Option<TokenUsage>,
+        end_turn: Option<bool>,
+    },
+}
+
+/// Token usage of one response, normalised from the provider's nested shape.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub input_tokens: i64,
+    pub cached_input_tokens: i64,
+    pub output_tokens: i64,
+    pub reasoning_output_tokens: i64,
+    pub total_tokens: i64,
+}
+
+/// One rate-limit window as reported in `x-codex-*` headers.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RateLimitWindow {
+    pub used_percent: f64,
+    pub window_minutes: Option<i64>,
+    pub resets_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RateLimitSnapshot {
+    pub primary: Option<RateLimitWindow>,
+    pub secondary: Option<RateLimitWindow>,
+}

@@ -1,0 +1,174 @@
+//! Response items: what the model produces (`output_item.added` / `.done`) and what we send back
+//! as `input` history. Unknown item types are kept verbatim as raw JSON so that replaying history
+//! never drops something the provider gave us.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One item of a Responses conversation, as it appears in `output` and in `input`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResponseItem {
+    Message {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        role: String,
+        #[serde(default)]
+        content: Vec<ContentItem>,
+        /// `commentary` / `final_answer` on models that label their messages.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phase: Option<String>,
+    },
+    Reasoning {
+        #[serde(default)]
+        id: String,
+        #[serde(default)]
+        summary: Vec<ReasoningSummary>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<Vec<ReasoningContent>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+    },
+    FunctionCall {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        call_id: String,
+        name: String,
+        #[serde(default)]
+        arguments: String,
+    },
+    FunctionCallOutput {
+        call_id: String,
+        output: String,
+    },
+    CustomToolCall {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        call_id: String,
+        name: String,
+        #[serde(default)]
+        input: String,
+    },
+    CustomToolCallOutput {
+        call_id: String,
+        output: String,
+    },
+    WebSearchCall {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<Value>,
+    },
+    /// Any item type this build does not model; replayed to the provider exactly as received.
+    #[serde(untagged)]
+    Other(Value),
+}
+
+/// A part of a message's content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentItem {
+    InputText {
+        text: String,
+    },
+    InputImage {
+        image_url: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+    OutputText {
+        text: String,
+    },
+    #[serde(untagged)]
+    Other(Value),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ReasoningSummary {
+    SummaryText { text: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ReasoningContent {
+    ReasoningText { text: String },
+    Text { text: String },
+}
+
+impl ResponseItem {
+    /// A user message carrying plain text, the shape every turn's input starts with.
+    pub fn user_text(text: impl Into<String>) -> ResponseItem {
+        ResponseItem::Message {
+            id: None,
+            role: "user".to_string(),
+            content: vec![ContentItem::InputText { text: text.into() }],
+            phase: None,
+        }
+    }
+
+    /// The provider-assigned id, when the item has one.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            ResponseItem::Message { id, .. }
+            | ResponseItem::FunctionCall { id, .. }
+            | ResponseItem::CustomToolCall { id, .. }
+            | ResponseItem::WebSearchCall { id, .. } => id.as_deref(),
+            ResponseItem::Reasoning { id, .. } => Some(id.as_str()).filter(|id| !id.is_empty()),
+            ResponseItem::Other(value) => value.get("id").and_then(Value::as_str),
+            ResponseItem::FunctionCallOutput { .. } | ResponseItem::CustomToolCallOutput { .. } => {
+                None
+            }
+        }
+    }
+
+    /// The concatenated visible text of an assistant message (`output_text` parts).
+    pub fn message_text(&self) -> Option<String> {
+        match self {
+            ResponseItem::Message { content, .. } => Some(
+                content
+                    .iter()
+                    .filter_map(|part| match part {
+                        ContentItem::OutputText { text } | ContentItem::InputText { text } => {
+                            Some(text.as_str())
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_item_types_round_trip_verbatim() {
+        let raw = json!({"type": "image_generation_call", "id": "ig_1", "result": "abc"});
+        let item: ResponseItem =
+            serde_json::from_value(raw.clone()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(item, ResponseItem::Other(raw.clone()));
+        assert_eq!(serde_json::to_value(&item).ok(), Some(raw));
+    }
+
+    #[test]
+    fn message_parses_and_serializes_without_null_ids() {
+        let raw = json!({"type":"message","id":"msg_1","role":"assistant","status":"completed",
+            "content":[{"type":"output_text","text":"Hi","annotations":[]}]});
+        let item: ResponseItem = serde_json::from_value(raw).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(item.message_text().as_deref(), Some("Hi"));
+        let user = serde_json::to_value(ResponseItem::user_text("yo")).ok();
+        assert_eq!(
+            user,
+            Some(
+                json!({"type":"message","role":"user","content":[{"type":"input_text","text":"yo"}]})
+            )
+        );
+    }
+}

@@ -1,0 +1,250 @@
+//! Test support: spawn the real `openturn` binary and talk JSON-RPC to it over stdio.
+//! Every await is bounded by a timeout so a broken daemon fails the test instead of hanging it.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+
+pub use openturn::mock_provider::{self, MockProvider, Reply, Script};
+
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The built binary under test.
+pub fn openturn_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_openturn"))
+}
+
+/// `-c` overrides that point the daemon at a mock provider with no retries unless asked.
+pub fn mock_overrides(provider: &MockProvider) -> Vec<String> {
+    vec![
+        "model=\"gpt-5\"".to_string(),
+        "model_provider=\"mock\"".to_string(),
+        format!("model_providers.mock.base_url=\"{}\"", provider.base_url()),
+        "model_providers.mock.name=\"mock\"".to_string(),
+        "model_providers.mock.env_key=\"OPENTURN_TEST_KEY\"".to_string(),
+        "model_providers.mock.request_max_retries=0".to_string(),
+        "model_providers.mock.stream_max_retries=0".to_string(),
+    ]
+}
+
+/// A running daemon and the lines it wrote.
+pub struct Daemon {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines_rx: mpsc::UnboundedReceiver<Value>,
+    /// Messages read while waiting for something else, in arrival order.
+    backlog: VecDeque<Value>,
+    /// Every message received, in order.
+    pub transcript: Vec<Value>,
+    next_id: i64,
+}
+
+impl Daemon {
+    /// Spawns `openturn -c … app-server` with `OPENTURN_HOME=home`.
+    pub fn spawn(home: &Path, overrides: &[String]) -> Daemon {
+        Daemon::spawn_with_env(
+            home,
+            overrides,
+            &[("OPENTURN_TEST_KEY", "sk-test-secret-key")],
+        )
+    }
+
+    pub fn spawn_with_env(home: &Path, overrides: &[String], env: &[(&str, &str)]) -> Daemon {
+        let mut command = Command::new(openturn_bin());
+        for o in overrides {
+            command.arg("-c").arg(o);
+        }
+        command
+            .arg("app-server")
+            .env("OPENTURN_HOME", home)
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn openturn: {e}"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let stdin = child.stdin.take();
+        let (lines_tx, lines_rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("daemon wrote a non-JSON line {line:?}: {e}"));
+                if lines_tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        Daemon {
+            child,
+            stdin,
+            lines_rx,
+            backlog: VecDeque::new(),
+            transcript: Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    pub async fn send_raw(&mut self, line: &[u8]) {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .unwrap_or_else(|| panic!("stdin closed"));
+        stdin
+            .write_all(line)
+            .await
+            .unwrap_or_else(|e| panic!("write: {e}"));
+        stdin.flush().await.unwrap_or_else(|e| panic!("flush: {e}"));
+    }
+
+    pub async fn send(&mut self, message: Value) {
+        let mut line = serde_json::to_vec(&message).unwrap_or_else(|e| panic!("{e}"));
+        line.push(b'\n');
+        self.send_raw(&line).await;
+    }
+
+    /// Closes stdin (EOF for the daemon).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    async fn read_next(&mut self) -> Value {
+        let value = tokio::time::timeout(TIMEOUT, self.lines_rx.recv())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "timed out waiting for the daemon; so far: {:#?}",
+                    self.transcript
+                )
+            })
+            .unwrap_or_else(|| panic!("daemon stdout closed; so far: {:#?}", self.transcript));
+        self.transcript.push(value.clone());
+        value
+    }
+
+    /// The next message, backlog first.
+    pub async fn next_message(&mut self) -> Value {
+        match self.backlog.pop_front() {
+            Some(value) => value,
+            None => self.read_next().await,
+        }
+    }
+
+    /// Sends a request and waits for its response (result or error), keeping other messages.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"id": id, "method": method, "params": params}))
+            .await;
+        self.response_to(json!(id)).await
+    }
+
+    /// Waits for the response with `id`; other messages go to the backlog.
+    pub async fn response_to(&mut self, id: Value) -> Value {
+        if let Some(index) = self
+            .backlog
+            .iter()
+            .position(|m| m.get("id") == Some(&id) && m.get("method").is_none())
+        {
+            return self.backlog.remove(index).unwrap_or(Value::Null);
+        }
+        loop {
+            let value = self.read_next().await;
+            if value.get("id") == Some(&id) && value.get("method").is_none() {
+                return value;
+            }
+            self.backlog.push_back(value);
+        }
+    }
+
+    /// `initialize` + `initialized`.
+    pub async fn initialize(&mut self) -> Value {
+        let response = self
+            .request(
+                "initialize",
+                json!({"clientInfo": {"name": "openturn-tests", "version": "1.0"}}),
+            )
+            .await;
+        self.send(json!({"method": "initialized"})).await;
+        response
+    }
+
+    /// `thread/start` with the given params; returns the thread id.
+    pub async fn start_thread(&mut self, params: Value) -> String {
+        let response = self.request("thread/start", params).await;
+        response["result"]["thread"]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("thread/start failed: {response}"))
+            .to_string()
+    }
+
+    /// Collects messages until one satisfies `done` (inclusive).
+    pub async fn collect_until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut out = Vec::new();
+        loop {
+            let value = self.next_message().await;
+            let stop = done(&value);
+            out.push(value);
+            if stop {
+                return out;
+            }
+        }
+    }
+
+    /// Messages up to and including `turn/completed` for any turn.
+    pub async fn until_turn_completed(&mut self) -> Vec<Value> {
+        self.collect_until(|m| m["method"] == "turn/completed")
+            .await
+    }
+
+    /// Waits for the process to exit and returns its status code.
+    pub async fn wait_exit(&mut self) -> Option<i32> {
+        let status = tokio::time::timeout(TIMEOUT, self.child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("daemon did not exit"))
+            .unwrap_or_else(|e| panic!("wait: {e}"));
+        status.code()
+    }
+}
+
+/// The method names of a message list, in order.
+pub fn methods(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| m["method"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// All rollout files under `home/sessions`.
+pub fn rollout_files(home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![home.join("sessions")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,254 @@
+//! One streamed text turn, end to end, through the real binary and a loopback provider.
+//!
+//! Invariants checked: the notification order of a simple turn (PROTOCOL.md §10.1); the
+//! concatenated deltas equal the completed text; the second request carries the first turn's
+//! items as input; the rollout holds the thread's items.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::*;
+
+fn two_turn_script() -> Script {
+    Script::new([
+        Reply::Sse(mock_provider::simple_text_response(
+            "resp_1",
+            "msg_1",
+            "Hello from mock",
+            3,
+        )),
+        Reply::Sse(mock_provider::simple_text_response(
+            "resp_2",
+            "msg_2",
+            "Second answer here",
+            4,
+        )),
+    ])
+}
+
+#[tokio::test]
+async fn two_text_turns_stream_in_order_and_carry_history() {
+    let provider = MockProvider::start(two_turn_script())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+
+    let init = daemon.initialize().await;
+    assert_eq!(init["result"]["platformFamily"], "unix");
+    assert_eq!(init["result"]["serverInfo"]["name"], "openturn");
+    assert!(init["result"]["userAgent"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("openturn-tests/"));
+
+    let thread_id = daemon.start_thread(json!({})).await;
+    let started = daemon.next_message().await;
+    assert_eq!(started["method"], "thread/started");
+
+    let response = daemon
+        .request(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": "hello"}]}),
+        )
+        .await;
+    assert_eq!(response["result"]["turn"]["status"], "inProgress");
+    let turn = daemon.until_turn_completed().await;
+    assert_eq!(
+        methods(&turn),
+        vec![
+            "thread/status/changed",
+            "turn/started",
+            "item/started",
+            "item/completed",
+            "item/started",
+            "item/agentMessage/delta",
+            "item/agentMessage/delta",
+            "item/agentMessage/delta",
+            "item/completed",
+            "thread/tokenUsage/updated",
+            "account/rateLimits/updated",
+            "thread/status/changed",
+            "turn/completed",
+        ]
+    );
+    assert_eq!(turn[2]["params"]["item"]["type"], "userMessage");
+    assert_eq!(turn[3]["params"]["item"]["content"][0]["text"], "hello");
+    let deltas: String = turn
+        .iter()
+        .filter(|m| m["method"] == "item/agentMessage/delta")
+        .map(|m| {
+            m["params"]["delta"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(turn[8]["params"]["item"]["text"], "Hello from mock");
+    assert_eq!(deltas, "Hello from mock");
+    assert_eq!(turn[8]["params"]["item"]["id"], "msg_1");
+    assert_eq!(turn[12]["params"]["turn"]["status"], "completed");
+    assert_eq!(
+        turn[12]["params"]["turn"]["items"][0]["text"],
+        "Hello from mock"
+    );
+    assert_eq!(turn[9]["params"]["tokenUsage"]["last"]["totalTokens"], 130);
+    for message in &turn {
+        assert!(
+            message["emittedAtMs"].is_i64(),
+            "notification without emittedAtMs: {message}"
+        );
+        assert_eq!(message["jsonrpc"], "2.0");
+    }
+
+    daemon
+        .request(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": "again"}]}),
+        )
+        .await;
+    let second = daemon.until_turn_completed().await;
+    assert_eq!(
+        second.last().map(|m| m["params"]["turn"]["status"].clone()),
+        Some(json!("completed"))
+    );
+
+    let requests = provider.wait_for_requests(2, TIMEOUT).await;
+    let first_body = &requests[0].body;
+    assert_eq!(first_body["stream"], true);
+    assert_eq!(first_body["store"], false);
+    assert_eq!(first_body["model"], "gpt-5");
+    assert!(first_body["instructions"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty()));
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer sk-test-secret-key")
+    );
+    assert_eq!(requests[0].header("accept"), Some("text/event-stream"));
+    let input: &Vec<Value> = requests[1].body["input"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no input"));
+    let texts: Vec<(String, String)> = input
+        .iter()
+        .map(|item| {
+            (
+                item["role"].as_str().unwrap_or_default().to_string(),
+                item["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            ("user".to_string(), "hello".to_string()),
+            ("assistant".to_string(), "Hello from mock".to_string()),
+            ("user".to_string(), "again".to_string()),
+        ]
+    );
+
+    daemon.close_stdin();
+    assert_eq!(daemon.wait_exit().await, Some(0));
+    let files = rollout_files(home.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let rollout = std::fs::read_to_string(&files[0]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(rollout.contains(&thread_id));
+    assert!(rollout.contains("Hello from mock"));
+    assert!(rollout.contains("Second answer here"));
+    assert!(rollout.contains("\"again\""));
+}
+
+#[tokio::test]
+async fn requests_before_initialize_are_refused_and_initialize_only_once() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon = Daemon::spawn(home.path(), &[]);
+    let early = daemon.request("thread/start", json!({})).await;
+    assert_eq!(early["error"]["message"], "Not initialized");
+    daemon.initialize().await;
+    let again = daemon
+        .request(
+            "initialize",
+            json!({"clientInfo": {"name": "x", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(again["error"]["message"], "Already initialized");
+    // Messages without "jsonrpc" are accepted (the requests above omit it).
+    daemon.close_stdin();
+    assert_eq!(daemon.wait_exit().await, Some(0));
+}
+
+#[tokio::test]
+async fn a_missing_api_key_fails_the_turn_with_a_clear_error_and_the_daemon_lives_on() {
+    let provider = MockProvider::start(two_turn_script())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon = Daemon::spawn_with_env(home.path(), &mock_overrides(&provider), &[]);
+    daemon.initialize().await;
+    let thread_id = daemon.start_thread(json!({})).await;
+    daemon
+        .request(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]}),
+        )
+        .await;
+    let turn = daemon.until_turn_completed().await;
+    let completed = turn.last().cloned().unwrap_or_default();
+    assert_eq!(completed["params"]["turn"]["status"], "failed");
+    let message = completed["params"]["turn"]["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(message.contains("OPENTURN_TEST_KEY"), "{message}");
+    assert!(turn
+        .iter()
+        .any(|m| m["method"] == "error" && m["params"]["willRetry"] == false));
+    // Still serving.
+    let other = daemon.request("thread/start", json!({})).await;
+    assert!(other["result"]["thread"]["id"].is_string());
+}
+
+#[tokio::test]
+async fn an_unknown_provider_or_unreachable_server_fails_clearly() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon = Daemon::spawn(home.path(), &["model_provider=\"nowhere\"".to_string()]);
+    daemon.initialize().await;
+    let refused = daemon.request("thread/start", json!({})).await;
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("model_providers.nowhere"));
+
+    // A port nothing listens on: bind, learn the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(9);
+    let thread_id = daemon
+        .start_thread(json!({"config": {
+            "model_provider": "dead",
+            "model_providers.dead.base_url": format!("http://127.0.0.1:{port}/v1"),
+            "model_providers.dead.request_max_retries": 0,
+        }}))
+        .await;
+    daemon
+        .request(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]}),
+        )
+        .await;
+    let turn = daemon.until_turn_completed().await;
+    let completed = turn.last().cloned().unwrap_or_default();
+    assert_eq!(completed["params"]["turn"]["status"], "failed");
+    let message = completed["params"]["turn"]["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.contains("could not reach provider `dead`"),
+        "{message}"
+    );
+}
