@@ -1,5 +1,6 @@
 //! Unit tests of the wire layer, fed from in-memory bytes and messages (no sockets, no tasks).
 //!
+//! - `sse_framer.rs` — the framer against the event-stream rules and a reference parser.
 //! - `sse_framing.rs` — one transcript split at every byte offset decodes to the same events.
 //! - `event_mapping.rs` — every `ResponseEvent` a frame can produce, and the skip policies.
 //! - `stream_policies.rs` — when an SSE stream ends: saved errors, EOF, `completed`, idle timeout.
@@ -13,6 +14,7 @@
 
 mod classification;
 mod event_mapping;
+mod sse_framer;
 mod sse_framing;
 mod stream_policies;
 mod websocket;
