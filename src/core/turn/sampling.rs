@@ -207,6 +207,7 @@ async fn on_event(turn: &TurnContext, state: &mut ResponseState, event: Response
         ResponseEvent::FunctionCallArgumentsDelta { .. }
         | ResponseEvent::Created { .. }
         | ResponseEvent::ServerModel(_)
+        | ResponseEvent::ModelsEtag(_)
         | ResponseEvent::Completed { .. } => {}
     }
 }
