@@ -463,6 +463,8 @@ impl OutputPipes {
         let mut out_buffer = [0u8; 8192];
         let mut err_buffer = [0u8; 8192];
         let (from_stdout, read) = tokio::select! {
+            // Both ready: stdout first, so the order of sequential writes mostly survives.
+            biased;
             read = read_some(&mut self.stdout, &mut out_buffer) => (true, read),
             read = read_some_err(&mut self.stderr, &mut err_buffer) => (false, read),
         };
