@@ -268,6 +268,15 @@ impl Thread {
         Ok(())
     }
 
+    /// Fsyncs and closes the rollout, releasing its lock (the thread is being unloaded).
+    pub async fn close_rollout(&self) {
+        if let Some(rollout) = &self.rollout {
+            if let Err(error) = rollout.close().await {
+                tracing::debug!(%error, "rollout close");
+            }
+        }
+    }
+
     /// Interrupts whatever runs and waits for the turn tasks to finish and rollouts to flush.
     pub async fn shutdown(&self) {
         if let Some(active) = &self.state().active {
