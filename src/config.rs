@@ -46,6 +46,7 @@ struct ConfigToml {
     #[serde(default)]
     show_raw_agent_reasoning: bool,
     max_line_bytes: Option<usize>,
+    thread_unload_delay_secs: Option<u64>,
 }
 
 /// The resolved configuration.
@@ -65,6 +66,8 @@ pub struct Config {
     pub show_raw_agent_reasoning: bool,
     /// Longest accepted JSON-RPC input line.
     pub max_line_bytes: usize,
+    /// How long a loaded thread with no subscriber and no running turn stays loaded.
+    pub thread_unload_delay_secs: u64,
     /// The merged table, kept for `config/read` and per-thread overrides.
     pub table: Table,
 }
@@ -145,6 +148,7 @@ impl Config {
             model_context_window: parsed.model_context_window,
             show_raw_agent_reasoning: parsed.show_raw_agent_reasoning,
             max_line_bytes: parsed.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES),
+            thread_unload_delay_secs: parsed.thread_unload_delay_secs.unwrap_or(30 * 60),
             table,
         })
     }

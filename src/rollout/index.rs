@@ -180,12 +180,22 @@ impl ThreadIndex {
     }
 
     /// Runs `read` over the current entries (refreshed from disk first). Blocking I/O.
+    ///
+    /// Lock order everywhere is the file lock, then the cache mutex: a rebuild therefore lets go
+    /// of the cache before waiting for the file lock.
     pub fn query<R>(
         &self,
         read: impl FnOnce(&HashMap<String, IndexEntry>) -> R,
     ) -> Result<R, RolloutError> {
+        {
+            let mut cache = self.cache();
+            if let TailState::Current = self.read_tail(&mut cache)? {
+                return Ok(read(&cache.entries));
+            }
+        }
+        let _lock = FileLock::exclusive(&self.lock_path()).map_err(|e| self.io_error(e))?;
         let mut cache = self.cache();
-        self.refresh(&mut cache)?;
+        self.refresh_locked(&mut cache)?;
         Ok(read(&cache.entries))
     }
 
@@ -221,19 +231,8 @@ impl ThreadIndex {
         Ok(())
     }
 
-    /// Reads what other processes appended; rebuilds (taking the lock) when the file is missing
-    /// or unusable.
-    fn refresh(&self, cache: &mut IndexCache) -> Result<(), RolloutError> {
-        match self.read_tail(cache)? {
-            TailState::Current => Ok(()),
-            TailState::NeedsRebuild => {
-                let _lock = FileLock::exclusive(&self.lock_path()).map_err(|e| self.io_error(e))?;
-                self.refresh_locked(cache)
-            }
-        }
-    }
-
-    /// Like `refresh`, with the lock already held.
+    /// Reads what other processes appended, rebuilding when the file is missing or unusable.
+    /// The file lock is held.
     fn refresh_locked(&self, cache: &mut IndexCache) -> Result<(), RolloutError> {
         match self.read_tail(cache)? {
             TailState::Current => Ok(()),

@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod errors;
 pub mod fanout;
 pub mod handlers;
+pub mod history;
 pub mod outgoing;
 pub mod projection;
 pub mod shutdown;
@@ -26,7 +27,7 @@ use crate::client::{ClientError, ModelClient};
 use crate::config::Config;
 use crate::core::ThreadManager;
 
-use context::{ConnectionState, ServerContext};
+use context::{ConnectionState, LoadedThreads, ServerContext};
 use outgoing::{OutgoingSender, OUTGOING_CAPACITY};
 
 /// Serves one connection on stdin/stdout until EOF or a termination signal.
@@ -56,9 +57,11 @@ where
         threads,
         outgoing: OutgoingSender::new(lines_tx),
         connection: Mutex::new(ConnectionState::default()),
+        loaded: Mutex::new(LoadedThreads::default()),
         projections: TaskTracker::new(),
         projections_stop: CancellationToken::new(),
         handlers: TaskTracker::new(),
+        handlers_stop: CancellationToken::new(),
     });
     let (ingress_tx, ingress_rx) = mpsc::channel(dispatch::INGRESS_CAPACITY);
     let dispatcher = tokio::spawn(dispatch::run_dispatcher(context.clone(), ingress_rx));
