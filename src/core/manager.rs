@@ -11,8 +11,7 @@ use crate::client::ModelClient;
 use crate::rollout::fork::fork_items;
 use crate::rollout::paths::rollout_path;
 use crate::rollout::{
-    IndexEntry, RolloutContents, RolloutError, RolloutItem, RolloutWriter, SessionMeta,
-    ThreadIndex,
+    IndexEntry, RolloutContents, RolloutError, RolloutItem, RolloutWriter, SessionMeta, ThreadIndex,
 };
 use crate::wire::ResponseItem;
 
@@ -167,7 +166,9 @@ impl ThreadManager {
     ) -> Result<ThreadSpawn, CoreError> {
         let id = ThreadId::parse(&contents.meta.id)?;
         if self.threads().contains_key(id.as_str()) {
-            return Err(CoreError::InvalidInput(format!("thread {id} is already loaded")));
+            return Err(CoreError::InvalidInput(format!(
+                "thread {id} is already loaded"
+            )));
         }
         let entry = IndexEntry::from_contents(contents, false);
         let writer = RolloutWriter::open_append(&contents.path, Some(self.index.clone()), entry)
@@ -247,7 +248,9 @@ impl LoadedState {
         };
         for item in items {
             match item {
-                RolloutItem::ResponseItem(response_item) => state.history.push(response_item.clone()),
+                RolloutItem::ResponseItem(response_item) => {
+                    state.history.push(response_item.clone())
+                }
                 RolloutItem::ThreadName { name } => state.name = Some(name.clone()),
                 _ => {}
             }

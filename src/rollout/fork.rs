@@ -141,7 +141,9 @@ mod tests {
         assert_eq!(tail[0], started("t2"));
         assert!(matches!(&tail[3], RolloutItem::ResponseItem(item)
             if item.message_text().as_deref() == Some(TURN_ABORTED_MARKER)));
-        assert!(matches!(&tail[4], RolloutItem::TurnEnded { status, .. } if status == "interrupted"));
+        assert!(
+            matches!(&tail[4], RolloutItem::TurnEnded { status, .. } if status == "interrupted")
+        );
     }
 
     #[test]

@@ -310,13 +310,18 @@ impl ThreadIndex {
     }
 
     /// Writes the cache's entries (minus `without`) as a new file and renames it into place.
-    fn write_fresh(&self, cache: &mut IndexCache, without: Option<&str>) -> Result<(), RolloutError> {
+    fn write_fresh(
+        &self,
+        cache: &mut IndexCache,
+        without: Option<&str>,
+    ) -> Result<(), RolloutError> {
         if let Some(id) = without {
             cache.entries.remove(id);
         }
         create_private_dirs(&self.home).map_err(|e| self.io_error(e))?;
-        let mut bytes = serde_json::to_vec(&serde_json::json!({ "openturn_thread_index": INDEX_VERSION }))
-            .map_err(|e| self.io_error(e.into()))?;
+        let mut bytes =
+            serde_json::to_vec(&serde_json::json!({ "openturn_thread_index": INDEX_VERSION }))
+                .map_err(|e| self.io_error(e.into()))?;
         bytes.push(b'\n');
         let mut sorted: Vec<&IndexEntry> = cache.entries.values().collect();
         sorted.sort_by(|a, b| a.id.cmp(&b.id));
@@ -349,7 +354,10 @@ enum TailState {
 fn is_current_header(line: &[u8]) -> bool {
     serde_json::from_slice::<serde_json::Value>(line)
         .ok()
-        .and_then(|v| v.get("openturn_thread_index").and_then(serde_json::Value::as_u64))
+        .and_then(|v| {
+            v.get("openturn_thread_index")
+                .and_then(serde_json::Value::as_u64)
+        })
         == Some(u64::from(INDEX_VERSION))
 }
 

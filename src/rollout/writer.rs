@@ -64,11 +64,15 @@ impl RolloutWriter {
         if !try_lock_exclusive(&file).map_err(io_error)? {
             return Err(RolloutError::Busy(path.to_path_buf()));
         }
-        Ok(RolloutWriter::start(file, path, IndexState {
+        Ok(RolloutWriter::start(
+            file,
+            path,
+            IndexState {
                 index,
                 entry: None,
                 path: path.to_path_buf(),
-            }))
+            },
+        ))
     }
 
     /// Opens an existing rollout for appending (a resumed thread), taking its lock. A torn last

@@ -82,7 +82,10 @@ pub async fn unload_thread(context: &ServerContext, thread_id: &str, closed: boo
     drop(context.threads.unload_thread(thread_id).await);
     if let Some(handle) = projection {
         // The task ends once the thread (and so its event sender) is gone.
-        if tokio::time::timeout(Duration::from_secs(1), handle).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(1), handle)
+            .await
+            .is_err()
+        {
             tracing::warn!(%thread_id, "projection did not drain in time");
         }
     }

@@ -45,7 +45,9 @@ async fn run(
     params: CommandExecParams,
 ) -> Result<CommandExecResponse, HandlerError> {
     let Some((program, args)) = params.command.split_first() else {
-        return Err(HandlerError::InvalidParams("command must not be empty".to_string()));
+        return Err(HandlerError::InvalidParams(
+            "command must not be empty".to_string(),
+        ));
     };
     if params.tty || params.stream_stdin {
         return Err(HandlerError::InvalidParams(
@@ -82,31 +84,52 @@ async fn run(
     let mut child = command
         .spawn()
         .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
-    let cap = (!params.disable_output_cap)
-        .then(|| params.output_bytes_cap.map_or(DEFAULT_OUTPUT_CAP, |c| c as usize));
-    let stdout = child.stdout.take().map(|pipe| {
-        tokio::spawn(collect(pipe, cap, stream(context, &stream_id, "stdout")))
+    let cap = (!params.disable_output_cap).then(|| {
+        params
+            .output_bytes_cap
+            .map_or(DEFAULT_OUTPUT_CAP, |c| c as usize)
     });
-    let stderr = child.stderr.take().map(|pipe| {
-        tokio::spawn(collect(pipe, cap, stream(context, &stream_id, "stderr")))
-    });
+    let stdout = child
+        .stdout
+        .take()
+        .map(|pipe| tokio::spawn(collect(pipe, cap, stream(context, &stream_id, "stdout"))));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|pipe| tokio::spawn(collect(pipe, cap, stream(context, &stream_id, "stderr"))));
     let timeout = (!params.disable_timeout).then(|| {
-        Duration::from_millis(params.timeout_ms.map_or(DEFAULT_TIMEOUT_MS, |t| t.max(0) as u64))
+        Duration::from_millis(
+            params
+                .timeout_ms
+                .map_or(DEFAULT_TIMEOUT_MS, |t| t.max(0) as u64),
+        )
     });
     let exit_code = wait_for_exit(context, &mut child, timeout).await?;
     let stdout = finish_reader(stdout).await;
     let stderr = finish_reader(stderr).await;
     Ok(CommandExecResponse {
         exit_code,
-        stdout: if stream_id.is_some() { String::new() } else { stdout },
-        stderr: if stream_id.is_some() { String::new() } else { stderr },
+        stdout: if stream_id.is_some() {
+            String::new()
+        } else {
+            stdout
+        },
+        stderr: if stream_id.is_some() {
+            String::new()
+        } else {
+            stderr
+        },
     })
 }
 
 /// Where a stream's chunks go when streaming: (context, process id, stream name).
 type StreamTarget = Option<(Arc<ServerContext>, String, &'static str)>;
 
-fn stream(context: &Arc<ServerContext>, stream_id: &Option<String>, name: &'static str) -> StreamTarget {
+fn stream(
+    context: &Arc<ServerContext>,
+    stream_id: &Option<String>,
+    name: &'static str,
+) -> StreamTarget {
     stream_id
         .as_ref()
         .map(|id| (context.clone(), id.clone(), name))
@@ -135,7 +158,8 @@ async fn wait_for_exit(
             child.wait().await
         }
     };
-    let status = status.map_err(|e| HandlerError::Internal(format!("waiting for the command: {e}")))?;
+    let status =
+        status.map_err(|e| HandlerError::Internal(format!("waiting for the command: {e}")))?;
     Ok(exit_code(&status))
 }
 
@@ -173,7 +197,11 @@ async fn finish_reader(reader: Option<tokio::task::JoinHandle<Vec<u8>>>) -> Stri
 }
 
 /// Reads a pipe to its end, keeping at most `cap` bytes, or streaming them when asked.
-async fn collect<R: AsyncRead + Unpin>(mut pipe: R, cap: Option<usize>, target: StreamTarget) -> Vec<u8> {
+async fn collect<R: AsyncRead + Unpin>(
+    mut pipe: R,
+    cap: Option<usize>,
+    target: StreamTarget,
+) -> Vec<u8> {
     let mut kept = Vec::new();
     let mut total = 0usize;
     let mut buffer = vec![0u8; READ_CHUNK];
@@ -190,12 +218,15 @@ async fn collect<R: AsyncRead + Unpin>(mut pipe: R, cap: Option<usize>, target: 
         let cap_reached = cap.is_some_and(|cap| total >= cap);
         match &target {
             Some((context, process_id, name)) => {
-                let delta = ServerNotification::CommandExecOutputDelta(CommandExecOutputDeltaNotification {
-                    process_id: process_id.clone(),
-                    stream: (*name).to_string(),
-                    delta_base64: base64::engine::general_purpose::STANDARD.encode(&buffer[..room]),
-                    cap_reached,
-                });
+                let delta = ServerNotification::CommandExecOutputDelta(
+                    CommandExecOutputDeltaNotification {
+                        process_id: process_id.clone(),
+                        stream: (*name).to_string(),
+                        delta_base64: base64::engine::general_purpose::STANDARD
+                            .encode(&buffer[..room]),
+                        cap_reached,
+                    },
+                );
                 let _ = context.outgoing.send_notification(&delta).await;
             }
             None => kept.extend_from_slice(&buffer[..room]),

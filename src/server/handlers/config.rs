@@ -48,7 +48,10 @@ pub fn model_list(
             .map_err(|_| HandlerError::InvalidRequest(format!("invalid cursor: {cursor}")))?,
         None => 0,
     };
-    let limit = params.limit.map(|l| (l as usize).max(1)).unwrap_or(usize::MAX);
+    let limit = params
+        .limit
+        .map(|l| (l as usize).max(1))
+        .unwrap_or(usize::MAX);
     let data: Vec<Model> = visible.iter().skip(start).take(limit).cloned().collect();
     let end = start + data.len();
     Ok(ModelListResponse {
@@ -62,7 +65,11 @@ fn model_entry(id: &str, spec: Option<&toml::Value>, is_default: bool) -> Model 
     let strings = |key: &str| -> Option<Vec<String>> {
         spec.and_then(|s| s.get(key))
             .and_then(toml::Value::as_array)
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
     };
     let efforts = strings("supported_reasoning_efforts")
         .unwrap_or_else(|| DEFAULT_EFFORTS.iter().map(|e| e.to_string()).collect());
@@ -118,7 +125,10 @@ pub fn config_read(
     };
     // The effective values, also when they came from defaults.
     map.insert("model".into(), Value::String(config.model.clone()));
-    map.insert("model_provider".into(), Value::String(config.model_provider_id.clone()));
+    map.insert(
+        "model_provider".into(),
+        Value::String(config.model_provider_id.clone()),
+    );
     map.insert(
         "approval_policy".into(),
         serde_json::to_value(convert::approval_policy_out(config.approval_policy))

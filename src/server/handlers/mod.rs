@@ -35,10 +35,20 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
         ClientRequest::ThreadResume(params) => thread::thread_resume(context, &id, params).await,
         ClientRequest::ThreadFork(params) => thread::thread_fork(context, &id, params).await,
         ClientRequest::ThreadList(params) => {
-            respond(context, &id, thread_read::thread_list(context, params).await).await
+            respond(
+                context,
+                &id,
+                thread_read::thread_list(context, params).await,
+            )
+            .await
         }
         ClientRequest::ThreadRead(params) => {
-            respond(context, &id, thread_read::thread_read(context, params).await).await
+            respond(
+                context,
+                &id,
+                thread_read::thread_read(context, params).await,
+            )
+            .await
         }
         ClientRequest::ThreadArchive(params) => {
             thread_admin::thread_archive(context, &id, params).await
@@ -50,10 +60,20 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
             thread_admin::thread_set_name(context, &id, params).await
         }
         ClientRequest::ThreadLoadedList(params) => {
-            respond(context, &id, thread_read::thread_loaded_list(context, params)).await
+            respond(
+                context,
+                &id,
+                thread_read::thread_loaded_list(context, params),
+            )
+            .await
         }
         ClientRequest::ThreadUnsubscribe(params) => {
-            respond(context, &id, thread_admin::thread_unsubscribe(context, params)).await
+            respond(
+                context,
+                &id,
+                thread_admin::thread_unsubscribe(context, params),
+            )
+            .await
         }
         ClientRequest::TurnStart(params) => turn::turn_start(context, &id, params).await,
         ClientRequest::TurnSteer(params) => {
@@ -68,9 +88,7 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
         ClientRequest::ConfigRead(params) => {
             respond(context, &id, config::config_read(context, params)).await
         }
-        ClientRequest::CommandExec(params) => {
-            command_exec::spawn_command_exec(context, id, params)
-        }
+        ClientRequest::CommandExec(params) => command_exec::spawn_command_exec(context, id, params),
     }
 }
 

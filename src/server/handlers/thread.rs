@@ -60,7 +60,11 @@ pub async fn announce_started(
 }
 
 /// `thread/resume`: loads (or re-subscribes to) a thread and returns its turns.
-pub async fn thread_resume(context: &Arc<ServerContext>, id: &RequestId, params: ThreadResumeParams) {
+pub async fn thread_resume(
+    context: &Arc<ServerContext>,
+    id: &RequestId,
+    params: ThreadResumeParams,
+) {
     match resume(context, &params).await {
         Ok(response) => {
             let _ = context.outgoing.send_response(id, &response).await;
@@ -99,7 +103,9 @@ async fn resume(
     };
     let thread = context.threads.get(&thread_id)?;
     context.subscribe(&thread_id);
-    let entry = contents.as_ref().map(|c| IndexEntry::from_contents(c, false));
+    let entry = contents
+        .as_ref()
+        .map(|c| IndexEntry::from_contents(c, false));
     let mut base = start_response(&thread, context.status_of(&thread_id), entry.as_ref());
     let mut turns_backwards_cursor = None;
     if let (false, Some(contents)) = (params.exclude_turns, &contents) {
@@ -158,7 +164,9 @@ async fn fork(
         (false, Some(path)) => Some(load_contents(Some(path)).await?),
         _ => None,
     };
-    let entry = contents.as_ref().map(|c| IndexEntry::from_contents(c, false));
+    let entry = contents
+        .as_ref()
+        .map(|c| IndexEntry::from_contents(c, false));
     let mut response = start_response(&spawn.thread, ThreadStatus::Idle, entry.as_ref());
     if let (false, Some(contents)) = (params.exclude_turns, &contents) {
         response.thread.turns = turns_from_items(&contents.items, None);
@@ -213,13 +221,21 @@ fn settings_from(
     let provider_id = params
         .model_provider
         .clone()
-        .or_else(|| persisted.filter(|_| !config_names("model_provider")).map(|m| m.model_provider.clone()))
+        .or_else(|| {
+            persisted
+                .filter(|_| !config_names("model_provider"))
+                .map(|m| m.model_provider.clone())
+        })
         .unwrap_or_else(|| config.model_provider_id.clone());
     let provider = config.provider(&provider_id)?;
     let model = params
         .model
         .clone()
-        .or_else(|| persisted.filter(|_| !config_names("model")).map(|m| m.model.clone()))
+        .or_else(|| {
+            persisted
+                .filter(|_| !config_names("model"))
+                .map(|m| m.model.clone())
+        })
         .unwrap_or_else(|| config.model.clone());
     let cwd = match (&params.cwd, persisted) {
         (Some(cwd), _) => absolute_cwd(cwd)?,

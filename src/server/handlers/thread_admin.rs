@@ -47,7 +47,10 @@ pub async fn thread_archive(context: &Arc<ServerContext>, id: &RequestId, params
     }
 }
 
-async fn archive(context: &ServerContext, params: &ThreadIdParams) -> Result<EmptyResponse, HandlerError> {
+async fn archive(
+    context: &ServerContext,
+    params: &ThreadIdParams,
+) -> Result<EmptyResponse, HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
     if let Ok(thread) = context.threads.get(&thread_id) {
         if thread.ephemeral {
@@ -68,21 +71,30 @@ async fn archive(context: &ServerContext, params: &ThreadIdParams) -> Result<Emp
 
 /// `thread/unarchive`: moves the rollout back (not loading it), answers `{thread}`, then sends
 /// `thread/unarchived`.
-pub async fn thread_unarchive(context: &Arc<ServerContext>, id: &RequestId, params: ThreadIdParams) {
+pub async fn thread_unarchive(
+    context: &Arc<ServerContext>,
+    id: &RequestId,
+    params: ThreadIdParams,
+) {
     let result = unarchive(context, &params).await;
     let done = result.is_ok();
     respond(context, id, result).await;
     if done {
         let _ = context
             .outgoing
-            .send_notification(&ServerNotification::ThreadUnarchived(ThreadIdNotification {
-                thread_id: params.thread_id,
-            }))
+            .send_notification(&ServerNotification::ThreadUnarchived(
+                ThreadIdNotification {
+                    thread_id: params.thread_id,
+                },
+            ))
             .await;
     }
 }
 
-async fn unarchive(context: &ServerContext, params: &ThreadIdParams) -> Result<ThreadResponse, HandlerError> {
+async fn unarchive(
+    context: &ServerContext,
+    params: &ThreadIdParams,
+) -> Result<ThreadResponse, HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
     let home = context.config.home.clone();
     let index = context.threads.index().clone();
@@ -98,7 +110,11 @@ async fn unarchive(context: &ServerContext, params: &ThreadIdParams) -> Result<T
 
 /// `thread/name/set`: persists the name (loaded or not), answers `{}`, then sends
 /// `thread/name/updated` (to every connection, subscribed or not).
-pub async fn thread_set_name(context: &Arc<ServerContext>, id: &RequestId, params: ThreadSetNameParams) {
+pub async fn thread_set_name(
+    context: &Arc<ServerContext>,
+    id: &RequestId,
+    params: ThreadSetNameParams,
+) {
     let name = params.name.trim().to_string();
     let result = set_name(context, &params.thread_id, &name).await;
     match result {
@@ -118,7 +134,11 @@ pub async fn thread_set_name(context: &Arc<ServerContext>, id: &RequestId, param
     }
 }
 
-async fn set_name(context: &ServerContext, raw_id: &str, name: &str) -> Result<String, HandlerError> {
+async fn set_name(
+    context: &ServerContext,
+    raw_id: &str,
+    name: &str,
+) -> Result<String, HandlerError> {
     let thread_id = ThreadId::parse(raw_id)?.to_string();
     if name.is_empty() {
         return Err(HandlerError::InvalidRequest(

@@ -121,7 +121,11 @@ pub async fn thread_read(
     let mut thread = match (&loaded, &entry) {
         (Some(live), entry) => thread_object(live, status, entry.as_ref()),
         (None, Some(entry)) => thread_from_entry(entry, status),
-        (None, None) => return Err(HandlerError::InvalidRequest(format!("thread not loaded: {thread_id}"))),
+        (None, None) => {
+            return Err(HandlerError::InvalidRequest(format!(
+                "thread not loaded: {thread_id}"
+            )))
+        }
     };
     let mut turns_backwards_cursor = None;
     if params.include_turns {
@@ -262,10 +266,9 @@ fn matches_filters(entry: &IndexEntry, params: &ThreadListParams) -> bool {
         .as_ref()
         .is_some_and(|ids| ids.contains(&entry.id));
     let originator_ok = match &params.originators {
-        Some(names) if !names.is_empty() => entry
-            .originator
-            .as_ref()
-            .is_some_and(|o| names.contains(o)),
+        Some(names) if !names.is_empty() => {
+            entry.originator.as_ref().is_some_and(|o| names.contains(o))
+        }
         _ => true,
     };
     cwd_ok && provider_ok && source_ok && search_ok && !excluded && originator_ok
@@ -294,7 +297,10 @@ pub fn thread_loaded_list(
             .unwrap_or(ids.len()),
         None => 0,
     };
-    let limit = params.limit.map(|l| (l as usize).max(1)).unwrap_or(usize::MAX);
+    let limit = params
+        .limit
+        .map(|l| (l as usize).max(1))
+        .unwrap_or(usize::MAX);
     let data: Vec<String> = ids.iter().skip(start).take(limit).cloned().collect();
     let next_cursor = if start + data.len() < ids.len() {
         data.last().cloned()
