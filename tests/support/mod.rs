@@ -365,3 +365,54 @@ pub fn rollout_files(home: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A reply that starts an assistant message, sends its deltas, then stalls forever (the
+/// connection stays open, nothing more arrives): a turn stuck mid-item.
+pub fn stalled_text_reply(item_id: &str, deltas: &[&str]) -> Reply {
+    let mut events = mock_provider::ResponseBuilder::new("resp_stalled")
+        .created()
+        .text_message(item_id, deltas)
+        .into_events();
+    events.pop(); // The `output_item.done` never comes.
+    let mut reply = mock_provider::SseReply::new(events);
+    reply.fault = Some((usize::MAX, mock_provider::Fault::Stall));
+    Reply::Sse(reply)
+}
+
+/// A complete text reply.
+pub fn text_reply(n: usize, text: &str) -> Reply {
+    Reply::Sse(mock_provider::simple_text_response(
+        &format!("resp_{n}"),
+        &format!("msg_{n}"),
+        text,
+        2,
+    ))
+}
+
+/// The `input` array of the `n`th request the provider received.
+pub fn request_input(provider: &MockProvider, n: usize) -> Vec<Value> {
+    provider
+        .requests()
+        .get(n)
+        .and_then(|r| r.body["input"].as_array().cloned())
+        .unwrap_or_else(|| panic!("no request {n}"))
+}
+
+/// The one rollout file of a home that holds a single thread id.
+pub fn rollout_of(home: &Path, thread_id: &str) -> PathBuf {
+    rollout_files(home)
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains(thread_id))
+        .unwrap_or_else(|| panic!("no rollout for {thread_id}"))
+}
+
+/// Sends a text turn and returns its messages up to `turn/completed`.
+pub async fn text_turn(daemon: &mut Daemon, thread_id: &str, text: &str) -> Vec<Value> {
+    daemon
+        .ok(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": text}]}),
+        )
+        .await;
+    daemon.until_turn_completed().await
+}
