@@ -67,7 +67,7 @@ fn move_thread(
     let mut entry = IndexEntry::from_contents(&contents, !from_archive);
     entry.path = destination;
     if from_archive {
-        entry.updated_at = chrono::Utc::now().timestamp();
+        entry.touch(chrono::Utc::now().timestamp_millis());
     }
     index.upsert(&entry)?;
     Ok(entry)

@@ -38,6 +38,10 @@ pub struct IndexEntry {
     /// Unix seconds.
     pub created_at: i64,
     pub updated_at: i64,
+    /// The same moment in milliseconds where known (the writer stamps it), so threads updated
+    /// within one second still sort in order.
+    #[serde(default)]
+    pub updated_at_ms: i64,
     pub cwd: String,
     #[serde(default)]
     pub model: Option<String>,
@@ -75,6 +79,7 @@ impl IndexEntry {
             path: path.to_path_buf(),
             created_at: meta.created_at,
             updated_at: meta.created_at,
+            updated_at_ms: meta.created_at * 1000,
             cwd: meta.cwd.clone(),
             model: Some(meta.model.clone()),
             model_provider: meta.model_provider.clone(),
@@ -88,16 +93,21 @@ impl IndexEntry {
         }
     }
 
+    /// Moves the update time forward to `at_ms` (never back).
+    pub fn touch(&mut self, at_ms: i64) {
+        self.updated_at_ms = self.updated_at_ms.max(at_ms);
+        self.updated_at = self.updated_at.max(self.updated_at_ms / 1000);
+    }
+
     /// Updates the entry for one appended rollout item; true when a listed field changed.
     pub fn observe(&mut self, item: &super::RolloutItem) -> bool {
         use super::RolloutItem;
         match item {
-            RolloutItem::TurnStarted { started_at, .. } => {
-                self.updated_at = self.updated_at.max(*started_at);
-                true
-            }
-            RolloutItem::TurnEnded { completed_at, .. } => {
-                self.updated_at = self.updated_at.max(*completed_at);
+            RolloutItem::TurnStarted { started_at: at, .. }
+            | RolloutItem::TurnEnded {
+                completed_at: at, ..
+            } => {
+                self.touch(*at * 1000);
                 true
             }
             RolloutItem::ThreadName { name } => {
@@ -296,6 +306,11 @@ impl ThreadIndex {
             (archived_dir(&self.home), true),
         ] {
             for path in rollout_files(&root) {
+                // A file another process just created may not have its meta line yet; its
+                // writer adds the entry once it has.
+                if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+                    continue;
+                }
                 match read_rollout(&path) {
                     Ok(contents) => {
                         let entry = IndexEntry::from_contents(&contents, archived);

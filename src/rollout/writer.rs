@@ -202,7 +202,16 @@ fn update_index(state: &mut IndexState, item: &RolloutItem) {
             state.entry = Some(IndexEntry::from_meta(meta, &state.path, false));
             true
         }
-        (_, Some(entry)) => entry.observe(item),
+        (_, Some(entry)) => {
+            let changed = entry.observe(item);
+            if matches!(
+                item,
+                RolloutItem::TurnStarted { .. } | RolloutItem::TurnEnded { .. }
+            ) {
+                entry.touch(chrono::Utc::now().timestamp_millis());
+            }
+            changed
+        }
         (_, None) => false,
     };
     if let (true, Some(entry)) = (changed, &state.entry) {

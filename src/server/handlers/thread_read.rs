@@ -188,9 +188,10 @@ fn select_page(
     cursor: Option<(i64, String)>,
     limit: usize,
 ) -> ListPage {
+    // Creation sorts by second and then id (UUIDv7 ids grow with time); updates by millisecond.
     let sort_value = |entry: &IndexEntry| match key {
         ThreadSortKey::CreatedAt => entry.created_at,
-        _ => entry.updated_at,
+        _ => entry.updated_at_ms,
     };
     let order = |a: (i64, &str), b: (i64, &str)| {
         let ordering = a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1));
