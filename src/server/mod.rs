@@ -63,11 +63,16 @@ where
         handlers: TaskTracker::new(),
         handlers_stop: CancellationToken::new(),
     });
-    let (ingress_tx, ingress_rx) = mpsc::channel(dispatch::INGRESS_CAPACITY);
+    let (ingress_tx, ingress_rx) = mpsc::channel(context.config.ingress_queue_capacity);
     let dispatcher = tokio::spawn(dispatch::run_dispatcher(context.clone(), ingress_rx));
     let reader = stdio::LineReader::new(BufReader::new(input), max_line_bytes);
     let reason = dispatch::read_loop(&context, reader, ingress_tx, output_closed).await;
-    tracing::info!(?reason, "connection input ended; shutting down");
+    match &reason {
+        dispatch::StopReason::StdinError(error) => {
+            tracing::warn!(%error, "stdin failed; shutting down")
+        }
+        other => tracing::info!(reason = ?other, "connection input ended; shutting down"),
+    }
     shutdown::graceful(context, dispatcher, writer, writer_finish).await;
     Ok(())
 }
