@@ -56,7 +56,11 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(run(cli))
+    let result = runtime.block_on(run(cli));
+    // The stdin reader is a blocking thread that may still be waiting for input (shutdown by
+    // SIGTERM or a closed stdout): do not wait for it. Rollouts are already flushed by then.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    result
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
