@@ -21,9 +21,15 @@ async fn daemon() -> (Daemon, tempfile::TempDir) {
 async fn command_exec_reports_exit_code_output_env_and_cwd() {
     let (mut daemon, home) = daemon().await;
     let result = daemon
-        .ok("command/exec", json!({"command": ["sh", "-c", "echo out; echo err 1>&2; exit 3"]}))
+        .ok(
+            "command/exec",
+            json!({"command": ["sh", "-c", "echo out; echo err 1>&2; exit 3"]}),
+        )
         .await;
-    assert_eq!(result, json!({"exitCode": 3, "stdout": "out\n", "stderr": "err\n"}));
+    assert_eq!(
+        result,
+        json!({"exitCode": 3, "stdout": "out\n", "stderr": "err\n"})
+    );
     let cwd = home.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
     let result = daemon
         .ok(
@@ -34,7 +40,10 @@ async fn command_exec_reports_exit_code_output_env_and_cwd() {
         .await;
     assert_eq!(result["stdout"], format!("{}\nhi-unset\n", cwd.display()));
     let capped = daemon
-        .ok("command/exec", json!({"command": ["sh", "-c", "printf 0123456789"], "outputBytesCap": 4}))
+        .ok(
+            "command/exec",
+            json!({"command": ["sh", "-c", "printf 0123456789"], "outputBytesCap": 4}),
+        )
         .await;
     assert_eq!(capped["stdout"], "0123");
     let empty = daemon.err("command/exec", json!({"command": []})).await;
@@ -45,7 +54,10 @@ async fn command_exec_reports_exit_code_output_env_and_cwd() {
 async fn a_timed_out_command_exits_124_without_blocking_other_requests() {
     let (mut daemon, _home) = daemon().await;
     let slow = daemon
-        .send_request("command/exec", json!({"command": ["sh", "-c", "sleep 30"], "timeoutMs": 300}))
+        .send_request(
+            "command/exec",
+            json!({"command": ["sh", "-c", "sleep 30"], "timeoutMs": 300}),
+        )
         .await;
     // Served while the command runs.
     let loaded = daemon.ok("thread/loaded/list", json!({})).await;
@@ -65,7 +77,10 @@ async fn streamed_output_arrives_as_deltas_and_the_buffers_stay_empty() {
         )
         .await;
     let result = daemon.response_to(id).await;
-    assert_eq!(result["result"], json!({"exitCode": 0, "stdout": "", "stderr": ""}));
+    assert_eq!(
+        result["result"],
+        json!({"exitCode": 0, "stdout": "", "stderr": ""})
+    );
     let mut streams: Vec<(String, String)> = Vec::new();
     while streams.len() < 2 {
         let delta: Value = daemon.notification("command/exec/outputDelta").await;
@@ -74,13 +89,19 @@ async fn streamed_output_arrives_as_deltas_and_the_buffers_stay_empty() {
             .decode(delta["params"]["deltaBase64"].as_str().unwrap_or_default())
             .unwrap_or_else(|e| panic!("{e}"));
         streams.push((
-            delta["params"]["stream"].as_str().unwrap_or_default().to_string(),
+            delta["params"]["stream"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
             String::from_utf8_lossy(&bytes).into_owned(),
         ));
     }
     streams.sort();
     assert_eq!(
         streams,
-        vec![("stderr".to_string(), "two\n".to_string()), ("stdout".to_string(), "one\n".to_string())]
+        vec![
+            ("stderr".to_string(), "two\n".to_string()),
+            ("stdout".to_string(), "one\n".to_string())
+        ]
     );
 }

@@ -31,7 +31,10 @@ async fn line_separators_are_escaped_and_every_stdout_line_is_json() {
     for request in &requests {
         let mut line = serde_json::to_vec(request).unwrap_or_default();
         line.push(b'\n');
-        stdin.write_all(&line).await.unwrap_or_else(|e| panic!("{e}"));
+        stdin
+            .write_all(&line)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
     }
     let mut lines = BufReader::new(stdout).split(b'\n');
     let mut raw = Vec::new();
@@ -42,26 +45,34 @@ async fn line_separators_are_escaped_and_every_stdout_line_is_json() {
             .unwrap_or_else(|_| panic!("timeout"))
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|| panic!("stdout closed"));
-        let value: Value = serde_json::from_slice(&line).unwrap_or_else(|e| panic!("not JSON: {e}"));
+        let value: Value =
+            serde_json::from_slice(&line).unwrap_or_else(|e| panic!("not JSON: {e}"));
         if value["id"] == 1 {
             assert!(value["result"]["protocolVersion"].is_string(), "{value}");
         }
         if value["id"] == 2 {
-            thread_id = value["result"]["thread"]["id"].as_str().unwrap_or_default().to_string();
+            thread_id = value["result"]["thread"]["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
         }
     }
     let name = json!({"id": 3, "method": "thread/name/set",
         "params": {"threadId": thread_id, "name": "a\u{2028}b\u{2029}c"}});
     let mut line = serde_json::to_vec(&name).unwrap_or_default();
     line.push(b'\n');
-    stdin.write_all(&line).await.unwrap_or_else(|e| panic!("{e}"));
+    stdin
+        .write_all(&line)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     loop {
         let line = tokio::time::timeout(TIMEOUT, lines.next_segment())
             .await
             .unwrap_or_else(|_| panic!("timeout"))
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|| panic!("stdout closed"));
-        let value: Value = serde_json::from_slice(&line).unwrap_or_else(|e| panic!("not JSON: {e}"));
+        let value: Value =
+            serde_json::from_slice(&line).unwrap_or_else(|e| panic!("not JSON: {e}"));
         raw.extend_from_slice(&line);
         if value["method"] == "thread/name/updated" {
             assert_eq!(value["params"]["threadName"], "a\u{2028}b\u{2029}c");
@@ -91,6 +102,9 @@ async fn opted_out_notifications_are_not_sent_to_that_connection() {
     let messages = text_turn(&mut daemon, &id, "hi").await;
     let seen = methods(&messages);
     assert!(!seen.contains(&"thread/started".to_string()), "{seen:?}");
-    assert!(!seen.contains(&"item/agentMessage/delta".to_string()), "{seen:?}");
+    assert!(
+        !seen.contains(&"item/agentMessage/delta".to_string()),
+        "{seen:?}"
+    );
     assert!(seen.contains(&"item/completed".to_string()));
 }

@@ -211,7 +211,22 @@ fn select_page(
             None => true,
         })
         .collect();
-    matching.sort_by(|a, b| order((sort_value(a), &a.id), (sort_value(b), &b.id)));
+    let compare =
+        |a: &&IndexEntry, b: &&IndexEntry| order((sort_value(a), &a.id), (sort_value(b), &b.id));
+    // Only the first page's worth needs ordering: select it in linear time, then sort just that
+    // (with slack for entries whose file vanished; if that is not enough, sort everything).
+    let wanted = limit + 1 + 16;
+    if matching.len() > wanted {
+        matching.select_nth_unstable_by(wanted, compare);
+        let vanished = matching[..wanted]
+            .iter()
+            .filter(|e| !e.path.exists())
+            .count();
+        if vanished <= 16 {
+            matching.truncate(wanted);
+        }
+    }
+    matching.sort_by(compare);
     let mut page = Vec::with_capacity(limit);
     let mut rest = matching.into_iter();
     for entry in rest.by_ref() {
