@@ -74,10 +74,13 @@ pub async fn graceful(
     writer: JoinHandle<()>,
     writer_finish: CancellationToken,
 ) {
+    // The client is gone or going: nobody will answer our requests, so no turn may wait on one.
+    context.server_requests.drain();
     let drain = async {
         // Stop taking requests: the dispatcher ends once the ingress sender is gone (the caller
         // dropped it) and the queue is empty.
         let _ = dispatcher.await;
+        context.handlers_stop.cancel();
         context.threads.shutdown().await;
         context.handlers.close();
         context.handlers.wait().await;
