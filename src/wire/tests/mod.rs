@@ -5,6 +5,7 @@
 //! - `event_mapping.rs` — every `ResponseEvent` a frame can produce, and the skip policies.
 //! - `stream_policies.rs` — when an SSE stream ends: saved errors, EOF, `completed`, idle timeout.
 //! - `websocket.rs` — the same transcript over WebSocket messages, and its ending policy.
+//! - `randomized.rs` — mutated transcripts, random chunking: the fuzz properties, bounded.
 //! - `classification.rs` — provider error codes → `ApiError`.
 #![allow(
     clippy::unwrap_used,
@@ -14,6 +15,7 @@
 
 mod classification;
 mod event_mapping;
+mod randomized;
 mod sse_framer;
 mod sse_framing;
 mod stream_policies;
