@@ -29,6 +29,8 @@ pub enum CoreError {
     ThreadBusy(String),
     #[error("{0}")]
     Storage(String),
+    #[error("could not start: {0}")]
+    Startup(String),
 }
 
 /// The category of a turn failure, mirrored to the protocol's `codexErrorInfo`.

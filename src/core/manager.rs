@@ -40,14 +40,15 @@ pub struct ThreadManager {
 }
 
 impl ThreadManager {
-    pub fn new(home: PathBuf, client: ModelClient) -> ThreadManager {
-        ThreadManager {
+    pub fn new(home: PathBuf) -> Result<ThreadManager, CoreError> {
+        let client = ModelClient::new().map_err(|e| CoreError::Startup(e.to_string()))?;
+        Ok(ThreadManager {
             client,
             threads: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
             index: Arc::new(ThreadIndex::new(&home)),
             home,
-        }
+        })
     }
 
     pub fn index(&self) -> &Arc<ThreadIndex> {
