@@ -26,7 +26,11 @@ use super::RolloutError;
 const WRITER_QUEUE: usize = 256;
 
 enum WriterCommand {
-    Append(Vec<u8>, Box<RolloutItem>, oneshot::Sender<std::io::Result<()>>),
+    Append(
+        Vec<u8>,
+        Box<RolloutItem>,
+        oneshot::Sender<std::io::Result<()>>,
+    ),
     Flush(oneshot::Sender<std::io::Result<()>>),
     /// Fsync, release the lock and stop; later appends fail with `WriterStopped`.
     Close(oneshot::Sender<std::io::Result<()>>),
