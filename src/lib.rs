@@ -9,12 +9,13 @@
 //! - [`protocol`]: the JSON-RPC payload types (plain data, schema-generating).
 //!
 //! Beside them: [`rollout`] persists threads as JSONL; [`config`] resolves `config.toml` and
-//! overrides; [`mock_provider`] is the loopback Responses server used by `openturn demo`, tests
+//! overrides; [`demo`] is the offline scripted session; [`mock_provider`] is the loopback Responses server used by `openturn demo`, tests
 //! and benchmarks.
 
 pub mod client;
 pub mod config;
 pub mod core;
+pub mod demo;
 pub mod mock_provider;
 pub mod protocol;
 pub mod rollout;

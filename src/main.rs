@@ -31,6 +31,9 @@ enum Command {
         #[arg(long)]
         stdio: bool,
     },
+    /// Run a short scripted session offline: a built-in loopback provider replays shipped
+    /// transcripts, and the live notification stream is printed.
+    Demo,
 }
 
 fn init_logging() {
@@ -66,6 +69,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let config = Config::load(&home, &cli.config).context("loading configuration")?;
             openturn::server::run_stdio(config).await?;
+        }
+        Command::Demo => {
+            let exe = std::env::current_exe().context("locating the openturn binary")?;
+            let mut stdout = std::io::stdout();
+            openturn::demo::run(&exe, &mut stdout).await?;
         }
     }
     Ok(())

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::provider::ProviderInfo;
+
 /// Why a request could not be turned into a response stream. Every variant names the provider
 /// so the user knows which configuration to fix.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -28,12 +30,41 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// Whether sending the same request again may succeed.
+    /// A non-success status: 401 is its own variant (it triggers auth recovery), the rest keep the
+    /// provider's message and any `Retry-After`.
+    pub(super) fn from_status(
+        provider: &ProviderInfo,
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    ) -> ClientError {
+        let provider = provider.display_name().to_string();
+        if status == 401 {
+            return ClientError::Unauthorized { provider, message };
+        }
+        ClientError::Http {
+            provider,
+            status,
+            message,
+            retry_after,
+        }
+    }
+
+    /// Whether sending the same request again may succeed: connection failures, 429 and 5xx.
+    /// Other 4xx say the request itself is wrong, so repeating it cannot help.
     pub fn is_retryable(&self) -> bool {
         match self {
             ClientError::Connect { .. } => true,
             ClientError::Http { status, .. } => *status == 429 || *status >= 500,
             _ => false,
+        }
+    }
+
+    /// The delay the provider asked for (`Retry-After`), if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ClientError::Http { retry_after, .. } => *retry_after,
+            _ => None,
         }
     }
 
@@ -44,4 +75,33 @@ impl ClientError {
             _ => None,
         }
     }
+}
+
+/// The provider's own error message from a JSON error body, else the body text (bounded).
+pub(super) fn provider_message(body: &str) -> String {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        error: Option<Inner>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Inner {
+        message: Option<String>,
+    }
+    serde_json::from_str::<Envelope>(body)
+        .ok()
+        .and_then(|envelope| envelope.error)
+        .and_then(|inner| inner.message)
+        .unwrap_or_else(|| body.trim().chars().take(2000).collect())
+}
+
+/// An error and its causes on one line; reqwest's top-level message alone hides the reason.
+pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
 }

@@ -1,20 +1,25 @@
-//! Talking to a model provider: building the HTTP request, auth, retries before a stream exists,
-//! and the [`stream::ResponseStream`] handed to the turn loop.
+//! Talking to a model provider: building the request, auth, retries before a stream exists, the
+//! HTTP (SSE) and WebSocket transports, and the [`stream::ResponseStream`] handed to the turn loop.
 //!
-//! Retries and 401 recovery happen only before any byte of the response body has been read; once
-//! bytes have flowed, errors go up to the turn, which decides whether to re-sample. Dropping a
-//! `ResponseStream` cancels its task, which stops polling and drops the HTTP body.
+//! Retries and 401 recovery happen only before a stream exists; once bytes have flowed, errors go
+//! up to the turn, which decides whether to re-sample. A stream is two tasks (decoder, mapper)
+//! joined by bounded channels; dropping the `ResponseStream` cancels both, which drops the
+//! connection to the provider.
 //!
 //! Imports only `wire/` from the crate.
 
 pub mod auth;
 pub mod error;
+mod headers;
+mod http;
 pub mod provider;
 pub mod retry;
 pub mod stream;
 pub mod transport;
+mod websocket;
 
 pub use error::ClientError;
+pub use headers::TurnState;
 pub use provider::{ProviderInfo, WireApi};
-pub use stream::ResponseStream;
+pub use stream::{LastResponse, ResponseStream};
 pub use transport::{ModelClient, RequestContext};

@@ -1,73 +1,92 @@
-//! `ResponseStream`: the events of one response, produced by a task that this value owns.
+//! `ResponseStream`: the events of one response, produced by two tasks that this value owns.
 //!
-//! The task reads the HTTP body, decodes it with [`crate::wire::sse::SseEventStream`] and sends
-//! each event through a bounded channel. Dropping the `ResponseStream` cancels the task, which
-//! stops polling and drops the body, closing the connection to the provider.
+//! ```text
+//! transport (HTTP body or WebSocket) ─▶ decoder task ─[decoded_tx, bounded]─▶ mapper task
+//!                                        (wire decoder,                        (completed items,
+//!                                         policies, idle                        provider errors,
+//!                                         timeout)                              diagnostics)
+//!                                                       ─[events_tx, bounded]─▶ ResponseStream::next
+//! ```
+//!
+//! Each channel has one sender, owned by one task. Ownership ends the chain: dropping the
+//! `ResponseStream` cancels the token both tasks watch; the mapper stops polling and returns, the
+//! decoder stops reading and drops the transport, which closes the connection to the provider.
+//! No event is injected on cancellation: the consumer is gone, so there is nobody to tell.
 
-use std::time::Duration;
+use std::future::Future;
 
-use futures::StreamExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::wire::sse::SseEventStream;
-use crate::wire::{ResponseEvent, StreamError};
+use crate::wire::{ResponseEvent, ResponseEventSource, ResponseItem, StreamError};
 
-/// Events buffered between the decoder task and the turn loop. Small: the turn loop is fast,
-/// and a full channel makes the decoder stop reading, which is the backpressure we want.
-const EVENT_CHANNEL_CAPACITY: usize = 64;
+/// Decoded events buffered between the decoder and the mapper. The mapper only clones items and
+/// forwards, so a modest buffer absorbs bursts; when full, the decoder stops reading the socket,
+/// which is the backpressure we want (memory stays bounded however fast the provider writes).
+const DECODED_CHANNEL_CAPACITY: usize = 128;
+/// Events buffered between the mapper and the turn loop, bounded for the same reason.
+const EVENT_CHANNEL_CAPACITY: usize = 128;
+
+/// The outcome of a successful response, for callers that want the items without having
+/// collected them from the events (e.g. diagnostics, compaction).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastResponse {
+    pub response_id: String,
+    /// Every `output_item.done` item, in arrival order.
+    pub items: Vec<ResponseItem>,
+}
+
+/// Who the stream talks to, for logs and error context.
+#[derive(Debug, Clone, Default)]
+pub struct StreamDiagnostics {
+    /// The provider's display name.
+    pub provider: String,
+    /// `x-request-id` of the response, when the provider sent one.
+    pub request_id: Option<String>,
+}
 
 pub struct ResponseStream {
     events_rx: mpsc::Receiver<Result<ResponseEvent, StreamError>>,
+    last_response_rx: oneshot::Receiver<LastResponse>,
+    diagnostics: StreamDiagnostics,
     _cancel_on_drop: DropGuard,
 }
 
 impl ResponseStream {
-    pub(super) fn spawn(
-        response: reqwest::Response,
-        idle_timeout: Duration,
+    /// Starts the decoder and mapper tasks over `source`. `header_events` are delivered before
+    /// the first decoded event.
+    pub(super) fn spawn<S>(
+        source: S,
         header_events: Vec<ResponseEvent>,
-    ) -> ResponseStream {
-        let (events_tx, events_rx) = mpsc::channel(EVENT_CHANNEL_CAPACITY);
+        diagnostics: StreamDiagnostics,
+    ) -> ResponseStream
+    where
+        S: ResponseEventSource + Send + 'static,
+    {
         let cancel = CancellationToken::new();
-        let task_cancel = cancel.clone();
-        // Owned by `cancel`: the task ends when the stream is dropped, when the consumer stops
-        // receiving, or when the response ends.
-        tokio::spawn(async move {
-            for event in header_events {
-                if events_tx.send(Ok(event)).await.is_err() {
-                    return;
-                }
-            }
-            let body = response.bytes_stream().boxed();
-            let mut events = SseEventStream::new(body, idle_timeout);
-            loop {
-                let next = tokio::select! {
-                    biased;
-                    _ = task_cancel.cancelled() => return,
-                    next = events.next_event() => next,
-                };
-                let Some(next) = next else { return };
-                tokio::select! {
-                    biased;
-                    _ = task_cancel.cancelled() => return,
-                    sent = events_tx.send(next) => if sent.is_err() { return },
-                }
-            }
-        });
+        let (decoded_tx, decoded_rx) = mpsc::channel(DECODED_CHANNEL_CAPACITY);
+        let (events_tx, events_rx) = mpsc::channel(EVENT_CHANNEL_CAPACITY);
+        let (last_response_tx, last_response_rx) = oneshot::channel();
+        // Both tasks are owned by `cancel`, whose guard lives in the returned stream: each ends
+        // when the stream is dropped, or earlier when its input ends or its receiver is gone.
+        tokio::spawn(run_decoder(
+            source,
+            header_events,
+            decoded_tx,
+            cancel.child_token(),
+        ));
+        let mapper = Mapper {
+            decoded_rx,
+            events_tx,
+            last_response_tx: Some(last_response_tx),
+            items: Vec::new(),
+            diagnostics: diagnostics.clone(),
+        };
+        tokio::spawn(mapper.run(cancel.child_token()));
         ResponseStream {
             events_rx,
-            _cancel_on_drop: cancel.drop_guard(),
-        }
-    }
-
-    /// A stream built from already-decoded events; used by other transports and tests.
-    pub fn from_channel(
-        events_rx: mpsc::Receiver<Result<ResponseEvent, StreamError>>,
-        cancel: CancellationToken,
-    ) -> ResponseStream {
-        ResponseStream {
-            events_rx,
+            last_response_rx,
+            diagnostics,
             _cancel_on_drop: cancel.drop_guard(),
         }
     }
@@ -75,5 +94,139 @@ impl ResponseStream {
     /// The next event; `None` once the stream has ended (after `Completed` or an error).
     pub async fn next(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
         self.events_rx.recv().await
+    }
+
+    /// The provider's request id (`x-request-id`), for error reports and traces.
+    pub fn request_id(&self) -> Option<&str> {
+        self.diagnostics.request_id.as_deref()
+    }
+
+    /// The completed items of the response, once `Completed` has been received; `None` before
+    /// that, after a failure, or when already taken.
+    pub fn take_last_response(&mut self) -> Option<LastResponse> {
+        self.last_response_rx.try_recv().ok()
+    }
+}
+
+/// Sends `value` unless `cancel` fires first; `false` when the stream is over for this sender.
+async fn send_or_cancelled<T>(tx: &mpsc::Sender<T>, value: T, cancel: &CancellationToken) -> bool {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => false,
+        sent = tx.send(value) => sent.is_ok(),
+    }
+}
+
+/// Awaits `future` unless `cancel` fires first.
+async fn unless_cancelled<F: Future>(future: F, cancel: &CancellationToken) -> Option<F::Output> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => None,
+        output = future => Some(output),
+    }
+}
+
+/// Owns the transport: reads and decodes until the stream ends, the mapper goes away, or the
+/// consumer drops the stream. Returning drops `source`, and with it the connection.
+async fn run_decoder<S>(
+    mut source: S,
+    header_events: Vec<ResponseEvent>,
+    decoded_tx: mpsc::Sender<Result<ResponseEvent, StreamError>>,
+    cancel: CancellationToken,
+) where
+    S: ResponseEventSource,
+{
+    for event in header_events {
+        if !send_or_cancelled(&decoded_tx, Ok(event), &cancel).await {
+            return;
+        }
+    }
+    loop {
+        let Some(next) = unless_cancelled(source.next_event(), &cancel).await else {
+            return;
+        };
+        let Some(next) = next else { return };
+        if !send_or_cancelled(&decoded_tx, next, &cancel).await {
+            return;
+        }
+    }
+}
+
+/// The mapper task's state: the completed items so far and where the outcome goes.
+struct Mapper {
+    decoded_rx: mpsc::Receiver<Result<ResponseEvent, StreamError>>,
+    events_tx: mpsc::Sender<Result<ResponseEvent, StreamError>>,
+    last_response_tx: Option<oneshot::Sender<LastResponse>>,
+    items: Vec<ResponseItem>,
+    diagnostics: StreamDiagnostics,
+}
+
+impl Mapper {
+    async fn run(mut self, cancel: CancellationToken) {
+        loop {
+            let Some(next) = unless_cancelled(self.decoded_rx.recv(), &cancel).await else {
+                self.log_cancelled();
+                return;
+            };
+            let Some(next) = next else { return };
+            let next = match next {
+                Ok(event) => Ok(self.observe(event)),
+                Err(error) => Err(self.map_error(error)),
+            };
+            if !send_or_cancelled(&self.events_tx, next, &cancel).await {
+                self.log_cancelled();
+                return;
+            }
+        }
+    }
+
+    /// Keeps completed items; on `Completed`, hands them over as the [`LastResponse`].
+    fn observe(&mut self, event: ResponseEvent) -> ResponseEvent {
+        match &event {
+            ResponseEvent::OutputItemDone(item) => self.items.push(item.clone()),
+            ResponseEvent::Completed { response_id, .. } => {
+                let last = LastResponse {
+                    response_id: response_id.clone(),
+                    items: std::mem::take(&mut self.items),
+                };
+                tracing::debug!(
+                    provider = %self.diagnostics.provider,
+                    request_id = ?self.diagnostics.request_id,
+                    response_id = %last.response_id,
+                    items = last.items.len(),
+                    "response completed"
+                );
+                if let Some(tx) = self.last_response_tx.take() {
+                    // The consumer may not care; an unread outcome is fine.
+                    let _ = tx.send(last);
+                }
+            }
+            _ => {}
+        }
+        event
+    }
+
+    /// Provider errors go up unchanged in kind (the turn decides about re-sampling); the mapper
+    /// records them with the provider, request id and how much had completed, because once the
+    /// error is up the stream's context is gone.
+    fn map_error(&mut self, error: StreamError) -> StreamError {
+        tracing::warn!(
+            provider = %self.diagnostics.provider,
+            request_id = ?self.diagnostics.request_id,
+            completed_items = self.items.len(),
+            retryable = error.is_retryable(),
+            %error,
+            "response stream failed"
+        );
+        error
+    }
+
+    fn log_cancelled(&self) {
+        tracing::debug!(
+            provider = %self.diagnostics.provider,
+            request_id = ?self.diagnostics.request_id,
+            completed_items = self.items.len(),
+            "response stream dropped by its consumer; cancelled"
+        );
     }
 }

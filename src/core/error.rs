@@ -26,6 +26,8 @@ pub enum CoreError {
     InvalidInput(String),
     #[error("{0}")]
     Storage(String),
+    #[error("could not start: {0}")]
+    Startup(String),
 }
 
 /// The category of a turn failure, mirrored to the protocol's `codexErrorInfo`.

@@ -34,13 +34,14 @@ pub struct ThreadManager {
 }
 
 impl ThreadManager {
-    pub fn new(home: PathBuf, client: ModelClient) -> ThreadManager {
-        ThreadManager {
+    pub fn new(home: PathBuf) -> Result<ThreadManager, CoreError> {
+        let client = ModelClient::new().map_err(|e| CoreError::Startup(e.to_string()))?;
+        Ok(ThreadManager {
             home,
             client,
             threads: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
-        }
+        })
     }
 
     pub fn home(&self) -> &std::path::Path {

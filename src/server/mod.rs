@@ -22,20 +22,19 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::client::{ClientError, ModelClient};
 use crate::config::Config;
-use crate::core::ThreadManager;
+use crate::core::{CoreError, ThreadManager};
 
 use context::{ConnectionState, ServerContext};
 use outgoing::{OutgoingSender, OUTGOING_CAPACITY};
 
 /// Serves one connection on stdin/stdout until EOF or a termination signal.
-pub async fn run_stdio(config: Config) -> Result<(), ClientError> {
+pub async fn run_stdio(config: Config) -> Result<(), CoreError> {
     serve(config, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
 /// Serves one connection over any byte streams.
-pub async fn serve<R, W>(config: Config, input: R, output: W) -> Result<(), ClientError>
+pub async fn serve<R, W>(config: Config, input: R, output: W) -> Result<(), CoreError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -50,7 +49,7 @@ where
         writer_finish.clone(),
     ));
     let max_line_bytes = config.max_line_bytes;
-    let threads = ThreadManager::new(config.home.clone(), ModelClient::new()?);
+    let threads = ThreadManager::new(config.home.clone())?;
     let context = Arc::new(ServerContext {
         config,
         threads,

@@ -62,8 +62,36 @@ pub enum ResponseItem {
         action: Option<Value>,
     },
     /// Any item type this build does not model; replayed to the provider exactly as received.
-    #[serde(untagged)]
+    /// Only objects whose `type` is a string naming none of the variants above land here, so a
+    /// known item with missing fields fails to parse instead of hiding as "unknown".
+    #[serde(untagged, deserialize_with = "unknown_item")]
     Other(Value),
+}
+
+/// The `type` values the tagged variants of [`ResponseItem`] claim.
+const KNOWN_ITEM_TYPES: [&str; 7] = [
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "web_search_call",
+];
+
+fn unknown_item<'de, D>(deserializer: D) -> Result<Value, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::de::Error;
+    let value = Value::deserialize(deserializer)?;
+    match value.get("type").and_then(Value::as_str) {
+        Some(kind) if KNOWN_ITEM_TYPES.contains(&kind) => Err(D::Error::custom(format!(
+            "`{kind}` item is missing required fields"
+        ))),
+        Some(_) => Ok(value),
+        None => Err(D::Error::custom("an item needs a string `type`")),
+    }
 }
 
 /// A part of a message's content.

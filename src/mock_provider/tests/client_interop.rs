@@ -135,3 +135,26 @@ async fn dropping_the_handle_stops_the_server() {
     drop(mock);
     assert!(idle.closed_within(super::STEP).await);
 }
+
+#[tokio::test]
+async fn twenty_thousand_deltas_stream_through_reqwest() {
+    let reply = super::super::many_deltas("resp_b", "msg_b", 20_000, "x").with_send_time_stamps();
+    let mock = within(MockProvider::start(Script::new([reply.into()])))
+        .await
+        .unwrap();
+    let response = within(
+        client()
+            .post(format!("{}/responses", mock.base_url()))
+            .send(),
+    )
+    .await
+    .unwrap();
+    let text = within(response.text()).await.unwrap();
+    let events = parse_sse(&text);
+    assert_eq!(events.len(), 20_004);
+    let stamped = events
+        .iter()
+        .filter(|(_, data)| data.contains("\"sent_at_us\":"))
+        .count();
+    assert_eq!(stamped, 20_000);
+}
