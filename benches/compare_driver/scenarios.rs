@@ -42,6 +42,21 @@ impl Sizes {
         }
     }
 
+    /// Just enough to prove the harness works (`cargo test --all-targets` runs this).
+    pub fn smoke() -> Sizes {
+        Sizes {
+            startup_runs: 1,
+            throughput_deltas: 200,
+            throughput_turns: 1,
+            paced_deltas: 20,
+            paced_turns: 1,
+            pace: Duration::from_millis(5),
+            resume_items: 20,
+            concurrent_threads: 3,
+            concurrent_deltas: 20,
+        }
+    }
+
     pub fn quick() -> Sizes {
         Sizes {
             startup_runs: 2,
