@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::approval::ServerRequestResolvedNotification;
 use super::item::ThreadItem;
 use super::thread::{Thread, ThreadStatus};
 use super::turn::{Turn, TurnError};
@@ -41,6 +42,12 @@ pub enum ServerNotification {
     Error(ErrorNotification),
     #[serde(rename = "warning")]
     Warning(WarningNotification),
+    #[serde(rename = "item/plan/delta")]
+    PlanDelta(ItemDeltaNotification),
+    #[serde(rename = "item/commandExecution/outputDelta")]
+    CommandExecutionOutputDelta(ItemDeltaNotification),
+    #[serde(rename = "serverRequest/resolved")]
+    ServerRequestResolved(ServerRequestResolvedNotification),
 }
 
 impl ServerNotification {
@@ -62,6 +69,11 @@ impl ServerNotification {
             ServerNotification::ModelRerouted(_) => "model/rerouted",
             ServerNotification::Error(_) => "error",
             ServerNotification::Warning(_) => "warning",
+            ServerNotification::PlanDelta(_) => "item/plan/delta",
+            ServerNotification::CommandExecutionOutputDelta(_) => {
+                "item/commandExecution/outputDelta"
+            }
+            ServerNotification::ServerRequestResolved(_) => "serverRequest/resolved",
         }
     }
 }

@@ -22,6 +22,8 @@ pub struct ConnectionState {
 pub struct ServerContext {
     pub config: Config,
     pub threads: ThreadManager,
+    /// Requests we sent the client and are waiting on (approvals, client tools).
+    pub server_requests: std::sync::Arc<super::server_requests::ServerRequests>,
     pub outgoing: OutgoingSender,
     pub connection: Mutex<ConnectionState>,
     /// Owns the per-thread projection tasks.

@@ -18,7 +18,7 @@ pub fn spawn_thread_projection(
     let context_for_task = context.clone();
     context.projections.spawn(async move {
         let context = context_for_task;
-        let mut projection = ThreadProjection::new(thread_id);
+        let mut projection = ThreadProjection::new(thread_id.clone());
         loop {
             let event = tokio::select! {
                 event = events_rx.recv() => event,
@@ -29,6 +29,16 @@ pub fn spawn_thread_projection(
                 }
             };
             let Some(event) = event else { return };
+            // A question for the client goes out here, in event order, after every notification
+            // core emitted before it.
+            if let EventMsg::ClientRequest(request) = event {
+                context.server_requests.send(&thread_id, request).await;
+                continue;
+            }
+            let ended_turn = match &event {
+                EventMsg::TurnEnded { turn_id, .. } => Some(turn_id.clone()),
+                _ => None,
+            };
             let now_ms = chrono::Utc::now().timestamp_millis();
             for notification in projection.project(event, now_ms) {
                 if context
@@ -39,6 +49,13 @@ pub fn spawn_thread_projection(
                 {
                     return;
                 }
+            }
+            if let Some(turn_id) = ended_turn {
+                // Requests still open when their turn ended are resolved after `turn/completed`.
+                context
+                    .server_requests
+                    .turn_ended(&thread_id, &turn_id)
+                    .await;
             }
         }
     });
