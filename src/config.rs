@@ -9,7 +9,7 @@ use serde::Deserialize;
 use toml::{Table, Value};
 
 use crate::client::ProviderInfo;
-use crate::core::{ApprovalPolicy, SandboxMode};
+use crate::core::{ApprovalPolicy, ReasoningSummaryMode, SandboxMode};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -45,6 +45,9 @@ struct ConfigToml {
     model_context_window: Option<i64>,
     #[serde(default)]
     show_raw_agent_reasoning: bool,
+    /// `streaming` (default) or `sequential_cutoff`.
+    #[serde(default)]
+    reasoning_summary_mode: ReasoningSummaryMode,
     max_line_bytes: Option<usize>,
     thread_unload_delay_secs: Option<u64>,
     ingress_queue_capacity: Option<usize>,
@@ -65,6 +68,8 @@ pub struct Config {
     pub model_reasoning_summary: Option<String>,
     pub model_context_window: Option<i64>,
     pub show_raw_agent_reasoning: bool,
+    /// How reasoning summaries stream to clients (`reasoning_summary_mode`).
+    pub reasoning_summary_mode: ReasoningSummaryMode,
     /// Longest accepted JSON-RPC input line.
     pub max_line_bytes: usize,
     /// How long a loaded thread with no subscriber and no running turn stays loaded.
@@ -150,6 +155,7 @@ impl Config {
             model_reasoning_summary: parsed.model_reasoning_summary,
             model_context_window: parsed.model_context_window,
             show_raw_agent_reasoning: parsed.show_raw_agent_reasoning,
+            reasoning_summary_mode: parsed.reasoning_summary_mode,
             max_line_bytes: parsed.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES),
             thread_unload_delay_secs: parsed.thread_unload_delay_secs.unwrap_or(30 * 60),
             ingress_queue_capacity: parsed.ingress_queue_capacity.unwrap_or(256).max(1),

@@ -5,6 +5,7 @@
 pub use crate::wire::event::{RateLimitSnapshot, RateLimitWindow};
 pub use crate::wire::TokenUsage;
 
+use super::approval::ClientRequest;
 use super::error::TurnError;
 use super::items::TurnItem;
 
@@ -38,6 +39,26 @@ pub enum EventMsg {
         item_id: String,
         summary_index: i64,
     },
+    /// Plan mode: a piece of the `<proposed_plan>` block, for the plan item.
+    PlanDelta {
+        turn_id: String,
+        item_id: String,
+        delta: String,
+    },
+    /// Output of a running command, as it arrives (stdout and stderr interleaved).
+    CommandOutputDelta {
+        turn_id: String,
+        item_id: String,
+        delta: String,
+    },
+    /// The turn waits on (or stopped waiting on) the user's approval.
+    WaitingOnApproval {
+        turn_id: String,
+        waiting: bool,
+    },
+    /// A question for the client (approval, client tool); the server sends it in event order and
+    /// answers through the request's reply slot.
+    ClientRequest(ClientRequest),
     ReasoningRawDelta {
         turn_id: String,
         item_id: String,

@@ -35,6 +35,60 @@ pub enum TurnItem {
         #[serde(default)]
         content: Vec<String>,
     },
+    /// Plan mode: the `<proposed_plan>` block of an agent message; id `<turnId>-plan`.
+    Plan { id: String, text: String },
+    /// A shell command the model ran (id = the tool call's `call_id`).
+    CommandExecution {
+        id: String,
+        /// The display string actually run, e.g. `/bin/bash -lc 'echo hi'`.
+        command: String,
+        cwd: String,
+        status: ToolItemStatus,
+        #[serde(default)]
+        aggregated_output: Option<String>,
+        #[serde(default)]
+        exit_code: Option<i32>,
+        #[serde(default)]
+        duration_ms: Option<i64>,
+        #[serde(default)]
+        process_id: Option<String>,
+        /// The raw command the model asked for (without the shell wrapper).
+        #[serde(default)]
+        raw_command: String,
+    },
+    /// A call of a client-implemented tool declared on `thread/start` (id = `call_id`).
+    DynamicToolCall {
+        id: String,
+        tool: String,
+        #[serde(default)]
+        namespace: Option<String>,
+        arguments: serde_json::Value,
+        status: ToolItemStatus,
+        #[serde(default)]
+        content_items: Option<Vec<ToolContent>>,
+        #[serde(default)]
+        success: Option<bool>,
+        #[serde(default)]
+        duration_ms: Option<i64>,
+    },
+}
+
+/// Where a tool item stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolItemStatus {
+    InProgress,
+    Completed,
+    Failed,
+    Declined,
+}
+
+/// One piece of a client tool's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolContent {
+    InputText { text: String },
+    InputImage { image_url: String },
 }
 
 impl TurnItem {
@@ -42,7 +96,10 @@ impl TurnItem {
         match self {
             TurnItem::UserMessage { id, .. }
             | TurnItem::AgentMessage { id, .. }
-            | TurnItem::Reasoning { id, .. } => id,
+            | TurnItem::Reasoning { id, .. }
+            | TurnItem::Plan { id, .. }
+            | TurnItem::CommandExecution { id, .. }
+            | TurnItem::DynamicToolCall { id, .. } => id,
         }
     }
 }

@@ -3,19 +3,24 @@
 //! `core` never sees JSON-RPC: the server projects `EventMsg` into protocol notifications. It
 //! drives `client/` for sampling and `rollout/` for persistence.
 
+pub mod approval;
 pub mod error;
 pub mod event;
 pub mod items;
 pub mod manager;
 pub mod settings;
+pub(crate) mod text;
 pub mod thread;
+pub(crate) mod tools;
 pub mod turn;
 
 pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};
-pub use items::{TurnItem, UserInput};
+pub use items::{ToolContent, ToolItemStatus, TurnItem, UserInput};
 pub use manager::{ThreadManager, ThreadSpawn};
-pub use settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
+pub use settings::{
+    ApprovalPolicy, DynamicToolSpec, ReasoningSummaryMode, SandboxMode, ThreadSettings,
+};
 pub use thread::{StartedTurn, Thread, ThreadId, TurnGate};
 
 /// Unix seconds now.

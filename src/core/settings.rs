@@ -24,6 +24,27 @@ pub enum SandboxMode {
     DangerFullAccess,
 }
 
+/// How reasoning summaries reach the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningSummaryMode {
+    /// Summary deltas and part boundaries are streamed as they arrive.
+    #[default]
+    Streaming,
+    /// Partial deltas are ignored; each finished summary part (`reasoning_summary_text.done`) is
+    /// shown whole, for the active reasoning item only, with a section break before index > 0.
+    SequentialCutoff,
+}
+
+/// A client-implemented tool declared on `thread/start` (`dynamicTools`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynamicToolSpec {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub description: String,
+    pub input_schema: serde_json::Value,
+}
+
 /// What a thread's turns run with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThreadSettings {
@@ -40,6 +61,12 @@ pub struct ThreadSettings {
     /// The client's name, sent upstream as `originator`.
     pub originator: String,
     pub model_context_window: Option<i64>,
+    /// `reasoning_summary_mode` in config.toml.
+    pub reasoning_summary_mode: ReasoningSummaryMode,
+    /// Plan mode (`collaborationMode: {"mode": "plan"}` on `turn/start`): `<proposed_plan>` blocks
+    /// become a plan item.
+    pub plan_mode: bool,
+    pub dynamic_tools: Vec<DynamicToolSpec>,
 }
 
 /// The instructions sent when the configuration gives none.

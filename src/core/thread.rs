@@ -69,7 +69,12 @@ pub(crate) struct ThreadState {
     pub active: Option<ActiveTurn>,
     pub total_usage: TokenUsage,
     pub name: Option<String>,
+    /// Ids of the latest turns that ended, so a late `turn/interrupt` for one answers at once.
+    pub ended_turn_ids: std::collections::VecDeque<String>,
 }
+
+/// How many ended turn ids a thread remembers for idempotent interrupts.
+const REMEMBERED_ENDED_TURNS: usize = 32;
 
 /// What `start_turn` did.
 #[derive(Debug)]
@@ -135,6 +140,7 @@ impl Thread {
                 active: None,
                 total_usage: TokenUsage::default(),
                 name: None,
+                ended_turn_ids: std::collections::VecDeque::new(),
             }),
             tasks: TaskTracker::new(),
             shutdown,
@@ -251,21 +257,34 @@ impl Thread {
         Ok(active.turn_id.clone())
     }
 
-    /// Cancels the running turn; it ends `interrupted` on its own task.
+    /// Cancels the running turn; it ends `interrupted` on its own task. Idempotent: interrupting
+    /// a turn already cancelled, or one that already ended, succeeds at once.
     pub fn interrupt(&self, turn_id: &str) -> Result<(), CoreError> {
         let state = self.state();
-        let active = state
-            .active
-            .as_ref()
-            .ok_or(CoreError::NoActiveTurnToInterrupt)?;
-        if active.turn_id != turn_id {
-            return Err(CoreError::InterruptTurnMismatch {
+        match &state.active {
+            Some(active) if active.turn_id == turn_id => {
+                active.cancel.cancel();
+                Ok(())
+            }
+            _ if state.ended_turn_ids.iter().any(|ended| ended == turn_id) => Ok(()),
+            Some(active) => Err(CoreError::InterruptTurnMismatch {
                 expected: turn_id.to_string(),
                 active: active.turn_id.clone(),
-            });
+            }),
+            None => Err(CoreError::NoActiveTurnToInterrupt),
         }
-        active.cancel.cancel();
-        Ok(())
+    }
+
+    /// Called once by the turn's end: frees the active slot and remembers the id.
+    pub(crate) fn turn_ended(&self, turn_id: &str) {
+        let mut state = self.state();
+        if state.active.as_ref().map(|a| a.turn_id.as_str()) == Some(turn_id) {
+            state.active = None;
+        }
+        if state.ended_turn_ids.len() >= REMEMBERED_ENDED_TURNS {
+            state.ended_turn_ids.pop_front();
+        }
+        state.ended_turn_ids.push_back(turn_id.to_string());
     }
 
     /// Fsyncs and closes the rollout, releasing its lock (the thread is being unloaded).

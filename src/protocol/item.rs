@@ -42,6 +42,40 @@ pub enum ThreadItemDetails {
         summary: Vec<String>,
         content: Vec<String>,
     },
+    /// Plan mode only; id `<turnId>-plan`.
+    Plan { id: String, text: String },
+    #[serde(rename_all = "camelCase")]
+    CommandExecution {
+        /// The tool call's `call_id`.
+        id: String,
+        /// The display string actually run, e.g. `/bin/bash -lc 'echo hi'`.
+        command: String,
+        cwd: String,
+        process_id: Option<String>,
+        /// `agent`, `userShell`, `unifiedExecStartup` or `unifiedExecInteraction`.
+        source: String,
+        /// `inProgress`, `completed`, `failed` or `declined`.
+        status: String,
+        command_actions: Vec<Value>,
+        aggregated_output: Option<String>,
+        exit_code: Option<i32>,
+        duration_ms: Option<i64>,
+        plugin_id: Option<String>,
+        script_path: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    DynamicToolCall {
+        /// The tool call's `call_id`.
+        id: String,
+        tool: String,
+        namespace: Option<String>,
+        arguments: Value,
+        /// `inProgress`, `completed` or `failed`.
+        status: String,
+        content_items: Option<Vec<super::approval::DynamicToolCallOutputContentItem>>,
+        success: Option<bool>,
+        duration_ms: Option<i64>,
+    },
 }
 
 impl ThreadItem {
@@ -49,7 +83,10 @@ impl ThreadItem {
         match &self.details {
             ThreadItemDetails::UserMessage { id, .. }
             | ThreadItemDetails::AgentMessage { id, .. }
-            | ThreadItemDetails::Reasoning { id, .. } => id,
+            | ThreadItemDetails::Reasoning { id, .. }
+            | ThreadItemDetails::Plan { id, .. }
+            | ThreadItemDetails::CommandExecution { id, .. }
+            | ThreadItemDetails::DynamicToolCall { id, .. } => id,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! protocol's core subset. Plain data: serde and schemars only, no behaviour, no imports from
 //! the rest of the crate. Field names are camelCase on the wire unless noted.
 
+pub mod approval;
 pub mod command;
 pub mod common;
 pub mod config;

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::approval::ServerRequestResolvedNotification;
 use super::item::ThreadItem;
 use super::thread::{Thread, ThreadStatus};
 use super::turn::{Turn, TurnError};
@@ -41,6 +42,12 @@ pub enum ServerNotification {
     Error(ErrorNotification),
     #[serde(rename = "warning")]
     Warning(WarningNotification),
+    #[serde(rename = "item/plan/delta")]
+    PlanDelta(ItemDeltaNotification),
+    #[serde(rename = "item/commandExecution/outputDelta")]
+    CommandExecutionOutputDelta(ItemDeltaNotification),
+    #[serde(rename = "serverRequest/resolved")]
+    ServerRequestResolved(ServerRequestResolvedNotification),
     #[serde(rename = "thread/archived")]
     ThreadArchived(ThreadIdNotification),
     #[serde(rename = "thread/unarchived")]
@@ -49,8 +56,6 @@ pub enum ServerNotification {
     ThreadClosed(ThreadIdNotification),
     #[serde(rename = "thread/name/updated")]
     ThreadNameUpdated(ThreadNameUpdatedNotification),
-    #[serde(rename = "serverRequest/resolved")]
-    ServerRequestResolved(ServerRequestResolvedNotification),
     #[serde(rename = "command/exec/outputDelta")]
     CommandExecOutputDelta(CommandExecOutputDeltaNotification),
 }
@@ -74,11 +79,15 @@ impl ServerNotification {
             ServerNotification::ModelRerouted(_) => "model/rerouted",
             ServerNotification::Error(_) => "error",
             ServerNotification::Warning(_) => "warning",
+            ServerNotification::PlanDelta(_) => "item/plan/delta",
+            ServerNotification::CommandExecutionOutputDelta(_) => {
+                "item/commandExecution/outputDelta"
+            }
+            ServerNotification::ServerRequestResolved(_) => "serverRequest/resolved",
             ServerNotification::ThreadArchived(_) => "thread/archived",
             ServerNotification::ThreadUnarchived(_) => "thread/unarchived",
             ServerNotification::ThreadClosed(_) => "thread/closed",
             ServerNotification::ThreadNameUpdated(_) => "thread/name/updated",
-            ServerNotification::ServerRequestResolved(_) => "serverRequest/resolved",
             ServerNotification::CommandExecOutputDelta(_) => "command/exec/outputDelta",
         }
     }
@@ -97,6 +106,8 @@ impl ServerNotification {
             ServerNotification::ReasoningSummaryTextDelta(n) => Some(&n.thread_id),
             ServerNotification::ReasoningSummaryPartAdded(n) => Some(&n.thread_id),
             ServerNotification::ReasoningTextDelta(n) => Some(&n.thread_id),
+            ServerNotification::PlanDelta(n)
+            | ServerNotification::CommandExecutionOutputDelta(n) => Some(&n.thread_id),
             ServerNotification::TokenUsageUpdated(n) => Some(&n.thread_id),
             ServerNotification::ModelRerouted(n) => Some(&n.thread_id),
             ServerNotification::Error(n) => Some(&n.thread_id),
@@ -291,14 +302,6 @@ pub struct ThreadIdNotification {
 pub struct ThreadNameUpdatedNotification {
     pub thread_id: String,
     pub thread_name: Option<String>,
-}
-
-/// A server→client request is settled (answered, or cleared when its turn ended).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ServerRequestResolvedNotification {
-    pub thread_id: String,
-    pub request_id: super::jsonrpc::RequestId,
 }
 
 /// A chunk of a streaming `command/exec`'s output.

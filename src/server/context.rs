@@ -36,6 +36,8 @@ pub struct LoadedThreads {
 pub struct ServerContext {
     pub config: Config,
     pub threads: ThreadManager,
+    /// Requests we sent the client and are waiting on (approvals, client tools).
+    pub server_requests: std::sync::Arc<super::server_requests::ServerRequests>,
     pub outgoing: OutgoingSender,
     pub connection: Mutex<ConnectionState>,
     pub loaded: Mutex<LoadedThreads>,

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use crate::core::event::TokenUsage;
 use crate::core::{self, TurnErrorKind};
+use crate::protocol::approval::DynamicToolCallOutputContentItem;
 use crate::protocol::common::{AskForApproval, SandboxMode, SandboxPolicy};
 use crate::protocol::item::{ThreadItem, ThreadItemDetails};
 use crate::protocol::notification::TokenUsageBreakdown;
@@ -43,12 +44,144 @@ pub fn thread_item(
             summary: summary.clone(),
             content: content.clone(),
         },
+        core::TurnItem::Plan { id, text } => ThreadItemDetails::Plan {
+            id: id.clone(),
+            text: text.clone(),
+        },
+        core::TurnItem::CommandExecution {
+            id,
+            command,
+            cwd,
+            status,
+            aggregated_output,
+            exit_code,
+            duration_ms,
+            process_id,
+            raw_command,
+        } => ThreadItemDetails::CommandExecution {
+            id: id.clone(),
+            command: command.clone(),
+            cwd: cwd.clone(),
+            process_id: process_id.clone(),
+            source: "agent".to_string(),
+            status: tool_status(*status).to_string(),
+            command_actions: vec![json!({"type": "unknown", "command": raw_command})],
+            aggregated_output: aggregated_output.clone(),
+            exit_code: *exit_code,
+            duration_ms: *duration_ms,
+            plugin_id: None,
+            script_path: None,
+        },
+        core::TurnItem::DynamicToolCall {
+            id,
+            tool,
+            namespace,
+            arguments,
+            status,
+            content_items,
+            success,
+            duration_ms,
+        } => ThreadItemDetails::DynamicToolCall {
+            id: id.clone(),
+            tool: tool.clone(),
+            namespace: namespace.clone(),
+            arguments: arguments.clone(),
+            status: tool_status(*status).to_string(),
+            content_items: content_items
+                .as_ref()
+                .map(|items| items.iter().map(tool_content_out).collect()),
+            success: *success,
+            duration_ms: *duration_ms,
+        },
     };
     ThreadItem {
         details,
         started_at_ms,
         completed_at_ms,
     }
+}
+
+pub fn tool_status(status: core::ToolItemStatus) -> &'static str {
+    match status {
+        core::ToolItemStatus::InProgress => "inProgress",
+        core::ToolItemStatus::Completed => "completed",
+        core::ToolItemStatus::Failed => "failed",
+        core::ToolItemStatus::Declined => "declined",
+    }
+}
+
+pub fn tool_content_out(content: &core::ToolContent) -> DynamicToolCallOutputContentItem {
+    match content {
+        core::ToolContent::InputText { text } => {
+            DynamicToolCallOutputContentItem::InputText { text: text.clone() }
+        }
+        core::ToolContent::InputImage { image_url } => {
+            DynamicToolCallOutputContentItem::InputImage {
+                image_url: image_url.clone(),
+            }
+        }
+    }
+}
+
+pub fn tool_content_in(content: DynamicToolCallOutputContentItem) -> core::ToolContent {
+    match content {
+        DynamicToolCallOutputContentItem::InputText { text } => {
+            core::ToolContent::InputText { text }
+        }
+        DynamicToolCallOutputContentItem::InputImage { image_url } => {
+            core::ToolContent::InputImage { image_url }
+        }
+    }
+}
+
+/// `dynamicTools` entries of `thread/start`: `{type?: "function", name, description,
+/// inputSchema}` or `{type: "namespace", name, tools: [...]}`. Entries that are not tool
+/// definitions are refused by name.
+pub fn dynamic_tools_in(tools: &[Value]) -> Result<Vec<core::DynamicToolSpec>, String> {
+    let mut out = Vec::new();
+    for (index, tool) in tools.iter().enumerate() {
+        match tool.get("type").and_then(Value::as_str) {
+            Some("namespace") => {
+                let namespace = tool.get("name").and_then(Value::as_str).map(str::to_string);
+                for inner in tool
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    out.push(dynamic_tool(inner, namespace.clone(), index)?);
+                }
+            }
+            None | Some("function") => out.push(dynamic_tool(tool, None, index)?),
+            Some(other) => return Err(format!("dynamicTools[{index}]: unknown type `{other}`")),
+        }
+    }
+    Ok(out)
+}
+
+fn dynamic_tool(
+    tool: &Value,
+    namespace: Option<String>,
+    index: usize,
+) -> Result<core::DynamicToolSpec, String> {
+    let name = tool
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|name| !name.is_empty())
+        .ok_or_else(|| format!("dynamicTools[{index}]: `name` is required"))?;
+    Ok(core::DynamicToolSpec {
+        name: name.to_string(),
+        namespace,
+        description: tool
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        input_schema: tool
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+    })
 }
 
 fn user_input_out(input: &core::UserInput) -> UserInput {

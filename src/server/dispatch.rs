@@ -113,8 +113,10 @@ async fn route_line(context: &Arc<ServerContext>, bytes: &[u8], ingress_tx: &Ing
         Incoming::Notification { method } => {
             tracing::debug!(%method, "client notification");
         }
-        Incoming::Response { id, .. } => {
-            tracing::debug!(%id, "response to no pending server request; ignored");
+        Incoming::Response { id, result } => {
+            if !context.server_requests.resolve(&id, result).await {
+                tracing::debug!(%id, "response to no pending server request; ignored");
+            }
         }
         Incoming::Invalid { id, reason } => {
             let error = ErrorObject::new(INVALID_REQUEST, format!("Invalid request: {reason}"));

@@ -38,6 +38,16 @@ pub fn spawn_thread_projection(
                 }
             };
             let Some(event) = event else { return };
+            // A question for the client goes out here, in event order, after every notification
+            // core emitted before it.
+            if let EventMsg::ClientRequest(request) = event {
+                context.server_requests.send(&thread_id, request).await;
+                continue;
+            }
+            let ended_turn = match &event {
+                EventMsg::TurnEnded { turn_id, .. } => Some(turn_id.clone()),
+                _ => None,
+            };
             let now_ms = chrono::Utc::now().timestamp_millis();
             for notification in projection.project(event, now_ms) {
                 if send_thread_notification(&context, &thread_id, &notification)
@@ -46,6 +56,13 @@ pub fn spawn_thread_projection(
                 {
                     return;
                 }
+            }
+            if let Some(turn_id) = ended_turn {
+                // Requests still open when their turn ended are resolved after `turn/completed`.
+                context
+                    .server_requests
+                    .turn_ended(&thread_id, &turn_id)
+                    .await;
             }
         }
     });

@@ -14,6 +14,7 @@ pub mod history;
 pub mod outgoing;
 pub mod projection;
 pub mod schema;
+pub mod server_requests;
 pub mod shutdown;
 pub mod stdio;
 
@@ -52,10 +53,16 @@ where
     ));
     let max_line_bytes = config.max_line_bytes;
     let threads = ThreadManager::new(config.home.clone())?;
+    let outgoing = OutgoingSender::new(lines_tx);
+    let server_requests = server_requests::ServerRequests::new(
+        outgoing.clone(),
+        server_requests::SERVER_REQUEST_TIMEOUT,
+    );
     let context = Arc::new(ServerContext {
         config,
         threads,
-        outgoing: OutgoingSender::new(lines_tx),
+        server_requests,
+        outgoing,
         connection: Mutex::new(ConnectionState::default()),
         loaded: Mutex::new(LoadedThreads::default()),
         projections: TaskTracker::new(),

@@ -12,7 +12,7 @@ use crate::protocol::notification::{
     ReasoningTextDeltaNotification, ServerNotification, ThreadStatusChangedNotification,
     ThreadTokenUsage, TokenUsageUpdatedNotification, TurnNotification, WarningNotification,
 };
-use crate::protocol::thread::ThreadStatus;
+use crate::protocol::thread::{ThreadActiveFlag, ThreadStatus};
 use crate::protocol::turn::{Turn, TurnStatus};
 
 use super::convert;
@@ -154,6 +154,37 @@ impl ThreadProjection {
                     thread_id: Some(thread_id),
                 }),
             ],
+            EventMsg::PlanDelta {
+                turn_id,
+                item_id,
+                delta,
+            } => vec![ServerNotification::PlanDelta(ItemDeltaNotification {
+                thread_id,
+                turn_id,
+                item_id,
+                delta,
+            })],
+            EventMsg::CommandOutputDelta {
+                turn_id,
+                item_id,
+                delta,
+            } => vec![ServerNotification::CommandExecutionOutputDelta(
+                ItemDeltaNotification {
+                    thread_id,
+                    turn_id,
+                    item_id,
+                    delta,
+                },
+            )],
+            EventMsg::WaitingOnApproval { waiting, .. } => vec![self.status(ThreadStatus::Active {
+                active_flags: if waiting {
+                    vec![ThreadActiveFlag::WaitingOnApproval]
+                } else {
+                    Vec::new()
+                },
+            })],
+            // Sent by the fanout through the server-request component, not projected.
+            EventMsg::ClientRequest(_) => Vec::new(),
             EventMsg::Warning { message } => {
                 vec![ServerNotification::Warning(WarningNotification {
                     message,

@@ -74,6 +74,8 @@ pub async fn graceful(
     writer: JoinHandle<()>,
     writer_finish: CancellationToken,
 ) {
+    // The client is gone or going: nobody will answer our requests, so no turn may wait on one.
+    context.server_requests.drain();
     let drain = async {
         // Stop taking requests: the dispatcher ends once the ingress sender is gone (the caller
         // dropped it) and the queue is empty.

@@ -6,11 +6,13 @@
 //! provider's `stream_max_retries`. Whatever ends the turn, `run_turn` emits exactly one
 //! `TurnEnded`: it is the only place that does, and it does so on every path out.
 
+mod active_item;
+mod item_events;
+mod lifecycle;
 mod request;
 mod sampling;
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
@@ -27,7 +29,8 @@ use super::thread::{PendingInput, Thread};
 
 pub(crate) use sampling::SamplingError;
 
-/// Everything one turn's task needs.
+/// Everything one turn's task needs. Cloned into each tool task of the turn.
+#[derive(Clone)]
 pub(crate) struct TurnContext {
     pub thread: Arc<Thread>,
     pub turn_id: String,
@@ -73,7 +76,12 @@ impl TurnContext {
 
 pub(crate) async fn run_turn(turn: TurnContext) {
     let started_at = now_unix_seconds();
-    let clock = Instant::now();
+    let end = lifecycle::TurnEnd::new(
+        turn.turn_id.clone(),
+        started_at,
+        turn.thread.events_tx.clone(),
+        Some(turn.thread.clone()),
+    );
     turn.emit(EventMsg::TurnStarted {
         turn_id: turn.turn_id.clone(),
         started_at,
@@ -85,7 +93,8 @@ pub(crate) async fn run_turn(turn: TurnContext) {
     })
     .await;
     let outcome = sample_until_done(&turn).await;
-    finish_turn(&turn, outcome, started_at, clock).await;
+    record_turn_end(&turn, &outcome).await;
+    end.end(outcome).await;
 }
 
 async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
@@ -176,9 +185,9 @@ pub(crate) async fn persist_turn_item(turn: &TurnContext, item: &TurnItem) {
     }
 }
 
-async fn finish_turn(turn: &TurnContext, outcome: TurnOutcome, started_at: i64, clock: Instant) {
-    let completed_at = now_unix_seconds();
-    let error = match &outcome {
+/// Writes the turn's end to the rollout and syncs it: the turn boundary is durable.
+async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome) {
+    let error = match outcome {
         TurnOutcome::Failed(error) => serde_json::to_value(error).ok(),
         _ => None,
     };
@@ -186,7 +195,7 @@ async fn finish_turn(turn: &TurnContext, outcome: TurnOutcome, started_at: i64, 
         turn_id: turn.turn_id.clone(),
         status: outcome.status().to_string(),
         error,
-        completed_at,
+        completed_at: now_unix_seconds(),
     })
     .await;
     if let Some(rollout) = &turn.thread.rollout {
@@ -194,20 +203,6 @@ async fn finish_turn(turn: &TurnContext, outcome: TurnOutcome, started_at: i64, 
             tracing::warn!(%error, "rollout fsync at turn end failed");
         }
     }
-    {
-        let mut state = turn.thread.state();
-        if state.active.as_ref().map(|a| a.turn_id.as_str()) == Some(turn.turn_id.as_str()) {
-            state.active = None;
-        }
-    }
-    turn.emit(EventMsg::TurnEnded {
-        turn_id: turn.turn_id.clone(),
-        outcome,
-        started_at,
-        completed_at,
-        duration_ms: i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX),
-    })
-    .await;
 }
 
 fn stream_turn_error(error: &StreamError, retries: u32) -> TurnError {

@@ -1,17 +1,29 @@
-//! One sampling request: send the history, consume the response stream, commit complete items.
+//! One sampling request: send the history, consume the response stream, commit complete items,
+//! then drain the tools the response started — on every way out, so no call is left without
+//! its output.
 //!
-//! Invariants (design notes 000/003): `output_item.added` only opens streaming state for at most
-//! one active item; deltas attach to the active item or are protocol errors; `output_item.done`
-//! records the complete item in live history, then appends it to the rollout; `completed` is the
-//! only success barrier and sets follow-up when `end_turn == false`.
+//! Invariants (design notes 000/001/003): at most one active item (see [`super::active_item`]);
+//! `completed` is the only success barrier — it flushes the parser of an item that never got
+//! `done`, and sets follow-up when `end_turn == false`; after the stream, in-flight tools are
+//! awaited in call order and each output recorded (live history, then rollout); only then is
+//! token usage emitted and the result returned. Nothing after `completed` belongs to the response.
 
-use crate::client::{ClientError, RequestContext};
-use crate::wire::{ReasoningSummary, ResponseEvent, ResponseItem, StreamError, TokenUsage};
+use std::collections::VecDeque;
+
+use tokio::task::JoinHandle;
+
+use crate::client::{ClientError, RequestContext, ResponseStream};
+use crate::wire::event::RateLimitSnapshot;
+use crate::wire::{ResponseEvent, StreamError, TokenUsage};
 
 use super::super::event::EventMsg;
 use super::super::items::TurnItem;
+use super::super::settings::{ReasoningSummaryMode, ThreadSettings};
+use super::super::tools::{self, ToolOutput};
+use super::active_item::{ActiveItemSlot, ToolInputStream};
+use super::item_events::{self, PlanItemState};
 use super::request::build_request;
-use super::{persist_turn_item, TurnContext};
+use super::TurnContext;
 
 #[derive(Debug)]
 pub(crate) enum SamplingError {
@@ -26,11 +38,57 @@ pub(crate) struct SamplingResult {
     pub final_items: Vec<TurnItem>,
 }
 
-/// The item currently receiving deltas.
-struct ActiveItem {
-    /// The id deltas refer to (the provider's item id).
-    wire_id: String,
-    item: TurnItem,
+/// A tool started by this response, awaited in call order after the stream.
+pub(crate) enum InFlightTool {
+    Running {
+        call_id: String,
+        handle: JoinHandle<Option<ToolOutput>>,
+    },
+    /// A call that could not run, answered at once.
+    Ready(ToolOutput),
+}
+
+/// The state of one response while it streams.
+pub(crate) struct ResponseState {
+    pub settings: ThreadSettings,
+    pub active: ActiveItemSlot,
+    pub tool_input: Option<ToolInputStream>,
+    pub plan_mode: bool,
+    pub plan: Option<PlanItemState>,
+    pub show_raw_reasoning: bool,
+    pub sequential_cutoff: bool,
+    pub in_flight: VecDeque<InFlightTool>,
+    pub needs_follow_up: bool,
+    pub final_items: Vec<TurnItem>,
+    rate_limits: Option<RateLimitSnapshot>,
+}
+
+impl ResponseState {
+    fn new(turn: &TurnContext, settings: ThreadSettings) -> ResponseState {
+        ResponseState {
+            plan_mode: settings.plan_mode,
+            plan: settings.plan_mode.then(|| PlanItemState {
+                id: format!("{}-plan", turn.turn_id),
+                started: false,
+                completed: false,
+            }),
+            show_raw_reasoning: settings.show_raw_agent_reasoning,
+            sequential_cutoff: settings.reasoning_summary_mode
+                == ReasoningSummaryMode::SequentialCutoff,
+            settings,
+            active: ActiveItemSlot::default(),
+            tool_input: None,
+            in_flight: VecDeque::new(),
+            needs_follow_up: false,
+            final_items: Vec::new(),
+            rate_limits: None,
+        }
+    }
+}
+
+/// How the stream part of a response ended.
+struct Completed {
+    token_usage: Option<TokenUsage>,
 }
 
 pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, SamplingError> {
@@ -39,7 +97,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         &settings,
         turn.thread.history(),
         turn.thread.id.as_str(),
-        Vec::new(),
+        tools::tool_specs(&settings),
     );
     let context = RequestContext {
         thread_id: turn.thread.id.to_string(),
@@ -47,14 +105,30 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         turn_state: Default::default(),
     };
     let provider = settings.provider.clone();
-    let mut stream = tokio::select! {
+    let stream = tokio::select! {
         _ = turn.cancel.cancelled() => return Err(SamplingError::Interrupted),
         stream = turn.thread.client.stream(&provider, &request, &context) => {
             stream.map_err(SamplingError::Client)?
         }
     };
-    let mut active: Option<ActiveItem> = None;
-    let mut final_items = Vec::new();
+    let mut state = ResponseState::new(turn, settings);
+    let outcome = consume_stream(turn, &mut state, stream).await;
+    drain_in_flight(turn, &mut state).await;
+    let completed = outcome?;
+    emit_usage(turn, completed.token_usage, &state).await;
+    Ok(SamplingResult {
+        needs_follow_up: state.needs_follow_up,
+        final_items: state.final_items,
+    })
+}
+
+/// Reads events until `completed`, an error or an interrupt. The stream is dropped on return,
+/// which cancels its mapper task and frees the connection.
+async fn consume_stream(
+    turn: &TurnContext,
+    state: &mut ResponseState,
+    mut stream: ResponseStream,
+) -> Result<Completed, SamplingError> {
     loop {
         let event = tokio::select! {
             biased;
@@ -66,216 +140,220 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
             Some(Err(error)) => return Err(SamplingError::Stream(error)),
             Some(Ok(event)) => event,
         };
-        match event {
-            ResponseEvent::Completed {
-                token_usage,
-                end_turn,
-                ..
-            } => {
-                emit_usage(turn, token_usage, &settings).await;
-                return Ok(SamplingResult {
-                    needs_follow_up: end_turn == Some(false),
-                    final_items,
-                });
-            }
-            ResponseEvent::OutputItemAdded(item) => {
-                if let Some(opened) = open_item(&item) {
-                    turn.emit(EventMsg::ItemStarted {
-                        turn_id: turn.turn_id.clone(),
-                        item: opened.item.clone(),
-                    })
-                    .await;
-                    active = Some(opened);
-                }
-            }
-            ResponseEvent::OutputItemDone(item) => {
-                let was_active = active.take();
-                if let Some(done) = complete_item(turn, &item, was_active).await {
-                    if matches!(done, TurnItem::AgentMessage { .. }) {
-                        final_items.push(done);
-                    }
-                }
-                turn.record_history(item).await;
-            }
-            ResponseEvent::OutputTextDelta { item_id, delta } => {
-                on_text_delta(turn, active.as_mut(), item_id, delta).await;
-            }
-            ResponseEvent::ReasoningSummaryDelta {
-                item_id,
-                delta,
-                summary_index,
-            } => {
-                turn.emit(EventMsg::ReasoningSummaryDelta {
-                    turn_id: turn.turn_id.clone(),
-                    item_id,
-                    delta,
-                    summary_index,
-                })
-                .await;
-            }
-            ResponseEvent::ReasoningSummaryPartAdded {
-                item_id,
-                summary_index,
-            } => {
-                turn.emit(EventMsg::ReasoningSummaryPartAdded {
-                    turn_id: turn.turn_id.clone(),
-                    item_id,
-                    summary_index,
-                })
-                .await;
-            }
-            ResponseEvent::ServerModel(model) if model != settings.model => {
-                turn.emit(EventMsg::ModelRerouted {
-                    turn_id: turn.turn_id.clone(),
-                    from_model: settings.model.clone(),
-                    to_model: model,
-                })
-                .await;
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Opens streaming state for the item kinds that stream to the client.
-fn open_item(item: &ResponseItem) -> Option<ActiveItem> {
-    match item {
-        ResponseItem::Message {
-            id, role, phase, ..
-        } if role == "assistant" => {
-            let wire_id = id.clone().unwrap_or_else(new_item_id);
-            Some(ActiveItem {
-                item: TurnItem::AgentMessage {
-                    id: wire_id.clone(),
-                    text: String::new(),
-                    phase: phase.clone(),
-                },
-                wire_id,
-            })
-        }
-        ResponseItem::Reasoning { id, .. } => {
-            let wire_id = if id.is_empty() {
-                new_item_id()
-            } else {
-                id.clone()
-            };
-            Some(ActiveItem {
-                item: TurnItem::Reasoning {
-                    id: wire_id.clone(),
-                    summary: Vec::new(),
-                    content: Vec::new(),
-                },
-                wire_id,
-            })
-        }
-        _ => None,
-    }
-}
-
-async fn on_text_delta(
-    turn: &TurnContext,
-    active: Option<&mut ActiveItem>,
-    item_id: String,
-    delta: String,
-) {
-    match active {
-        Some(ActiveItem {
-            item: TurnItem::AgentMessage { id, text, .. },
+        if let ResponseEvent::Completed {
+            token_usage,
+            end_turn,
             ..
-        }) => {
-            text.push_str(&delta);
-            turn.emit(EventMsg::AgentMessageDelta {
+        } = event
+        {
+            on_completed(turn, state, end_turn).await;
+            return Ok(Completed { token_usage });
+        }
+        on_event(turn, state, event).await;
+    }
+}
+
+/// `completed`: the parser of an item that never got `done` is finished here (its item stays
+/// uncommitted), and `end_turn == false` asks for another sampling step.
+async fn on_completed(turn: &TurnContext, state: &mut ResponseState, end_turn: Option<bool>) {
+    if let Some(mut active) = state.active.take() {
+        item_events::flush_active_text(turn, &mut active, &mut state.plan).await;
+    }
+    if end_turn == Some(false) {
+        state.needs_follow_up = true;
+    }
+}
+
+async fn on_event(turn: &TurnContext, state: &mut ResponseState, event: ResponseEvent) {
+    match event {
+        ResponseEvent::OutputItemAdded(item) => item_events::on_item_added(turn, state, item).await,
+        ResponseEvent::OutputItemDone(item) => item_events::on_item_done(turn, state, item).await,
+        ResponseEvent::OutputTextDelta { delta, .. } => {
+            item_events::on_text_delta(turn, state, &delta).await
+        }
+        ResponseEvent::ReasoningSummaryDelta {
+            delta,
+            summary_index,
+            ..
+        } => on_summary_delta(turn, state, delta, summary_index).await,
+        ResponseEvent::ReasoningSummaryPartAdded { summary_index, .. } => {
+            on_summary_part(turn, state, summary_index).await
+        }
+        ResponseEvent::ReasoningSummaryDone {
+            item_id,
+            text,
+            summary_index,
+        } => on_summary_done(turn, state, item_id, text, summary_index).await,
+        ResponseEvent::ReasoningContentDelta {
+            delta,
+            content_index,
+            ..
+        } => on_raw_reasoning(turn, state, delta, content_index).await,
+        ResponseEvent::CustomToolCallInputDelta { call_id, delta, .. } => {
+            if let Some(input) = state.tool_input.as_mut() {
+                input.consume(call_id.as_deref(), &delta);
+            }
+        }
+        ResponseEvent::ServerModel(model) if model != state.settings.model => {
+            turn.emit(EventMsg::ModelRerouted {
                 turn_id: turn.turn_id.clone(),
-                item_id: id.clone(),
-                delta,
+                from_model: state.settings.model.clone(),
+                to_model: model,
             })
             .await;
         }
-        _ => {
-            tracing::error!(%item_id, "text delta without an active message item");
-            turn.emit(EventMsg::Warning {
-                message: format!("protocol error: text delta for {item_id} without an active item"),
-            })
-            .await;
-        }
+        ResponseEvent::RateLimits(snapshot) => state.rate_limits = Some(snapshot),
+        // Function-call arguments have no streaming consumer: the call runs once it is done.
+        ResponseEvent::FunctionCallArgumentsDelta { .. }
+        | ResponseEvent::Created { .. }
+        | ResponseEvent::ServerModel(_)
+        | ResponseEvent::ModelsEtag(_)
+        | ResponseEvent::Completed { .. } => {}
     }
 }
 
-/// Emits `ItemStarted` (if the item never streamed) and `ItemCompleted` for a finished item, and
-/// persists it. Returns the completed item.
-async fn complete_item(
+async fn on_summary_delta(
     turn: &TurnContext,
-    item: &ResponseItem,
-    active: Option<ActiveItem>,
-) -> Option<TurnItem> {
-    let completed = match item {
-        ResponseItem::Message {
-            id, role, phase, ..
-        } if role == "assistant" => TurnItem::AgentMessage {
-            id: active
-                .as_ref()
-                .map(|a| a.wire_id.clone())
-                .or_else(|| id.clone())
-                .unwrap_or_else(new_item_id),
-            text: item.message_text().unwrap_or_default(),
-            phase: phase.clone(),
-        },
-        ResponseItem::Reasoning {
-            id,
-            summary,
-            content,
-            ..
-        } => TurnItem::Reasoning {
-            id: active
-                .as_ref()
-                .map(|a| a.wire_id.clone())
-                .unwrap_or_else(|| {
-                    if id.is_empty() {
-                        new_item_id()
-                    } else {
-                        id.clone()
-                    }
-                }),
-            summary: summary
-                .iter()
-                .map(|ReasoningSummary::SummaryText { text }| text.clone())
-                .collect(),
-            content: content
-                .iter()
-                .flatten()
-                .map(|part| match part {
-                    crate::wire::item::ReasoningContent::ReasoningText { text }
-                    | crate::wire::item::ReasoningContent::Text { text } => text.clone(),
-                })
-                .collect(),
-        },
-        _ => return None,
+    state: &mut ResponseState,
+    delta: String,
+    summary_index: i64,
+) {
+    if state.sequential_cutoff {
+        return;
+    }
+    match state
+        .active
+        .reasoning_for_delta("reasoning_summary_text.delta")
+    {
+        Ok(active) => {
+            let item_id = active.id.clone();
+            turn.emit(EventMsg::ReasoningSummaryDelta {
+                turn_id: turn.turn_id.clone(),
+                item_id,
+                delta,
+                summary_index,
+            })
+            .await;
+        }
+        Err(error) => item_events::warn_protocol_error(turn, &error).await,
+    }
+}
+
+async fn on_summary_part(turn: &TurnContext, state: &mut ResponseState, summary_index: i64) {
+    if state.sequential_cutoff {
+        return;
+    }
+    match state
+        .active
+        .reasoning_for_delta("reasoning_summary_part.added")
+    {
+        Ok(active) => {
+            let item_id = active.id.clone();
+            turn.emit(EventMsg::ReasoningSummaryPartAdded {
+                turn_id: turn.turn_id.clone(),
+                item_id,
+                summary_index,
+            })
+            .await;
+        }
+        Err(error) => item_events::warn_protocol_error(turn, &error).await,
+    }
+}
+
+/// Sequential-cutoff mode only: a finished summary part, shown whole — for the active reasoning
+/// item only. A late part of an earlier item is stale and dropped, never attached to whatever
+/// is active now.
+async fn on_summary_done(
+    turn: &TurnContext,
+    state: &mut ResponseState,
+    item_id: String,
+    text: String,
+    summary_index: i64,
+) {
+    if !state.sequential_cutoff {
+        return;
+    }
+    let Some(active) = state
+        .active
+        .reasoning_for_delta("reasoning_summary_text.done")
+        .ok()
+    else {
+        tracing::debug!(%item_id, "summary for an item that is no longer active dropped");
+        return;
     };
-    if active.is_none() {
-        turn.emit(EventMsg::ItemStarted {
+    let refers_to_active = active.provider_id.as_deref().unwrap_or(&active.id) == item_id;
+    if !refers_to_active {
+        tracing::debug!(%item_id, active = %active.id, "stale reasoning summary dropped");
+        return;
+    }
+    let item_id = active.id.clone();
+    if summary_index > 0 {
+        turn.emit(EventMsg::ReasoningSummaryPartAdded {
             turn_id: turn.turn_id.clone(),
-            item: completed.clone(),
+            item_id: item_id.clone(),
+            summary_index,
         })
         .await;
     }
-    persist_turn_item(turn, &completed).await;
-    turn.emit(EventMsg::ItemCompleted {
+    turn.emit(EventMsg::ReasoningSummaryDelta {
         turn_id: turn.turn_id.clone(),
-        item: completed.clone(),
+        item_id,
+        delta: text,
+        summary_index,
     })
     .await;
-    Some(completed)
 }
 
-async fn emit_usage(
+async fn on_raw_reasoning(
     turn: &TurnContext,
-    usage: Option<TokenUsage>,
-    settings: &crate::core::ThreadSettings,
+    state: &mut ResponseState,
+    delta: String,
+    content_index: i64,
 ) {
+    let show = state.show_raw_reasoning;
+    match state.active.reasoning_for_delta("reasoning_text.delta") {
+        Ok(active) if show => {
+            let item_id = active.id.clone();
+            turn.emit(EventMsg::ReasoningRawDelta {
+                turn_id: turn.turn_id.clone(),
+                item_id,
+                delta,
+                content_index,
+            })
+            .await;
+        }
+        Ok(_) => {}
+        Err(error) => item_events::warn_protocol_error(turn, &error).await,
+    }
+}
+
+/// Awaits the response's tools in call order and records each output. A tool that produced
+/// none (the turn was interrupted, or it crashed) still gets an output, so the history never
+/// holds a call without one and the next turn can be sampled.
+async fn drain_in_flight(turn: &TurnContext, state: &mut ResponseState) {
+    while let Some(tool) = state.in_flight.pop_front() {
+        let output = match tool {
+            InFlightTool::Ready(output) => output,
+            InFlightTool::Running { call_id, handle } => match handle.await {
+                Ok(Some(output)) => output,
+                Ok(None) => {
+                    item_events::aborted_output(call_id, "aborted: the turn was interrupted")
+                }
+                Err(error) => {
+                    tracing::error!(%error, %call_id, "tool task failed");
+                    item_events::aborted_output(call_id, "the tool failed unexpectedly")
+                }
+            },
+        };
+        turn.record_history(output.into_item()).await;
+    }
+}
+
+async fn emit_usage(turn: &TurnContext, usage: Option<TokenUsage>, state: &ResponseState) {
     let last = usage.unwrap_or_default();
     let total = {
-        let mut state = turn.thread.state();
-        let total = &mut state.total_usage;
+        let mut thread_state = turn.thread.state();
+        let total = &mut thread_state.total_usage;
         total.input_tokens += last.input_tokens;
         total.cached_input_tokens += last.cached_input_tokens;
         total.output_tokens += last.output_tokens;
@@ -287,16 +365,12 @@ async fn emit_usage(
         turn_id: turn.turn_id.clone(),
         total,
         last,
-        model_context_window: settings.model_context_window,
+        model_context_window: state.settings.model_context_window,
     })
     .await;
     turn.emit(EventMsg::RateLimits {
         turn_id: turn.turn_id.clone(),
-        snapshot: None,
+        snapshot: state.rate_limits.clone(),
     })
     .await;
-}
-
-fn new_item_id() -> String {
-    format!("item_{}", uuid::Uuid::now_v7().simple())
 }

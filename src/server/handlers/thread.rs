@@ -270,6 +270,12 @@ fn settings_from(
         show_raw_agent_reasoning: config.show_raw_agent_reasoning,
         originator: context.connection().client_name.clone(),
         model_context_window: config.model_context_window,
+        reasoning_summary_mode: config.reasoning_summary_mode,
+        plan_mode: false,
+        dynamic_tools: match &params.dynamic_tools {
+            Some(tools) => convert::dynamic_tools_in(tools).map_err(HandlerError::InvalidParams)?,
+            None => Vec::new(),
+        },
     })
 }
 

@@ -58,6 +58,9 @@ fn apply_overrides(thread: &crate::core::Thread, params: &TurnStartParams) {
         if let Some(summary) = &params.summary {
             settings.reasoning_summary = Some(summary.clone());
         }
+        if let Some(mode) = &params.collaboration_mode {
+            settings.plan_mode = mode.get("mode").and_then(|m| m.as_str()) == Some("plan");
+        }
     });
 }
 

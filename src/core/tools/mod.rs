@@ -1,0 +1,223 @@
+//! Tools the model can call: what we offer in the request (`tools`), how a complete call item is
+//! routed, and the output that goes back to the model. One file per tool.
+//!
+//! A call that cannot run (unknown tool, bad arguments) is answered at once with a synthetic
+//! output, so the model learns why and the history never holds a call without its output.
+
+pub(crate) mod client_tool;
+pub(crate) mod shell;
+
+use serde_json::{json, Value};
+
+use crate::wire::ResponseItem;
+
+use super::approval::ClientToolCall;
+use super::settings::ThreadSettings;
+use super::turn::TurnContext;
+
+/// What goes back to the model for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ToolOutput {
+    pub call_id: String,
+    /// Answer a `custom_tool_call` with `custom_tool_call_output`.
+    pub custom: bool,
+    pub text: String,
+}
+
+impl ToolOutput {
+    pub(crate) fn into_item(self) -> ResponseItem {
+        if self.custom {
+            ResponseItem::CustomToolCallOutput {
+                call_id: self.call_id,
+                output: self.text,
+            }
+        } else {
+            ResponseItem::FunctionCallOutput {
+                call_id: self.call_id,
+                output: self.text,
+            }
+        }
+    }
+}
+
+/// A call that will run.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ToolCall {
+    Shell {
+        call_id: String,
+        args: shell::ShellArgs,
+    },
+    Client(ClientToolCall),
+}
+
+impl ToolCall {
+    pub(crate) fn call_id(&self) -> &str {
+        match self {
+            ToolCall::Shell { call_id, .. } => call_id,
+            ToolCall::Client(call) => &call.call_id,
+        }
+    }
+}
+
+/// How a complete output item is handled.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Routed {
+    Run(ToolCall),
+    /// A call that cannot run; this output goes to the model instead.
+    Refused(ToolOutput),
+    NotATool,
+}
+
+/// The tool definitions offered to the model on every request.
+pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
+    let mut specs = vec![shell::spec()];
+    for tool in &settings.dynamic_tools {
+        specs.push(json!({
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "strict": false,
+            "parameters": tool.input_schema,
+        }));
+    }
+    specs
+}
+
+pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
+    match item {
+        ResponseItem::FunctionCall {
+            call_id,
+            name,
+            arguments,
+            ..
+        } => route_function_call(call_id, name, arguments, settings),
+        ResponseItem::CustomToolCall { call_id, name, .. } => Routed::Refused(ToolOutput {
+            call_id: call_id.clone(),
+            custom: true,
+            text: format!("unsupported custom tool call: {name}"),
+        }),
+        _ => Routed::NotATool,
+    }
+}
+
+fn route_function_call(
+    call_id: &str,
+    name: &str,
+    arguments: &str,
+    settings: &ThreadSettings,
+) -> Routed {
+    let refuse = |text: String| {
+        Routed::Refused(ToolOutput {
+            call_id: call_id.to_string(),
+            custom: false,
+            text,
+        })
+    };
+    if name == shell::TOOL_NAME {
+        return match serde_json::from_str::<shell::ShellArgs>(arguments) {
+            Ok(args) => Routed::Run(ToolCall::Shell {
+                call_id: call_id.to_string(),
+                args,
+            }),
+            Err(error) => refuse(format!("failed to parse function arguments: {error}")),
+        };
+    }
+    let Some(tool) = settings.dynamic_tools.iter().find(|tool| tool.name == name) else {
+        return refuse(format!("unsupported call: {name}"));
+    };
+    let arguments = if arguments.trim().is_empty() {
+        Value::Object(Default::default())
+    } else {
+        match serde_json::from_str(arguments) {
+            Ok(value) => value,
+            Err(error) => return refuse(format!("failed to parse function arguments: {error}")),
+        }
+    };
+    Routed::Run(ToolCall::Client(ClientToolCall {
+        call_id: call_id.to_string(),
+        namespace: tool.namespace.clone(),
+        tool: tool.name.clone(),
+        arguments,
+    }))
+}
+
+/// Runs a call to its output. `None` when the turn was cancelled before an answer existed.
+pub(crate) async fn run(turn: TurnContext, call: ToolCall) -> Option<ToolOutput> {
+    match call {
+        ToolCall::Shell { call_id, args } => shell::run(&turn, call_id, args).await,
+        ToolCall::Client(call) => client_tool::run(&turn, call).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::settings::DynamicToolSpec;
+
+    fn settings() -> ThreadSettings {
+        ThreadSettings {
+            model: "m".into(),
+            provider: crate::client::ProviderInfo::openai(),
+            cwd: "/".into(),
+            base_instructions: String::new(),
+            developer_instructions: None,
+            approval_policy: Default::default(),
+            sandbox: Default::default(),
+            reasoning_effort: None,
+            reasoning_summary: None,
+            show_raw_agent_reasoning: false,
+            originator: String::new(),
+            model_context_window: None,
+            reasoning_summary_mode: Default::default(),
+            plan_mode: false,
+            dynamic_tools: vec![DynamicToolSpec {
+                name: "lookup_ticket".into(),
+                namespace: None,
+                description: "d".into(),
+                input_schema: json!({"type": "object"}),
+            }],
+        }
+    }
+
+    fn call(name: &str, arguments: &str) -> ResponseItem {
+        ResponseItem::FunctionCall {
+            id: None,
+            call_id: "c1".into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn calls_route_to_their_tool_or_get_a_synthetic_output() {
+        let settings = settings();
+        assert!(matches!(
+            route(&call("exec_command", r#"{"cmd":"ls"}"#), &settings),
+            Routed::Run(ToolCall::Shell { .. })
+        ));
+        assert!(matches!(
+            route(&call("lookup_ticket", r#"{"id":"A"}"#), &settings),
+            Routed::Run(ToolCall::Client(ClientToolCall { ref tool, .. })) if tool == "lookup_ticket"
+        ));
+        match route(&call("nope", "{}"), &settings) {
+            Routed::Refused(output) => {
+                assert_eq!(output.call_id, "c1");
+                assert_eq!(output.text, "unsupported call: nope");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(matches!(
+            route(&call("exec_command", "{not json"), &settings),
+            Routed::Refused(_)
+        ));
+        assert_eq!(
+            route(&ResponseItem::user_text("x"), &settings),
+            Routed::NotATool
+        );
+        let names: Vec<Value> = tool_specs(&settings)
+            .iter()
+            .map(|spec| spec["name"].clone())
+            .collect();
+        assert_eq!(names, vec![json!("exec_command"), json!("lookup_ticket")]);
+    }
+}

@@ -1,0 +1,302 @@
+//! The item that currently receives deltas, and the custom-tool input stream.
+//!
+//! Invariants (design notes 000/001): `output_item.added` opens streaming state for at most one
+//! item at a time; a text or reasoning delta belongs to the active item or is a protocol error —
+//! never attached to a guessed item; `output_item.done` closes it. Items the provider sent
+//! without an id get one here, before anything is emitted, and keep it through deltas, done,
+//! history and rollout. Tool-call items never become the active item: their argument deltas go to
+//! a [`ToolInputStream`], matched by call id.
+
+use crate::wire::ResponseItem;
+
+use super::super::text::AssistantTextParser;
+
+/// A provider event that breaks the stream's ownership rules.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ProtocolError {
+    #[error("output_item.added for {new} while {open} is still active")]
+    OverlappingItems { open: String, new: String },
+    #[error("{event} without an active item")]
+    NoActiveItem { event: &'static str },
+    #[error("{event} while the active item {item} is not a {expected}")]
+    WrongItemKind {
+        event: &'static str,
+        item: String,
+        expected: &'static str,
+    },
+}
+
+/// Logs a protocol error and returns the warning text for the client. In unit tests it fails
+/// the test outright: an illegal sequence there is a bug in the code or the fixture.
+pub(crate) fn report_protocol_error(error: &ProtocolError) -> String {
+    tracing::error!(%error, "provider stream protocol error");
+    #[cfg(test)]
+    panic!("protocol error: {error}");
+    #[cfg(not(test))]
+    format!("protocol error in the model's response stream: {error}")
+}
+
+/// What kind of item is streaming, with its per-kind state.
+#[derive(Debug)]
+pub(crate) enum ActiveKind {
+    AgentMessage {
+        phase: Option<String>,
+        parser: AssistantTextParser,
+        /// Plan mode defers `item/started` until visible text exists.
+        started: bool,
+        /// Plan mode: whitespace seen before the start, sent with the first visible text.
+        held_whitespace: String,
+    },
+    Reasoning,
+}
+
+#[derive(Debug)]
+pub(crate) struct ActiveItem {
+    /// The id every event for this item carries (the provider's, or one we assigned).
+    pub id: String,
+    /// The id the provider used, which `reasoning_summary_text.done` refers to.
+    pub provider_id: Option<String>,
+    pub kind: ActiveKind,
+}
+
+/// At most one active item.
+#[derive(Debug, Default)]
+pub(crate) struct ActiveItemSlot {
+    item: Option<ActiveItem>,
+}
+
+impl ActiveItemSlot {
+    /// Opens `item`. An item still open is abandoned (returned) and the overlap reported.
+    pub(crate) fn open(&mut self, item: ActiveItem) -> Result<(), (ProtocolError, ActiveItem)> {
+        let new = item.id.clone();
+        match self.item.replace(item) {
+            None => Ok(()),
+            Some(previous) => Err((
+                ProtocolError::OverlappingItems {
+                    open: previous.id.clone(),
+                    new,
+                },
+                previous,
+            )),
+        }
+    }
+
+    pub(crate) fn take(&mut self) -> Option<ActiveItem> {
+        self.item.take()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn get(&self) -> Option<&ActiveItem> {
+        self.item.as_ref()
+    }
+
+    pub(crate) fn get_mut(&mut self) -> Option<&mut ActiveItem> {
+        self.item.as_mut()
+    }
+
+    /// The active agent message, for a text delta.
+    pub(crate) fn message_for_delta(&mut self) -> Result<&mut ActiveItem, ProtocolError> {
+        self.expect_kind("output_text.delta", "message", |kind| {
+            matches!(kind, ActiveKind::AgentMessage { .. })
+        })
+    }
+
+    /// The active reasoning item, for a reasoning delta named `event`.
+    pub(crate) fn reasoning_for_delta(
+        &mut self,
+        event: &'static str,
+    ) -> Result<&mut ActiveItem, ProtocolError> {
+        self.expect_kind(event, "reasoning item", |kind| {
+            matches!(kind, ActiveKind::Reasoning)
+        })
+    }
+
+    fn expect_kind(
+        &mut self,
+        event: &'static str,
+        expected: &'static str,
+        is_kind: impl Fn(&ActiveKind) -> bool,
+    ) -> Result<&mut ActiveItem, ProtocolError> {
+        match self.item.as_mut() {
+            None => Err(ProtocolError::NoActiveItem { event }),
+            Some(item) if is_kind(&item.kind) => Ok(item),
+            Some(item) => Err(ProtocolError::WrongItemKind {
+                event,
+                item: item.id.clone(),
+                expected,
+            }),
+        }
+    }
+}
+
+/// Gives `item` an id when the provider sent none: the active item's when it is the same item
+/// (same kind), else a fresh one. Returns the item's id; `None` for kinds that carry no id.
+pub(crate) fn ensure_item_id(
+    item: &mut ResponseItem,
+    active: Option<&ActiveItem>,
+) -> Option<String> {
+    let same_kind_active = active.filter(|active| {
+        matches!(
+            (item as &ResponseItem, &active.kind),
+            (
+                ResponseItem::Message { .. },
+                ActiveKind::AgentMessage { .. }
+            ) | (ResponseItem::Reasoning { .. }, ActiveKind::Reasoning)
+        )
+    });
+    let fill = |slot: &mut Option<String>| {
+        if slot.as_deref().is_none_or(str::is_empty) {
+            *slot = Some(
+                same_kind_active
+                    .map(|active| active.id.clone())
+                    .unwrap_or_else(new_item_id),
+            );
+        }
+        slot.clone()
+    };
+    match item {
+        ResponseItem::Message { id, .. }
+        | ResponseItem::FunctionCall { id, .. }
+        | ResponseItem::CustomToolCall { id, .. }
+        | ResponseItem::WebSearchCall { id, .. } => fill(id),
+        ResponseItem::Reasoning { id, .. } => {
+            let mut slot = Some(std::mem::take(id)).filter(|id| !id.is_empty());
+            let filled = fill(&mut slot);
+            *id = slot.unwrap_or_default();
+            filled
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn new_item_id() -> String {
+    format!("item_{}", uuid::Uuid::now_v7().simple())
+}
+
+/// The streamed input of the custom tool call being generated. Created when its item is added;
+/// a delta naming another call is dropped (two calls' inputs must never be spliced together);
+/// a function-call item replaces it with nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ToolInputStream {
+    pub call_id: String,
+    pub tool: String,
+    pub input: String,
+}
+
+impl ToolInputStream {
+    pub(crate) fn new(call_id: String, tool: String) -> ToolInputStream {
+        ToolInputStream {
+            call_id,
+            tool,
+            input: String::new(),
+        }
+    }
+
+    /// Appends a delta; false (and nothing appended) when it names another call.
+    pub(crate) fn consume(&mut self, call_id: Option<&str>, delta: &str) -> bool {
+        if call_id.is_some_and(|call_id| call_id != self.call_id) {
+            tracing::debug!(active = %self.call_id, ?call_id, "tool input delta for another call dropped");
+            return false;
+        }
+        self.input.push_str(delta);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(id: &str) -> ActiveItem {
+        ActiveItem {
+            id: id.to_string(),
+            provider_id: Some(id.to_string()),
+            kind: ActiveKind::AgentMessage {
+                phase: None,
+                parser: AssistantTextParser::new(false),
+                started: true,
+                held_whitespace: String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn a_delta_without_an_active_item_is_a_protocol_error() {
+        let mut slot = ActiveItemSlot::default();
+        assert_eq!(
+            slot.message_for_delta().err(),
+            Some(ProtocolError::NoActiveItem {
+                event: "output_text.delta"
+            })
+        );
+        assert!(slot.open(message("msg_1")).is_ok());
+        assert!(slot.message_for_delta().is_ok());
+        assert!(matches!(
+            slot.reasoning_for_delta("reasoning_summary_text.delta"),
+            Err(ProtocolError::WrongItemKind { .. })
+        ));
+        assert!(slot.take().is_some());
+        assert!(slot.message_for_delta().is_err());
+    }
+
+    #[test]
+    #[should_panic(expected = "protocol error")]
+    fn protocol_errors_fail_test_builds() {
+        report_protocol_error(&ProtocolError::NoActiveItem {
+            event: "output_text.delta",
+        });
+    }
+
+    #[test]
+    fn at_most_one_item_is_active() {
+        let mut slot = ActiveItemSlot::default();
+        assert!(slot.open(message("a")).is_ok());
+        match slot.open(message("b")) {
+            Err((ProtocolError::OverlappingItems { open, new }, previous)) => {
+                assert_eq!((open.as_str(), new.as_str()), ("a", "b"));
+                assert_eq!(previous.id, "a");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(slot.get().map(|item| item.id.as_str()), Some("b"));
+    }
+
+    #[test]
+    fn items_without_provider_ids_keep_the_active_items_id() {
+        let active = ActiveItem {
+            id: "item_assigned".into(),
+            provider_id: None,
+            kind: ActiveKind::Reasoning,
+        };
+        let mut done = ResponseItem::Reasoning {
+            id: String::new(),
+            summary: Vec::new(),
+            content: None,
+            encrypted_content: None,
+        };
+        assert_eq!(
+            ensure_item_id(&mut done, Some(&active)).as_deref(),
+            Some("item_assigned")
+        );
+        assert_eq!(done.id(), Some("item_assigned"));
+        let mut other_kind = ResponseItem::user_text("x");
+        let assigned = ensure_item_id(&mut other_kind, Some(&active));
+        assert!(assigned.is_some_and(|id| id != "item_assigned"));
+        let mut with_id = ResponseItem::FunctionCall {
+            id: Some("fc_1".into()),
+            call_id: "c".into(),
+            name: "n".into(),
+            arguments: String::new(),
+        };
+        assert_eq!(ensure_item_id(&mut with_id, None).as_deref(), Some("fc_1"));
+    }
+
+    #[test]
+    fn tool_input_deltas_for_another_call_are_dropped() {
+        let mut stream = ToolInputStream::new("call_1".into(), "apply_patch".into());
+        assert!(stream.consume(None, "a"));
+        assert!(stream.consume(Some("call_1"), "b"));
+        assert!(!stream.consume(Some("call_2"), "X"));
+        assert_eq!(stream.input, "ab");
+    }
+}

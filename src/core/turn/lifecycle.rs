@@ -1,0 +1,124 @@
+//! The turn as a state machine that ends exactly once. A [`TurnEnd`] is created when the turn
+//! starts; ending consumes it (so a second end does not compile), and dropping it without an end
+//! — a panic, a task torn down — still emits one `TurnEnded` (failed) and frees the thread for
+//! the next turn. Every path out of a turn therefore produces exactly one terminal event.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+
+use super::super::error::{TurnError, TurnErrorKind};
+use super::super::event::{EventMsg, TurnOutcome};
+use super::super::now_unix_seconds;
+use super::super::thread::Thread;
+
+/// Ends a turn. See the module docs.
+pub(crate) struct TurnEnd {
+    turn_id: String,
+    started_at: i64,
+    clock: Instant,
+    events_tx: mpsc::Sender<EventMsg>,
+    /// Frees the thread's active-turn slot; `None` once used.
+    thread: Option<Arc<Thread>>,
+}
+
+impl TurnEnd {
+    pub(crate) fn new(
+        turn_id: String,
+        started_at: i64,
+        events_tx: mpsc::Sender<EventMsg>,
+        thread: Option<Arc<Thread>>,
+    ) -> TurnEnd {
+        TurnEnd {
+            turn_id,
+            started_at,
+            clock: Instant::now(),
+            events_tx,
+            thread,
+        }
+    }
+
+    /// The terminal event for `outcome`; frees the thread's active slot first, so the next
+    /// `turn/start` after `turn/completed` starts a new turn.
+    fn terminal_event(&mut self, outcome: TurnOutcome) -> EventMsg {
+        if let Some(thread) = self.thread.take() {
+            thread.turn_ended(&self.turn_id);
+        }
+        EventMsg::TurnEnded {
+            turn_id: self.turn_id.clone(),
+            outcome,
+            started_at: self.started_at,
+            completed_at: now_unix_seconds(),
+            duration_ms: i64::try_from(self.clock.elapsed().as_millis()).unwrap_or(i64::MAX),
+        }
+    }
+
+    /// Emits the one terminal event. Consumes the guard.
+    pub(crate) async fn end(mut self, outcome: TurnOutcome) {
+        let event = self.terminal_event(outcome);
+        if self.events_tx.send(event).await.is_err() {
+            tracing::debug!(turn_id = %self.turn_id, "event receiver gone at turn end");
+        }
+        // Mark as ended: Drop must not emit a second terminal event.
+        self.events_tx = closed_sender();
+    }
+}
+
+impl Drop for TurnEnd {
+    fn drop(&mut self) {
+        if self.events_tx.is_closed() {
+            return;
+        }
+        let error = TurnError {
+            message: "the turn stopped unexpectedly".to_string(),
+            kind: TurnErrorKind::Other,
+            details: None,
+        };
+        tracing::error!(turn_id = %self.turn_id, "turn dropped without ending; ending it as failed");
+        let event = self.terminal_event(TurnOutcome::Failed(error));
+        if self.events_tx.try_send(event).is_err() {
+            tracing::warn!(turn_id = %self.turn_id, "could not deliver the failed turn end");
+        }
+    }
+}
+
+/// A sender whose receiver is gone: the "already ended" marker.
+fn closed_sender() -> mpsc::Sender<EventMsg> {
+    let (events_tx, _) = mpsc::channel(1);
+    events_tx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(events: &mut mpsc::Receiver<EventMsg>) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            if let EventMsg::TurnEnded { outcome, .. } = event {
+                out.push(outcome.status().to_string());
+            }
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_turn_ends_exactly_once_when_ended() {
+        let (events_tx, mut events_rx) = mpsc::channel(8);
+        let end = TurnEnd::new("t".into(), 0, events_tx, None);
+        end.end(TurnOutcome::Interrupted).await;
+        assert_eq!(ended(&mut events_rx), vec!["interrupted"]);
+    }
+
+    #[tokio::test]
+    async fn a_turn_dropped_without_an_end_still_ends_once_as_failed() {
+        let (events_tx, mut events_rx) = mpsc::channel(8);
+        let task = tokio::spawn(async move {
+            let _end = TurnEnd::new("t".into(), 0, events_tx, None);
+            panic!("tool crashed");
+        });
+        assert!(task.await.is_err());
+        assert_eq!(ended(&mut events_rx), vec!["failed"]);
+    }
+}

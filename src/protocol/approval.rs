@@ -1,0 +1,82 @@
+//! Server → client requests (approvals, client-tool calls) and their replies.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::jsonrpc::RequestId;
+
+/// A server → client request, tagged by method name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "method", content = "params")]
+pub enum ServerRequest {
+    #[serde(rename = "item/commandExecution/requestApproval")]
+    CommandExecutionRequestApproval(CommandExecutionRequestApprovalParams),
+    #[serde(rename = "item/tool/call")]
+    DynamicToolCall(DynamicToolCallParams),
+}
+
+/// `item/commandExecution/requestApproval` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecutionRequestApprovalParams {
+    /// `command`.
+    pub kind: String,
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item_id: String,
+    pub started_at_ms: i64,
+    pub environment_id: String,
+    pub reason: Option<String>,
+    pub command: String,
+    pub cwd: String,
+    pub command_actions: Vec<Value>,
+    pub available_decisions: Vec<Value>,
+}
+
+/// The reply to a command approval: `{"decision": "accept" | "acceptForSession" | "decline" |
+/// "cancel" | {"acceptWithExecpolicyAmendment": …} | …}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandExecutionRequestApprovalResponse {
+    pub decision: Value,
+}
+
+/// `item/tool/call` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DynamicToolCallParams {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub call_id: String,
+    pub namespace: Option<String>,
+    pub tool: String,
+    pub arguments: Value,
+}
+
+/// The reply to `item/tool/call`; both fields required.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DynamicToolCallResponse {
+    pub content_items: Vec<DynamicToolCallOutputContentItem>,
+    pub success: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum DynamicToolCallOutputContentItem {
+    InputText {
+        text: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    InputImage {
+        image_url: String,
+    },
+}
+
+/// `serverRequest/resolved` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerRequestResolvedNotification {
+    pub thread_id: String,
+    pub request_id: RequestId,
+}

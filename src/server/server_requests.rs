@@ -1,0 +1,371 @@
+//! Requests the server sends to the client (approvals, client-tool calls): the id allocator
+//! (starting at 0), the map of pending requests, the timeout, and the routing of replies.
+//!
+//! Core asks through an [`EventMsg::ClientRequest`](crate::core::EventMsg) carrying a reply slot;
+//! the thread's projection task hands it here in event order, so the request line follows every
+//! notification core emitted before it. Every pending request is answered exactly once: by the
+//! client's reply (a malformed one counts as a decline / an invalid tool answer), by the timeout,
+//! when its turn ends, or when the connection goes away — so no waiter ever hangs.
+//! Approvals announce their end with `serverRequest/resolved`; client-tool calls do not
+//! (PROTOCOL.md §8.3).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use serde_json::json;
+use serde_json::value::RawValue;
+
+use crate::core::approval::{
+    ClientReply, ClientRequest, ClientRequestKind, ClientToolResult, CommandDecision, ReplySlot,
+};
+use crate::protocol::approval::{
+    CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
+    DynamicToolCallParams, DynamicToolCallResponse, ServerRequest,
+    ServerRequestResolvedNotification,
+};
+use crate::protocol::jsonrpc::{ErrorObject, RequestId};
+use crate::protocol::notification::ServerNotification;
+
+use super::convert;
+use super::outgoing::OutgoingSender;
+
+/// How long a request may wait for its answer. Approvals wait on a human, so this is generous;
+/// it exists so that a client that never answers cannot hold a turn forever.
+pub const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+struct PendingRequest {
+    thread_id: String,
+    turn_id: String,
+    /// Approvals announce their end with `serverRequest/resolved`.
+    announces_resolution: bool,
+    is_approval: bool,
+    reply: ReplySlot,
+}
+
+pub struct ServerRequests {
+    next_id: AtomicI64,
+    pending: Mutex<HashMap<i64, PendingRequest>>,
+    outgoing: OutgoingSender,
+    timeout: Duration,
+}
+
+impl ServerRequests {
+    pub fn new(outgoing: OutgoingSender, timeout: Duration) -> Arc<ServerRequests> {
+        Arc::new(ServerRequests {
+            next_id: AtomicI64::new(0),
+            pending: Mutex::new(HashMap::new()),
+            outgoing,
+            timeout,
+        })
+    }
+
+    fn pending(&self) -> MutexGuard<'_, HashMap<i64, PendingRequest>> {
+        match self.pending.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Number of requests waiting for an answer.
+    pub fn pending_count(&self) -> usize {
+        self.pending().len()
+    }
+
+    /// Registers and sends `request` for `thread_id`.
+    pub async fn send(self: &Arc<Self>, thread_id: &str, request: ClientRequest) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (message, is_approval) = wire_request(thread_id, &request);
+        // Registered before the line goes out: the reply may arrive at once.
+        self.pending().insert(
+            id,
+            PendingRequest {
+                thread_id: thread_id.to_string(),
+                turn_id: request.turn_id.clone(),
+                announces_resolution: is_approval,
+                is_approval,
+                reply: request.reply,
+            },
+        );
+        self.spawn_timeout(id);
+        if self
+            .outgoing
+            .send_request(&RequestId::Integer(id), &message)
+            .await
+            .is_err()
+        {
+            // Nobody will answer on a closed connection.
+            if let Some(pending) = self.pending().remove(&id) {
+                pending.reply.send(ClientReply::Cancelled);
+            }
+        }
+    }
+
+    fn spawn_timeout(self: &Arc<Self>, id: i64) {
+        let requests: Weak<ServerRequests> = Arc::downgrade(self);
+        let timeout = self.timeout;
+        tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            let Some(requests) = requests.upgrade() else {
+                return;
+            };
+            let Some(pending) = requests.pending().remove(&id) else {
+                return;
+            };
+            tracing::warn!(id, "server request timed out");
+            requests.announce(&pending, id).await;
+            pending.reply.send(ClientReply::Failed(
+                "the client did not answer in time".to_string(),
+            ));
+        });
+    }
+
+    /// Routes a client's reply. False when no request with that id is pending.
+    pub async fn resolve(&self, id: &RequestId, result: Result<&RawValue, ErrorObject>) -> bool {
+        let RequestId::Integer(id) = *id else {
+            return false;
+        };
+        let Some(pending) = self.pending().remove(&id) else {
+            return false;
+        };
+        let reply = match result {
+            Err(error) => ClientReply::Failed(error.message),
+            Ok(raw) if pending.is_approval => decode_decision(raw),
+            Ok(raw) => decode_tool_result(raw),
+        };
+        self.announce(&pending, id).await;
+        pending.reply.send(reply);
+        true
+    }
+
+    /// Answers every request of a turn that ended (after its `turn/completed`).
+    pub async fn turn_ended(&self, thread_id: &str, turn_id: &str) {
+        let ended: Vec<(i64, PendingRequest)> = {
+            let mut pending = self.pending();
+            let ids: Vec<i64> = pending
+                .iter()
+                .filter(|(_, request)| request.thread_id == thread_id && request.turn_id == turn_id)
+                .map(|(id, _)| *id)
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| pending.remove(&id).map(|request| (id, request)))
+                .collect()
+        };
+        for (id, request) in ended {
+            self.announce(&request, id).await;
+            request.reply.send(ClientReply::Cancelled);
+        }
+    }
+
+    /// The connection is gone: every waiter is answered `Cancelled`, nothing is announced.
+    pub fn drain(&self) {
+        let drained: Vec<PendingRequest> = self.pending().drain().map(|(_, r)| r).collect();
+        for request in drained {
+            request.reply.send(ClientReply::Cancelled);
+        }
+    }
+
+    async fn announce(&self, request: &PendingRequest, id: i64) {
+        if !request.announces_resolution {
+            return;
+        }
+        let notification =
+            ServerNotification::ServerRequestResolved(ServerRequestResolvedNotification {
+                thread_id: request.thread_id.clone(),
+                request_id: RequestId::Integer(id),
+            });
+        let _ = self.outgoing.send_notification(&notification).await;
+    }
+}
+
+/// The protocol form of a core request; the flag says whether it is an approval.
+fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, bool) {
+    match &request.kind {
+        ClientRequestKind::CommandApproval(approval) => (
+            ServerRequest::CommandExecutionRequestApproval(CommandExecutionRequestApprovalParams {
+                kind: "command".to_string(),
+                thread_id: thread_id.to_string(),
+                turn_id: request.turn_id.clone(),
+                item_id: approval.item_id.clone(),
+                started_at_ms: request.started_at_ms,
+                environment_id: "local".to_string(),
+                reason: approval.reason.clone(),
+                command: approval.command.clone(),
+                cwd: approval.cwd.clone(),
+                command_actions: vec![json!({"type": "unknown", "command": approval.raw_command})],
+                available_decisions: vec![json!("accept"), json!("decline"), json!("cancel")],
+            }),
+            true,
+        ),
+        ClientRequestKind::ToolCall(call) => (
+            ServerRequest::DynamicToolCall(DynamicToolCallParams {
+                thread_id: thread_id.to_string(),
+                turn_id: request.turn_id.clone(),
+                call_id: call.call_id.clone(),
+                namespace: call.namespace.clone(),
+                tool: call.tool.clone(),
+                arguments: call.arguments.clone(),
+            }),
+            false,
+        ),
+    }
+}
+
+/// `{"decision": …}`; anything else is malformed and counts as a decline.
+fn decode_decision(raw: &RawValue) -> ClientReply {
+    let Ok(response) = serde_json::from_str::<CommandExecutionRequestApprovalResponse>(raw.get())
+    else {
+        return ClientReply::Decision(CommandDecision::Decline);
+    };
+    let decision = match &response.decision {
+        serde_json::Value::String(name) => match name.as_str() {
+            "accept" => CommandDecision::Accept,
+            "acceptForSession" => CommandDecision::AcceptForSession,
+            "cancel" => CommandDecision::Cancel,
+            _ => CommandDecision::Decline,
+        },
+        serde_json::Value::Object(map)
+            if map.contains_key("acceptWithExecpolicyAmendment")
+                || map.contains_key("applyNetworkPolicyAmendment") =>
+        {
+            CommandDecision::Accept
+        }
+        _ => CommandDecision::Decline,
+    };
+    ClientReply::Decision(decision)
+}
+
+fn decode_tool_result(raw: &RawValue) -> ClientReply {
+    match serde_json::from_str::<DynamicToolCallResponse>(raw.get()) {
+        Ok(response) => ClientReply::ToolResult(ClientToolResult {
+            content_items: response
+                .content_items
+                .into_iter()
+                .map(convert::tool_content_in)
+                .collect(),
+            success: response.success,
+        }),
+        Err(_) => ClientReply::Invalid,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::approval::{ClientToolCall, CommandApproval};
+    use tokio::sync::mpsc;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_string()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn approval() -> ClientRequestKind {
+        ClientRequestKind::CommandApproval(CommandApproval {
+            item_id: "call_1".into(),
+            command: "/bin/sh -c 'x'".into(),
+            raw_command: "x".into(),
+            cwd: "/".into(),
+            reason: None,
+        })
+    }
+
+    fn tool_call() -> ClientRequestKind {
+        ClientRequestKind::ToolCall(ClientToolCall {
+            call_id: "call_2".into(),
+            namespace: None,
+            tool: "lookup".into(),
+            arguments: json!({}),
+        })
+    }
+
+    async fn lines(rx: &mut mpsc::Receiver<bytes::Bytes>) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        while let Ok(line) = rx.try_recv() {
+            out.push(serde_json::from_slice(&line).unwrap_or_else(|e| panic!("{e}")));
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn ids_start_at_zero_and_replies_reach_their_waiter() {
+        let (lines_tx, mut lines_rx) = mpsc::channel(16);
+        let requests = ServerRequests::new(OutgoingSender::new(lines_tx), SERVER_REQUEST_TIMEOUT);
+        let (request, reply_rx) = ClientRequest::new("turn".into(), approval());
+        requests.send("thread", request).await;
+        let sent = lines(&mut lines_rx).await;
+        assert_eq!(sent[0]["id"], 0);
+        assert_eq!(sent[0]["method"], "item/commandExecution/requestApproval");
+        assert!(
+            requests
+                .resolve(&RequestId::Integer(0), Ok(&raw(r#"{"decision":"accept"}"#)))
+                .await
+        );
+        assert_eq!(
+            reply_rx.await.ok(),
+            Some(ClientReply::Decision(CommandDecision::Accept))
+        );
+        let resolved = lines(&mut lines_rx).await;
+        assert_eq!(resolved[0]["method"], "serverRequest/resolved");
+        assert_eq!(resolved[0]["params"]["requestId"], 0);
+        assert!(
+            !requests
+                .resolve(&RequestId::Integer(0), Ok(&raw("{}")))
+                .await
+        );
+    }
+
+    #[tokio::test]
+    async fn malformed_replies_decline_and_invalid_tool_answers_are_flagged() {
+        let (lines_tx, _lines_rx) = mpsc::channel(16);
+        let requests = ServerRequests::new(OutgoingSender::new(lines_tx), SERVER_REQUEST_TIMEOUT);
+        let (request, reply_rx) = ClientRequest::new("turn".into(), approval());
+        requests.send("thread", request).await;
+        requests
+            .resolve(&RequestId::Integer(0), Ok(&raw(r#"{"nope":1}"#)))
+            .await;
+        assert_eq!(
+            reply_rx.await.ok(),
+            Some(ClientReply::Decision(CommandDecision::Decline))
+        );
+        let (request, reply_rx) = ClientRequest::new("turn".into(), tool_call());
+        requests.send("thread", request).await;
+        requests
+            .resolve(&RequestId::Integer(1), Ok(&raw("{}")))
+            .await;
+        assert_eq!(reply_rx.await.ok(), Some(ClientReply::Invalid));
+    }
+
+    #[tokio::test]
+    async fn ending_a_turn_or_the_connection_answers_every_waiter() {
+        let (lines_tx, mut lines_rx) = mpsc::channel(16);
+        let requests = ServerRequests::new(OutgoingSender::new(lines_tx), SERVER_REQUEST_TIMEOUT);
+        let (first, first_rx) = ClientRequest::new("turn".into(), approval());
+        let (second, second_rx) = ClientRequest::new("other".into(), tool_call());
+        requests.send("thread", first).await;
+        requests.send("thread", second).await;
+        lines(&mut lines_rx).await;
+        requests.turn_ended("thread", "turn").await;
+        assert_eq!(first_rx.await.ok(), Some(ClientReply::Cancelled));
+        assert_eq!(
+            lines(&mut lines_rx).await[0]["method"],
+            "serverRequest/resolved"
+        );
+        assert_eq!(requests.pending_count(), 1);
+        requests.drain();
+        assert_eq!(second_rx.await.ok(), Some(ClientReply::Cancelled));
+        assert_eq!(requests.pending_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_request_nobody_answers_times_out_and_is_cleaned_up() {
+        let (lines_tx, _lines_rx) = mpsc::channel(16);
+        let requests =
+            ServerRequests::new(OutgoingSender::new(lines_tx), Duration::from_millis(20));
+        let (request, reply_rx) = ClientRequest::new("turn".into(), tool_call());
+        requests.send("thread", request).await;
+        let reply = tokio::time::timeout(Duration::from_secs(20), reply_rx).await;
+        assert!(matches!(reply, Ok(Ok(ClientReply::Failed(_)))));
+        assert_eq!(requests.pending_count(), 0);
+    }
+}

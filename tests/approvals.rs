@@ -1,0 +1,222 @@
+//! Command approvals (PROTOCOL.md §8.1) as the approval policy says: `on-request` asks only for
+//! escalated commands, `untrusted` asks for everything but known read-only commands; accept runs,
+//! decline (or a malformed reply) tells the model, cancel ends the turn; the request is resolved
+//! with `serverRequest/resolved`, after `turn/completed` when the turn was interrupted.
+
+mod support;
+mod turn_support;
+
+use serde_json::{json, Value};
+use support::*;
+use turn_support::*;
+
+const APPROVAL: &str = "item/commandExecution/requestApproval";
+
+fn escalated(cmd: &str) -> Value {
+    json!({"cmd": cmd, "login": false, "sandbox_permissions": "require_escalated",
+        "justification": "Need to create a file"})
+}
+
+async fn approval_session(
+    policy: &str,
+    calls: Vec<Vec<SseEvent>>,
+    workdir: &std::path::Path,
+) -> Session {
+    let first = response("r1", calls, None);
+    let second = response("r2", vec![message("msg_f", &["after"])], None);
+    let params = json!({"approvalPolicy": policy, "cwd": workdir.display().to_string()});
+    session(Script::new([first, second]), &[], params).await
+}
+
+/// Messages up to and including the next approval request.
+async fn until_approval(s: &mut Session) -> Vec<Value> {
+    s.daemon.collect_until(|m| m["method"] == APPROVAL).await
+}
+
+#[tokio::test]
+async fn on_request_asks_for_an_escalated_command_and_accept_runs_it() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let calls = vec![exec_call(
+        "fc_1",
+        "call_1",
+        escalated("touch approved.txt && echo ok"),
+    )];
+    let mut s = approval_session("on-request", calls, workdir.path()).await;
+    let response = s.start_turn("make a file", json!({})).await;
+    let turn_id = response["result"]["turn"]["id"].clone();
+    let before = until_approval(&mut s).await;
+    let request = before.last().cloned().unwrap_or_default();
+    assert_eq!(request["id"], 0);
+    let params = &request["params"];
+    assert_eq!(params["threadId"], s.thread_id.as_str());
+    assert_eq!(params["turnId"], turn_id);
+    assert_eq!(params["itemId"], "call_1");
+    assert_eq!(params["reason"], "Need to create a file");
+    assert_eq!(params["cwd"], workdir.path().display().to_string());
+    assert!(params["command"]
+        .as_str()
+        .is_some_and(|c| c.ends_with("-c 'touch approved.txt && echo ok'")));
+    assert!(params["startedAtMs"].is_i64());
+    // waitingOnApproval, then the item, then the request.
+    let waiting = before.iter().position(|m| {
+        m["method"] == "thread/status/changed"
+            && m["params"]["status"]["activeFlags"] == json!(["waitingOnApproval"])
+    });
+    let started = before.iter().position(|m| {
+        m["method"] == "item/started" && m["params"]["item"]["type"] == "commandExecution"
+    });
+    assert!(waiting.is_some() && waiting < started, "{before:#?}");
+
+    s.answer(&request["id"], json!({"decision": "accept"}))
+        .await;
+    let rest = s.daemon.until_turn_completed().await;
+    single_turn_end(&rest, "completed");
+    let resolved = rest
+        .iter()
+        .position(|m| m["method"] == "serverRequest/resolved");
+    let cleared = rest.iter().position(|m| {
+        m["method"] == "thread/status/changed" && m["params"]["status"]["activeFlags"] == json!([])
+    });
+    let done = rest.iter().position(|m| {
+        m["method"] == "item/completed" && m["params"]["item"]["type"] == "commandExecution"
+    });
+    assert!(
+        resolved.is_some() && resolved < cleared && cleared < done,
+        "{rest:#?}"
+    );
+    assert_eq!(rest[resolved.unwrap_or(0)]["params"]["requestId"], 0);
+    let item = items_of(&rest, "item/completed", "commandExecution");
+    assert_eq!(item[0]["status"], "completed");
+    assert_eq!(item[0]["aggregatedOutput"], "ok\n");
+    assert!(workdir.path().join("approved.txt").exists());
+}
+
+#[tokio::test]
+async fn decline_tells_the_model_and_the_turn_continues() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let calls = vec![exec_call("fc_1", "call_1", escalated("touch declined.txt"))];
+    let mut s = approval_session("on-request", calls, workdir.path()).await;
+    s.start_turn("make a file", json!({})).await;
+    let request = until_approval(&mut s).await.pop().unwrap_or_default();
+    s.answer(&request["id"], json!({"decision": "decline"}))
+        .await;
+    let rest = s.daemon.until_turn_completed().await;
+    single_turn_end(&rest, "completed");
+    assert_eq!(
+        items_of(&rest, "item/completed", "commandExecution")[0]["status"],
+        "declined"
+    );
+    assert!(!workdir.path().join("declined.txt").exists());
+    let bodies = s.bodies(2).await;
+    let outputs = call_outputs(&bodies[1]);
+    assert_eq!(outputs[0].0, "call_1");
+    assert!(outputs[0].1.contains("declined"), "{outputs:?}");
+}
+
+#[tokio::test]
+async fn a_malformed_approval_reply_counts_as_a_decline() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let calls = vec![exec_call("fc_1", "call_1", escalated("touch nope.txt"))];
+    let mut s = approval_session("on-request", calls, workdir.path()).await;
+    s.start_turn("make a file", json!({})).await;
+    let request = until_approval(&mut s).await.pop().unwrap_or_default();
+    s.answer(&request["id"], json!({"verdict": "sure"})).await;
+    let rest = s.daemon.until_turn_completed().await;
+    single_turn_end(&rest, "completed");
+    assert_eq!(
+        items_of(&rest, "item/completed", "commandExecution")[0]["status"],
+        "declined"
+    );
+    assert!(!workdir.path().join("nope.txt").exists());
+}
+
+#[tokio::test]
+async fn cancel_declines_and_ends_the_turn_interrupted_and_the_next_turn_works() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let calls = vec![exec_call(
+        "fc_1",
+        "call_1",
+        escalated("touch cancelled.txt"),
+    )];
+    let mut s = approval_session("on-request", calls, workdir.path()).await;
+    s.start_turn("make a file", json!({})).await;
+    let request = until_approval(&mut s).await.pop().unwrap_or_default();
+    s.answer(&request["id"], json!({"decision": "cancel"}))
+        .await;
+    let rest = s.daemon.until_turn_completed().await;
+    single_turn_end(&rest, "interrupted");
+    assert_eq!(
+        items_of(&rest, "item/completed", "commandExecution")[0]["status"],
+        "declined"
+    );
+    assert!(!workdir.path().join("cancelled.txt").exists());
+    // The call was answered in history, so the next turn's request is well formed.
+    let next = s.run_turn("next").await;
+    single_turn_end(&next, "completed");
+    let bodies = s.bodies(2).await;
+    assert_eq!(call_outputs(&bodies[1]).len(), 1);
+    assert_eq!(call_outputs(&bodies[1])[0].0, "call_1");
+}
+
+#[tokio::test]
+async fn untrusted_asks_for_everything_but_known_read_only_commands() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let calls = vec![
+        exec_call("fc_1", "call_ls", json!({"cmd": "ls", "login": false})),
+        exec_call(
+            "fc_2",
+            "call_touch",
+            json!({"cmd": "touch x.txt", "login": false}),
+        ),
+    ];
+    let mut s = approval_session("untrusted", calls, workdir.path()).await;
+    s.start_turn("look", json!({})).await;
+    let before = until_approval(&mut s).await;
+    let request = before.last().cloned().unwrap_or_default();
+    assert_eq!(request["params"]["itemId"], "call_touch");
+    s.answer(&request["id"], json!({"decision": "decline"}))
+        .await;
+    let mut all = before;
+    all.extend(s.daemon.until_turn_completed().await);
+    single_turn_end(&all, "completed");
+    assert_eq!(params_of(&all, APPROVAL).len(), 1);
+    let completed = items_of(&all, "item/completed", "commandExecution");
+    let status = |id: &str| {
+        completed
+            .iter()
+            .find(|i| i["id"] == id)
+            .map(|i| i["status"].clone())
+    };
+    assert_eq!(status("call_ls"), Some(json!("completed")));
+    assert_eq!(status("call_touch"), Some(json!("declined")));
+}
+
+#[tokio::test]
+async fn an_approval_pending_at_interrupt_is_resolved_after_turn_completed() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let calls = vec![exec_call("fc_1", "call_1", escalated("touch late.txt"))];
+    let mut s = approval_session("on-request", calls, workdir.path()).await;
+    let response = s.start_turn("make a file", json!({})).await;
+    let turn_id = response["result"]["turn"]["id"].clone();
+    let request = until_approval(&mut s).await.pop().unwrap_or_default();
+    let thread_id = s.thread_id.clone();
+    let interrupted = s
+        .daemon
+        .request(
+            "turn/interrupt",
+            json!({"threadId": thread_id, "turnId": turn_id}),
+        )
+        .await;
+    assert_eq!(interrupted["result"], json!({}));
+    let mut rest = s.daemon.until_turn_completed().await;
+    single_turn_end(&rest, "interrupted");
+    assert!(items_of(&rest, "item/completed", "commandExecution").is_empty());
+    rest.extend(
+        s.daemon
+            .collect_until(|m| m["method"] == "serverRequest/resolved")
+            .await,
+    );
+    let resolved = params_of(&rest, "serverRequest/resolved");
+    assert_eq!(resolved[0]["requestId"], request["id"]);
+    assert!(!workdir.path().join("late.txt").exists());
+}

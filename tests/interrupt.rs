@@ -1,0 +1,228 @@
+//! Every way a turn ends produces exactly one `turn/completed`: completion, provider failure,
+//! interrupt mid-stream, interrupt while a tool runs (its whole process group is killed), a
+//! client that disconnects. Interrupt is idempotent. Steered input is delivered at the next
+//! sampling boundary of the running turn.
+
+mod support;
+mod turn_support;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::*;
+use turn_support::*;
+
+/// A response that streams a partial message and then stays open forever.
+fn stalled_reply() -> Reply {
+    Reply::Sse(
+        SseReply::new(vec![
+            created("r1"),
+            message_added(Some("msg_1"), ""),
+            text_delta("msg_1", "partial"),
+        ])
+        .held_open_after_end(),
+    )
+}
+
+async fn interrupt(s: &mut Session, turn_id: &Value) -> Value {
+    let thread_id = s.thread_id.clone();
+    s.daemon
+        .request(
+            "turn/interrupt",
+            json!({"threadId": thread_id, "turnId": turn_id}),
+        )
+        .await
+}
+
+#[tokio::test]
+async fn interrupt_mid_stream_ends_the_turn_once_and_the_next_turn_works() {
+    let script = Script::new([
+        stalled_reply(),
+        Reply::Sse(mock_provider::simple_text_response(
+            "r2", "msg_2", "fresh", 2,
+        )),
+    ]);
+    let mut s = session(script, &[], json!({})).await;
+    let response = s.start_turn("hi", json!({})).await;
+    let turn_id = response["result"]["turn"]["id"].clone();
+    let mut messages = s
+        .daemon
+        .collect_until(|m| m["method"] == "item/agentMessage/delta")
+        .await;
+    assert_eq!(interrupt(&mut s, &turn_id).await["result"], json!({}));
+    messages.extend(s.daemon.until_turn_completed().await);
+    let turn = single_turn_end(&messages, "interrupted");
+    assert_eq!(turn["error"], Value::Null);
+    assert!(items_of(&messages, "item/completed", "agentMessage").is_empty());
+    // A second interrupt, for a turn that already ended, answers at once.
+    assert_eq!(interrupt(&mut s, &turn_id).await["result"], json!({}));
+
+    let next = s.run_turn("next").await;
+    single_turn_end(&next, "completed");
+    let bodies = s.bodies(2).await;
+    let input = bodies[1]["input"].as_array().cloned().unwrap_or_default();
+    assert!(
+        !input.iter().any(|item| item["role"] == "assistant"),
+        "half-recorded: {input:#?}"
+    );
+    let lines = s.rollout();
+    let ends: Vec<&Value> = lines.iter().filter(|l| l["type"] == "turn_ended").collect();
+    assert_eq!(ends.len(), 2);
+    assert_eq!(ends[0]["payload"]["status"], "interrupted");
+    // Dropping the stream hung up on the provider.
+    assert!(s.provider.closed_connections() >= 1);
+}
+
+/// Whether a process is gone (or a zombie nobody reaped yet).
+fn process_is_dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[tokio::test]
+async fn interrupt_kills_running_tools_and_their_whole_process_group() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cmd = "sleep 30 & echo $! > bg.pid; echo started; wait";
+    let first = response(
+        "r1",
+        vec![exec_call(
+            "fc_1",
+            "call_1",
+            json!({"cmd": cmd, "login": false}),
+        )],
+        None,
+    );
+    let second = response("r2", vec![message("msg_2", &["after"])], None);
+    let params = json!({"approvalPolicy": "never", "cwd": workdir.path().display().to_string()});
+    let mut s = session(Script::new([first, second]), &[], params).await;
+    let response = s.start_turn("hang", json!({})).await;
+    let turn_id = response["result"]["turn"]["id"].clone();
+    let mut messages = s
+        .daemon
+        .collect_until(|m| m["method"] == "item/commandExecution/outputDelta")
+        .await;
+    assert_eq!(interrupt(&mut s, &turn_id).await["result"], json!({}));
+    messages.extend(s.daemon.until_turn_completed().await);
+    single_turn_end(&messages, "interrupted");
+    assert!(items_of(&messages, "item/completed", "commandExecution").is_empty());
+    let pid =
+        std::fs::read_to_string(workdir.path().join("bg.pid")).unwrap_or_else(|e| panic!("{e}"));
+    let pid = pid.trim().to_string();
+    let mut dead = process_is_dead(&pid);
+    for _ in 0..200 {
+        if dead {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        dead = process_is_dead(&pid);
+    }
+    assert!(dead, "background child {pid} survived the interrupt");
+    // The call got an output, so the next request is well formed.
+    let next = s.run_turn("next").await;
+    single_turn_end(&next, "completed");
+    let bodies = s.bodies(2).await;
+    let outputs = call_outputs(&bodies[1]);
+    assert_eq!(outputs.len(), 1);
+    assert_eq!(outputs[0].0, "call_1");
+    assert!(outputs[0].1.contains("interrupted"));
+}
+
+#[tokio::test]
+async fn steer_mid_turn_is_delivered_at_the_next_sampling_boundary() {
+    let mut events = vec![created("r1"), message_added(Some("msg_1"), "")];
+    events.extend(
+        ["one ", "two ", "three ", "four"]
+            .iter()
+            .map(|d| text_delta("msg_1", d)),
+    );
+    events.push(message_done(Some("msg_1"), "one two three four"));
+    events.push(completed("r1", None));
+    let paced = Reply::Sse(SseReply::new(events).with_pace(Duration::from_millis(60)));
+    let script = Script::new([
+        paced,
+        response("r2", vec![message("msg_2", &["steered answer"])], None),
+    ]);
+    let mut s = session(script, &[], json!({})).await;
+    let response = s.start_turn("first", json!({})).await;
+    let turn_id = response["result"]["turn"]["id"].clone();
+    let mut messages = s
+        .daemon
+        .collect_until(|m| m["method"] == "item/agentMessage/delta")
+        .await;
+    let thread_id = s.thread_id.clone();
+    let wrong = s
+        .daemon
+        .request(
+            "turn/steer",
+            json!({"threadId": thread_id, "expectedTurnId": "nope", "input": [{"type": "text", "text": "x"}]}),
+        )
+        .await;
+    assert!(wrong.get("error").is_some(), "{wrong}");
+    let steered = s
+        .daemon
+        .request(
+            "turn/steer",
+            json!({"threadId": thread_id, "expectedTurnId": turn_id, "input": [{"type": "text", "text": "also this"}]}),
+        )
+        .await;
+    assert_eq!(steered["result"]["turnId"], turn_id);
+    messages.extend(s.daemon.until_turn_completed().await);
+    single_turn_end(&messages, "completed");
+    assert_eq!(params_of(&messages, "turn/started").len(), 1);
+    // The first response finished whole; the steer arrived after it, then the follow-up.
+    let first_done = messages
+        .iter()
+        .position(|m| m["method"] == "item/completed" && m["params"]["item"]["id"] == "msg_1");
+    let steer_item = messages.iter().position(|m| {
+        m["method"] == "item/started" && m["params"]["item"]["content"][0]["text"] == "also this"
+    });
+    assert!(
+        first_done.is_some() && first_done < steer_item,
+        "{messages:#?}"
+    );
+    let bodies = s.bodies(2).await;
+    let input = bodies[1]["input"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        input.last().map(|i| i["content"][0]["text"].clone()),
+        Some(json!("also this"))
+    );
+}
+
+#[tokio::test]
+async fn a_provider_failure_ends_the_turn_once_as_failed_with_its_error() {
+    let failed = mock_provider::ResponseBuilder::new("r1")
+        .created()
+        .failed("server_error", "upstream broke")
+        .into_reply();
+    let mut s = session(Script::new([Reply::Sse(failed)]), &[], json!({})).await;
+    let turn = s.run_turn("hi").await;
+    let end = single_turn_end(&turn, "failed");
+    assert!(end["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("upstream broke")));
+    let errors = params_of(&turn, "error");
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["willRetry"], false);
+}
+
+#[tokio::test]
+async fn a_client_that_disconnects_ends_the_turn_once() {
+    let mut s = session(Script::new([stalled_reply()]), &[], json!({})).await;
+    s.start_turn("hi", json!({})).await;
+    let mut messages = s
+        .daemon
+        .collect_until(|m| m["method"] == "item/agentMessage/delta")
+        .await;
+    s.daemon.close_stdin();
+    messages.extend(s.daemon.until_turn_completed().await);
+    single_turn_end(&messages, "interrupted");
+    assert_eq!(s.daemon.wait_exit().await, Some(0));
+    let lines = rollout_lines(s.home.path());
+    let ends: Vec<&Value> = lines.iter().filter(|l| l["type"] == "turn_ended").collect();
+    assert_eq!(ends.len(), 1);
+}

@@ -1,0 +1,405 @@
+//! How one response's items reach the client (design notes 000 and 001), through the real
+//! binary and the loopback provider: hidden citation markup across the added/delta boundary,
+//! plan-mode segments, reasoning deltas owned by the active item, sequential-cutoff summaries,
+//! the raw-reasoning flag, a delta without an active item, and ids for items the provider sent
+//! without one.
+
+mod support;
+mod turn_support;
+
+use serde_json::{json, Value};
+use support::*;
+use turn_support::*;
+
+#[tokio::test]
+async fn citations_across_seed_and_delta_boundaries_never_reach_the_client() {
+    let events = vec![
+        message_added(Some("msg_1"), "hello <oai-mem-"),
+        text_delta("msg_1", "citation>doc-7</oai-mem-"),
+        text_delta("msg_1", "citation> world"),
+        message_done(
+            Some("msg_1"),
+            "hello <oai-mem-citation>doc-7</oai-mem-citation> world",
+        ),
+    ];
+    let mut s = session(
+        Script::new([response("r1", vec![events], None)]),
+        &[],
+        json!({}),
+    )
+    .await;
+    let turn = s.run_turn("hi").await;
+    single_turn_end(&turn, "completed");
+    let started = items_of(&turn, "item/started", "agentMessage");
+    assert_eq!(started.len(), 1);
+    let streamed = format!(
+        "{}{}",
+        started[0]["text"].as_str().unwrap_or_default(),
+        joined_deltas(&turn, "item/agentMessage/delta")
+    );
+    assert_eq!(streamed, "hello  world");
+    let completed = items_of(&turn, "item/completed", "agentMessage");
+    assert_eq!(completed[0]["text"], "hello  world");
+    for message in &turn {
+        assert!(
+            !message.to_string().contains("oai-mem"),
+            "markup leaked: {message}"
+        );
+    }
+    // The model's own history keeps what it wrote.
+    let history = rollout_response_items(&s.rollout());
+    assert!(history.iter().any(|item| item["content"][0]["text"]
+        == "hello <oai-mem-citation>doc-7</oai-mem-citation> world"));
+}
+
+#[tokio::test]
+async fn plan_parser_across_added_and_delta_boundaries_makes_a_plan_item() {
+    let events = vec![
+        message_added(Some("msg_1"), "Intro\n<proposed"),
+        text_delta("msg_1", "_plan>\n- step"),
+        text_delta("msg_1", " one\n</proposed_plan>\nOutro"),
+        message_done(
+            Some("msg_1"),
+            "Intro\n<proposed_plan>\n- step one\n</proposed_plan>\nOutro",
+        ),
+    ];
+    let mut s = session(
+        Script::new([response("r1", vec![events], None)]),
+        &[],
+        json!({}),
+    )
+    .await;
+    let response = s
+        .start_turn("plan it", json!({"collaborationMode": {"mode": "plan"}}))
+        .await;
+    let turn_id = response["result"]["turn"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let turn = s.daemon.until_turn_completed().await;
+    single_turn_end(&turn, "completed");
+    let plan_id = format!("{turn_id}-plan");
+    let sequence: Vec<String> = turn
+        .iter()
+        .filter_map(|m| {
+            let method = m["method"].as_str()?;
+            let item_type = m["params"]["item"]["type"].as_str().unwrap_or("");
+            method
+                .starts_with("item/")
+                .then(|| format!("{method} {item_type}").trim().to_string())
+        })
+        .filter(|entry| !entry.contains("userMessage"))
+        .collect();
+    assert_eq!(
+        sequence,
+        vec![
+            "item/started agentMessage",
+            "item/agentMessage/delta",
+            "item/started plan",
+            "item/plan/delta",
+            "item/plan/delta",
+            "item/agentMessage/delta",
+            "item/completed plan",
+            "item/completed agentMessage",
+        ]
+    );
+    assert_eq!(joined_deltas(&turn, "item/plan/delta"), "- step one\n");
+    assert_eq!(
+        joined_deltas(&turn, "item/agentMessage/delta"),
+        "Intro\nOutro"
+    );
+    let plan = items_of(&turn, "item/completed", "plan");
+    assert_eq!(plan[0]["id"], plan_id.as_str());
+    assert_eq!(plan[0]["text"], "- step one\n");
+    assert_eq!(
+        params_of(&turn, "item/plan/delta")[0]["itemId"],
+        plan_id.as_str()
+    );
+    assert_eq!(
+        items_of(&turn, "item/completed", "agentMessage")[0]["text"],
+        "Intro\nOutro"
+    );
+    let persisted = rollout_turn_items(&s.rollout());
+    assert!(persisted
+        .iter()
+        .any(|item| item["type"] == "plan" && item["id"] == plan_id.as_str()));
+}
+
+#[tokio::test]
+async fn plan_mode_defers_the_messages_start_until_it_has_visible_text() {
+    let text = "<proposed_plan>\n- a\n</proposed_plan>\nAfter";
+    let events = vec![
+        message_added(Some("msg_1"), ""),
+        text_delta("msg_1", "<proposed_plan>\n- a\n</proposed_plan>\n"),
+        text_delta("msg_1", "After"),
+        message_done(Some("msg_1"), text),
+    ];
+    let mut s = session(
+        Script::new([response("r1", vec![events], None)]),
+        &[],
+        json!({}),
+    )
+    .await;
+    s.start_turn("plan", json!({"collaborationMode": {"mode": "plan"}}))
+        .await;
+    let turn = s.daemon.until_turn_completed().await;
+    let starts: Vec<&str> = params_of(&turn, "item/started")
+        .iter()
+        .filter_map(|p| p["item"]["type"].as_str())
+        .collect();
+    assert_eq!(starts, vec!["userMessage", "plan", "agentMessage"]);
+    assert_eq!(joined_deltas(&turn, "item/agentMessage/delta"), "After");
+}
+
+fn reasoning_added(id: Option<&str>) -> SseEvent {
+    let mut item = json!({"type": "reasoning", "summary": []});
+    if let Some(id) = id {
+        item["id"] = json!(id);
+    }
+    ev(json!({"type": "response.output_item.added", "item": item}))
+}
+
+fn reasoning_done(id: Option<&str>, summaries: &[&str]) -> SseEvent {
+    let summary: Vec<Value> = summaries
+        .iter()
+        .map(|text| json!({"type": "summary_text", "text": text}))
+        .collect();
+    let mut item = json!({"type": "reasoning", "summary": summary, "encrypted_content": "enc"});
+    if let Some(id) = id {
+        item["id"] = json!(id);
+    }
+    ev(json!({"type": "response.output_item.done", "item": item}))
+}
+
+fn summary_event(kind: &str, item_id: &str, index: i64, text: &str) -> SseEvent {
+    let mut value = json!({"type": kind, "item_id": item_id, "summary_index": index});
+    match kind {
+        "response.reasoning_summary_text.delta" => value["delta"] = json!(text),
+        "response.reasoning_summary_text.done" => value["text"] = json!(text),
+        _ => value["part"] = json!({"type": "summary_text", "text": ""}),
+    }
+    ev(value)
+}
+
+fn raw_delta(item_id: &str, delta: &str) -> SseEvent {
+    ev(
+        json!({"type": "response.reasoning_text.delta", "item_id": item_id, "content_index": 0, "delta": delta}),
+    )
+}
+
+#[tokio::test]
+async fn reasoning_delta_carries_the_active_items_id_even_when_the_provider_gave_none() {
+    // The provider sends no item ids at all: deltas name "", the items have none.
+    let events = vec![
+        reasoning_added(None),
+        summary_event("response.reasoning_summary_part.added", "", 0, ""),
+        summary_event("response.reasoning_summary_text.delta", "", 0, "**Plan** "),
+        summary_event("response.reasoning_summary_text.delta", "", 0, "look"),
+        reasoning_done(None, &["**Plan** look"]),
+        message_added(None, ""),
+        text_delta("", "Done"),
+        message_done(None, "Done"),
+    ];
+    let script = Script::new([
+        response("r1", vec![events], None),
+        Reply::Sse(mock_provider::simple_text_response(
+            "r2", "msg_2", "again", 1,
+        )),
+    ]);
+    let mut s = session(script, &[], json!({})).await;
+    let turn = s.run_turn("think").await;
+    single_turn_end(&turn, "completed");
+    let reasoning_id = items_of(&turn, "item/started", "reasoning")[0]["id"].clone();
+    assert!(reasoning_id.as_str().is_some_and(|id| !id.is_empty()));
+    for delta in params_of(&turn, "item/reasoning/summaryTextDelta") {
+        assert_eq!(delta["itemId"], reasoning_id);
+    }
+    assert_eq!(
+        params_of(&turn, "item/reasoning/summaryPartAdded")[0]["itemId"],
+        reasoning_id
+    );
+    assert_eq!(
+        items_of(&turn, "item/completed", "reasoning")[0]["id"],
+        reasoning_id
+    );
+    assert_eq!(
+        items_of(&turn, "item/completed", "reasoning")[0]["summary"],
+        json!(["**Plan** look"])
+    );
+    let message_id = items_of(&turn, "item/started", "agentMessage")[0]["id"].clone();
+    assert!(message_id.as_str().is_some_and(|id| !id.is_empty()) && message_id != reasoning_id);
+    assert_eq!(
+        params_of(&turn, "item/agentMessage/delta")[0]["itemId"],
+        message_id
+    );
+    assert_eq!(
+        items_of(&turn, "item/completed", "agentMessage")[0]["id"],
+        message_id
+    );
+    // The same ids in the rollout and in the next request's history.
+    let persisted = rollout_turn_items(&s.rollout());
+    assert!(persisted.iter().any(|item| item["id"] == reasoning_id));
+    assert!(persisted.iter().any(|item| item["id"] == message_id));
+    s.run_turn("again").await;
+    let bodies = s.bodies(2).await;
+    let input = bodies[1]["input"].as_array().cloned().unwrap_or_default();
+    assert!(input
+        .iter()
+        .any(|item| item["type"] == "reasoning" && item["id"] == reasoning_id));
+    assert!(input
+        .iter()
+        .any(|item| item["role"] == "assistant" && item["id"] == message_id));
+}
+
+#[tokio::test]
+async fn sequential_cutoff_renders_done_summaries_for_the_active_item_and_drops_a_late_one() {
+    let events = vec![
+        reasoning_added(Some("rs_1")),
+        summary_event("response.reasoning_summary_part.added", "rs_1", 0, ""),
+        summary_event("response.reasoning_summary_text.delta", "rs_1", 0, "step"),
+        summary_event(
+            "response.reasoning_summary_text.done",
+            "rs_1",
+            0,
+            "step one",
+        ),
+        summary_event("response.reasoning_summary_part.added", "rs_1", 1, ""),
+        summary_event("response.reasoning_summary_text.delta", "rs_1", 1, "step"),
+        summary_event(
+            "response.reasoning_summary_text.done",
+            "rs_1",
+            1,
+            "step two",
+        ),
+        reasoning_done(Some("rs_1"), &["step one", "step two"]),
+        message_added(Some("msg_1"), ""),
+        summary_event(
+            "response.reasoning_summary_text.done",
+            "rs_1",
+            2,
+            "late step",
+        ),
+        text_delta("msg_1", "Answer"),
+        message_done(Some("msg_1"), "Answer"),
+    ];
+    let mut s = session(
+        Script::new([response("r1", vec![events], None)]),
+        &["reasoning_summary_mode=\"sequential_cutoff\""],
+        json!({}),
+    )
+    .await;
+    let turn = s.run_turn("think").await;
+    single_turn_end(&turn, "completed");
+    let deltas: Vec<(Value, Value, Value)> = params_of(&turn, "item/reasoning/summaryTextDelta")
+        .iter()
+        .map(|p| {
+            (
+                p["itemId"].clone(),
+                p["delta"].clone(),
+                p["summaryIndex"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        deltas,
+        vec![
+            (json!("rs_1"), json!("step one"), json!(0)),
+            (json!("rs_1"), json!("step two"), json!(1)),
+        ]
+    );
+    let breaks: Vec<Value> = params_of(&turn, "item/reasoning/summaryPartAdded")
+        .iter()
+        .map(|p| p["summaryIndex"].clone())
+        .collect();
+    assert_eq!(breaks, vec![json!(1)]);
+    assert_eq!(joined_deltas(&turn, "item/agentMessage/delta"), "Answer");
+    assert!(!turn.iter().any(|m| m.to_string().contains("late step")));
+}
+
+#[tokio::test]
+async fn raw_reasoning_respects_its_flag() {
+    let transcript = || {
+        response(
+            "r",
+            vec![vec![
+                reasoning_added(Some("rs_1")),
+                raw_delta("rs_1", "thinking raw"),
+                reasoning_done(Some("rs_1"), &[]),
+                message_added(Some("msg_1"), ""),
+                text_delta("msg_1", "ok"),
+                message_done(Some("msg_1"), "ok"),
+            ]],
+            None,
+        )
+    };
+    let mut s = session(Script::new([transcript(), transcript()]), &[], json!({})).await;
+    let hidden = s.run_turn("first").await;
+    single_turn_end(&hidden, "completed");
+    assert!(params_of(&hidden, "item/reasoning/textDelta").is_empty());
+
+    let shown_thread = s
+        .daemon
+        .start_thread(json!({"config": {"show_raw_agent_reasoning": true}}))
+        .await;
+    s.thread_id = shown_thread;
+    let shown = s.run_turn("second").await;
+    single_turn_end(&shown, "completed");
+    let raw = params_of(&shown, "item/reasoning/textDelta");
+    assert_eq!(raw.len(), 1);
+    assert_eq!(raw[0]["delta"], "thinking raw");
+    assert_eq!(raw[0]["itemId"], "rs_1");
+    assert_eq!(raw[0]["contentIndex"], 0);
+}
+
+#[tokio::test]
+async fn a_delta_without_an_active_item_is_a_warning_and_never_attached_to_a_guess() {
+    let events = vec![
+        text_delta("msg_ghost", "orphan text"),
+        message_added(Some("msg_1"), ""),
+        text_delta("msg_1", "real"),
+        message_done(Some("msg_1"), "real"),
+        summary_event(
+            "response.reasoning_summary_text.delta",
+            "rs_x",
+            0,
+            "orphan summary",
+        ),
+    ];
+    let mut s = session(
+        Script::new([response("r1", vec![events], None)]),
+        &[],
+        json!({}),
+    )
+    .await;
+    let turn = s.run_turn("hi").await;
+    single_turn_end(&turn, "completed");
+    let warnings = params_of(&turn, "warning");
+    assert_eq!(warnings.len(), 2, "{turn:#?}");
+    assert!(warnings[0]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("without an active item")));
+    assert_eq!(joined_deltas(&turn, "item/agentMessage/delta"), "real");
+    assert!(params_of(&turn, "item/reasoning/summaryTextDelta").is_empty());
+    assert!(!turn
+        .iter()
+        .any(|m| m["method"] != "warning" && m.to_string().contains("orphan")));
+}
+
+#[tokio::test]
+async fn an_item_never_done_is_flushed_at_completed_but_not_committed() {
+    let events = vec![
+        message_added(Some("msg_1"), ""),
+        text_delta("msg_1", "tail <oai"),
+    ];
+    let mut s = session(
+        Script::new([response("r1", vec![events], None)]),
+        &[],
+        json!({}),
+    )
+    .await;
+    let turn = s.run_turn("hi").await;
+    single_turn_end(&turn, "completed");
+    // finish() released the held-back "<oai" exactly once.
+    assert_eq!(joined_deltas(&turn, "item/agentMessage/delta"), "tail <oai");
+    assert!(items_of(&turn, "item/completed", "agentMessage").is_empty());
+}

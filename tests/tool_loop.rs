@@ -1,0 +1,292 @@
+//! From a stream to the next action (design note 003), through the real binary: a tool call is
+//! run after its item is done, its output is recorded with the same call id and carried by the
+//! next request; `end_turn: false` follows up; a call that cannot run is answered with a
+//! synthetic output; client tools (`dynamicTools`) go to the client as `item/tool/call`; a
+//! command timeout kills its whole process group.
+
+mod support;
+mod turn_support;
+
+use serde_json::{json, Value};
+use support::*;
+use turn_support::*;
+
+fn never_ask(cwd: &std::path::Path) -> Value {
+    json!({"approvalPolicy": "never", "cwd": cwd.display().to_string()})
+}
+
+#[tokio::test]
+async fn a_tool_round_trip_whose_second_request_carries_the_output_with_the_same_call_id() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = workdir
+        .path()
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let first = response(
+        "r1",
+        vec![
+            message("msg_pre", &["Running ", "a command."]),
+            exec_call(
+                "fc_1",
+                "call_1",
+                json!({"cmd": "pwd; echo err 1>&2", "login": false}),
+            ),
+        ],
+        None,
+    );
+    let second = response("r2", vec![message("msg_f", &["Done."])], None);
+    let mut s = session(Script::new([first, second]), &[], never_ask(&cwd)).await;
+    let turn = s.run_turn("run it").await;
+    let end = single_turn_end(&turn, "completed");
+    assert_eq!(end["items"][0]["text"], "Done.");
+
+    let started = items_of(&turn, "item/started", "commandExecution");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["id"], "call_1");
+    assert_eq!(started[0]["status"], "inProgress");
+    assert_eq!(started[0]["cwd"], cwd.display().to_string());
+    assert!(started[0]["command"]
+        .as_str()
+        .is_some_and(|c| c.ends_with(" -c 'pwd; echo err 1>&2'")));
+    let completed = items_of(&turn, "item/completed", "commandExecution");
+    let expected_output = format!("{}\nerr\n", cwd.display());
+    assert_eq!(completed[0]["status"], "completed");
+    assert_eq!(completed[0]["exitCode"], 0);
+    assert_eq!(completed[0]["aggregatedOutput"], expected_output.as_str());
+    assert_eq!(
+        joined_deltas(&turn, "item/commandExecution/outputDelta"),
+        expected_output
+    );
+    // The tool's item completes before the response's usage (drain, then usage).
+    let position = |pred: &dyn Fn(&Value) -> bool| turn.iter().position(|m| pred(m));
+    let tool_done = position(&|m| {
+        m["method"] == "item/completed" && m["params"]["item"]["type"] == "commandExecution"
+    });
+    let first_usage = position(&|m| m["method"] == "thread/tokenUsage/updated");
+    assert!(tool_done < first_usage, "{turn:#?}");
+
+    let bodies = s.bodies(2).await;
+    let tools: Vec<&str> = bodies[0]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"exec_command"));
+    assert_eq!(
+        bodies[0]["tools"][0]["parameters"]["required"],
+        json!(["cmd"])
+    );
+    let outputs = call_outputs(&bodies[1]);
+    assert_eq!(outputs.len(), 1);
+    assert_eq!(outputs[0].0, "call_1");
+    assert!(outputs[0].1.contains("Exit code: 0") && outputs[0].1.contains("err"));
+    let input = bodies[1]["input"].as_array().cloned().unwrap_or_default();
+    let call_index = input
+        .iter()
+        .position(|i| i["type"] == "function_call" && i["call_id"] == "call_1");
+    let output_index = input
+        .iter()
+        .position(|i| i["type"] == "function_call_output");
+    assert!(call_index.is_some() && call_index < output_index);
+
+    let lines = s.rollout();
+    let history = rollout_response_items(&lines);
+    assert!(history
+        .iter()
+        .any(|i| i["type"] == "function_call_output" && i["call_id"] == "call_1"));
+    assert!(rollout_turn_items(&lines)
+        .iter()
+        .any(|i| i["type"] == "command_execution" && i["id"] == "call_1"));
+}
+
+#[tokio::test]
+async fn end_turn_false_follows_up_with_another_request() {
+    let first = response("r1", vec![message("msg_1", &["part one"])], Some(false));
+    let second = response("r2", vec![message("msg_2", &["part two"])], None);
+    let mut s = session(Script::new([first, second]), &[], json!({})).await;
+    let turn = s.run_turn("go").await;
+    let end = single_turn_end(&turn, "completed");
+    assert_eq!(end["items"].as_array().map(Vec::len), Some(1));
+    assert_eq!(end["items"][0]["id"], "msg_2");
+    assert_eq!(end["items"][0]["text"], "part two");
+    assert_eq!(params_of(&turn, "thread/tokenUsage/updated").len(), 2);
+    let bodies = s.bodies(2).await;
+    let input = bodies[1]["input"].as_array().cloned().unwrap_or_default();
+    assert_eq!(input.last().map(|i| i["id"].clone()), Some(json!("msg_1")));
+}
+
+#[tokio::test]
+async fn a_call_that_cannot_run_gets_a_synthetic_output_and_a_follow_up() {
+    let first = response(
+        "r1",
+        vec![function_call("fc_1", "call_x", "no_such_tool", json!({}))],
+        None,
+    );
+    let second = response("r2", vec![message("msg_2", &["sorry"])], None);
+    let mut s = session(Script::new([first, second]), &[], json!({})).await;
+    let turn = s.run_turn("go").await;
+    single_turn_end(&turn, "completed");
+    let bodies = s.bodies(2).await;
+    assert_eq!(
+        call_outputs(&bodies[1]),
+        vec![(
+            "call_x".to_string(),
+            "unsupported call: no_such_tool".to_string()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn dynamic_tools_go_to_the_client_and_its_answers_become_outputs() {
+    let first = response(
+        "r1",
+        vec![
+            function_call("fc_1", "call_ok", "lookup_ticket", json!({"id": "ABC-123"})),
+            function_call("fc_2", "call_bad", "lookup_ticket", json!({"id": "B"})),
+            function_call("fc_3", "call_err", "lookup_ticket", json!({"id": "C"})),
+        ],
+        None,
+    );
+    let second = response("r2", vec![message("msg_2", &["ok"])], None);
+    let tools = json!({"dynamicTools": [{"type": "function", "name": "lookup_ticket",
+        "description": "Look up a ticket", "inputSchema": {"type": "object",
+        "properties": {"id": {"type": "string"}}}}]});
+    let mut s = session(Script::new([first, second]), &[], tools).await;
+    s.start_turn("tickets", json!({})).await;
+    let mut seen = Vec::new();
+    let mut answered = 0;
+    while answered < 3 {
+        let message = s.daemon.next_message().await;
+        seen.push(message.clone());
+        if message["method"] != "item/tool/call" {
+            continue;
+        }
+        answered += 1;
+        let params = &message["params"];
+        assert_eq!(params["tool"], "lookup_ticket");
+        assert_eq!(params["threadId"], s.thread_id.as_str());
+        match params["callId"].as_str() {
+            Some("call_ok") => {
+                assert_eq!(params["arguments"], json!({"id": "ABC-123"}));
+                let result = json!({"contentItems": [{"type": "inputText", "text": "ticket is open"}], "success": true});
+                s.answer(&message["id"], result).await;
+            }
+            Some("call_bad") => s.answer(&message["id"], json!({})).await,
+            _ => {
+                let error = json!({"id": message["id"], "error": {"code": -1, "message": "boom"}});
+                s.daemon.send(error).await;
+            }
+        }
+    }
+    seen.extend(s.daemon.until_turn_completed().await);
+    single_turn_end(&seen, "completed");
+    assert!(params_of(&seen, "serverRequest/resolved").is_empty());
+    let completed = items_of(&seen, "item/completed", "dynamicToolCall");
+    let by_id = |id: &str| {
+        completed.iter().find(|item| item["id"] == id).map(|item| {
+            (
+                item["status"].clone(),
+                item["success"].clone(),
+                item["contentItems"].clone(),
+            )
+        })
+    };
+    assert_eq!(
+        by_id("call_ok"),
+        Some((
+            json!("completed"),
+            json!(true),
+            json!([{"type": "inputText", "text": "ticket is open"}])
+        ))
+    );
+    assert_eq!(
+        by_id("call_bad"),
+        Some((
+            json!("failed"),
+            json!(false),
+            json!([{"type": "inputText", "text": "dynamic tool response was invalid"}])
+        ))
+    );
+    assert_eq!(
+        by_id("call_err"),
+        Some((
+            json!("failed"),
+            json!(false),
+            json!([{"type": "inputText", "text": "dynamic tool request failed"}])
+        ))
+    );
+    let bodies = s.bodies(2).await;
+    assert!(bodies[0]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["name"] == "lookup_ticket"
+            && t["parameters"]["properties"]["id"]["type"] == "string"));
+    assert_eq!(
+        call_outputs(&bodies[1]),
+        vec![
+            ("call_ok".to_string(), "ticket is open".to_string()),
+            (
+                "call_bad".to_string(),
+                "dynamic tool response was invalid".to_string()
+            ),
+            (
+                "call_err".to_string(),
+                "dynamic tool request failed".to_string()
+            ),
+        ]
+    );
+}
+
+/// Whether a process is gone (or a zombie nobody reaped yet).
+fn process_is_dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Polls `check` (bounded) until it holds.
+async fn eventually(check: impl Fn() -> bool) -> bool {
+    for _ in 0..200 {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    check()
+}
+
+#[tokio::test]
+async fn a_command_timeout_kills_the_whole_process_group() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let first = response(
+        "r1",
+        vec![exec_call(
+            "fc_1",
+            "call_1",
+            json!({"cmd": "sleep 30 & echo $! > bg.pid; wait", "timeout_ms": 500, "login": false}),
+        )],
+        None,
+    );
+    let second = response("r2", vec![message("msg_2", &["it hung"])], None);
+    let mut s = session(Script::new([first, second]), &[], never_ask(workdir.path())).await;
+    let turn = s.run_turn("hang").await;
+    single_turn_end(&turn, "completed");
+    let completed = items_of(&turn, "item/completed", "commandExecution");
+    assert_eq!(completed[0]["status"], "failed", "{completed:#?}");
+    assert_eq!(completed[0]["exitCode"], 124);
+    let pid =
+        std::fs::read_to_string(workdir.path().join("bg.pid")).unwrap_or_else(|e| panic!("{e}"));
+    let pid = pid.trim().to_string();
+    assert!(
+        eventually(|| process_is_dead(&pid)).await,
+        "background child {pid} survived"
+    );
+    let bodies = s.bodies(2).await;
+    assert!(call_outputs(&bodies[1])[0].1.contains("timed out"));
+}

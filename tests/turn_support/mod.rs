@@ -1,0 +1,246 @@
+//! Helpers shared by the turn-engine tests: a daemon with one thread against a scripted mock
+//! provider, event builders for hand-made transcripts, and assertions over notifications and
+//! rollout files.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+pub use openturn::mock_provider::{Fault, SseEvent, SseReply};
+
+/// A daemon with an initialized connection and one started thread.
+pub struct Session {
+    pub provider: MockProvider,
+    pub home: tempfile::TempDir,
+    pub daemon: Daemon,
+    pub thread_id: String,
+}
+
+/// Starts the daemon against `script` with extra `-c` overrides and `thread/start` params.
+pub async fn session(script: Script, extra: &[&str], thread_params: Value) -> Session {
+    let provider = MockProvider::start(script)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut overrides = mock_overrides(&provider);
+    overrides.extend(extra.iter().map(|o| o.to_string()));
+    let mut daemon = Daemon::spawn(home.path(), &overrides);
+    daemon.initialize().await;
+    let thread_id = daemon.start_thread(thread_params).await;
+    let started = daemon.next_message().await;
+    assert_eq!(started["method"], "thread/started");
+    Session {
+        provider,
+        home,
+        daemon,
+        thread_id,
+    }
+}
+
+impl Session {
+    /// Sends `turn/start` with one text input and returns its response.
+    pub async fn start_turn(&mut self, text: &str, extra: Value) -> Value {
+        let mut params =
+            json!({"threadId": self.thread_id, "input": [{"type": "text", "text": text}]});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        let response = self.daemon.request("turn/start", params).await;
+        assert!(
+            response.get("result").is_some(),
+            "turn/start failed: {response}"
+        );
+        response
+    }
+
+    /// Runs a turn to its `turn/completed` and returns every message of it.
+    pub async fn run_turn(&mut self, text: &str) -> Vec<Value> {
+        self.start_turn(text, json!({})).await;
+        self.daemon.until_turn_completed().await
+    }
+
+    /// The rollout file's lines.
+    pub fn rollout(&self) -> Vec<Value> {
+        rollout_lines(self.home.path())
+    }
+
+    /// Request bodies the provider received, waiting for at least `n`.
+    pub async fn bodies(&self, n: usize) -> Vec<Value> {
+        let requests = self.provider.wait_for_requests(n, TIMEOUT).await;
+        assert!(
+            requests.len() >= n,
+            "expected {n} requests, got {}",
+            requests.len()
+        );
+        requests.into_iter().map(|r| r.body).collect()
+    }
+
+    /// Answers a server → client request.
+    pub async fn answer(&mut self, id: &Value, result: Value) {
+        self.daemon.send(json!({"id": id, "result": result})).await;
+    }
+}
+
+pub fn rollout_lines(home: &Path) -> Vec<Value> {
+    let files = rollout_files(home);
+    assert_eq!(files.len(), 1, "one rollout file expected: {files:?}");
+    std::fs::read_to_string(&files[0])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+/// Turn items persisted in the rollout.
+pub fn rollout_turn_items(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .filter(|line| line["type"] == "turn_item")
+        .map(|line| line["payload"]["item"].clone())
+        .collect()
+}
+
+/// Response items persisted in the rollout.
+pub fn rollout_response_items(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .filter(|line| line["type"] == "response_item")
+        .map(|line| line["payload"].clone())
+        .collect()
+}
+
+/// The params of every message with `method`.
+pub fn params_of<'a>(messages: &'a [Value], method: &str) -> Vec<&'a Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == method)
+        .map(|m| &m["params"])
+        .collect()
+}
+
+/// The `delta` strings of every `method` notification, concatenated.
+pub fn joined_deltas(messages: &[Value], method: &str) -> String {
+    params_of(messages, method)
+        .iter()
+        .map(|p| p["delta"].as_str().unwrap_or_default())
+        .collect()
+}
+
+/// Items of `item/completed` (or `item/started`) notifications with `type`.
+pub fn items_of<'a>(messages: &'a [Value], method: &str, item_type: &str) -> Vec<&'a Value> {
+    params_of(messages, method)
+        .into_iter()
+        .map(|p| &p["item"])
+        .filter(|item| item["type"] == item_type)
+        .collect()
+}
+
+/// Exactly one `turn/completed`, last, with `status`; returns its turn object.
+pub fn single_turn_end<'a>(messages: &'a [Value], status: &str) -> &'a Value {
+    let ends = params_of(messages, "turn/completed");
+    assert_eq!(ends.len(), 1, "exactly one turn/completed: {messages:#?}");
+    assert_eq!(ends[0]["turn"]["status"], status, "{messages:#?}");
+    &ends[0]["turn"]
+}
+
+/// An SSE event from JSON.
+pub fn ev(value: Value) -> SseEvent {
+    SseEvent::json(&value)
+}
+
+pub fn created(id: &str) -> SseEvent {
+    ev(json!({"type": "response.created", "response": {"id": id}}))
+}
+
+pub fn completed(id: &str, end_turn: Option<bool>) -> SseEvent {
+    let mut response =
+        json!({"id": id, "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}});
+    if let Some(end_turn) = end_turn {
+        response["end_turn"] = json!(end_turn);
+    }
+    ev(json!({"type": "response.completed", "response": response}))
+}
+
+pub fn message_added(id: Option<&str>, seed: &str) -> SseEvent {
+    let content = if seed.is_empty() {
+        json!([])
+    } else {
+        json!([{"type": "output_text", "text": seed}])
+    };
+    let mut item = json!({"type": "message", "role": "assistant", "content": content});
+    if let Some(id) = id {
+        item["id"] = json!(id);
+    }
+    ev(json!({"type": "response.output_item.added", "item": item}))
+}
+
+pub fn message_done(id: Option<&str>, text: &str) -> SseEvent {
+    let mut item = json!({"type": "message", "role": "assistant",
+        "content": [{"type": "output_text", "text": text}]});
+    if let Some(id) = id {
+        item["id"] = json!(id);
+    }
+    ev(json!({"type": "response.output_item.done", "item": item}))
+}
+
+pub fn text_delta(item_id: &str, delta: &str) -> SseEvent {
+    ev(json!({"type": "response.output_text.delta", "item_id": item_id, "delta": delta}))
+}
+
+/// A whole assistant message: added, one delta per piece, done.
+pub fn message(id: &str, pieces: &[&str]) -> Vec<SseEvent> {
+    let mut events = vec![message_added(Some(id), "")];
+    events.extend(pieces.iter().map(|piece| text_delta(id, piece)));
+    events.push(message_done(Some(id), &pieces.concat()));
+    events
+}
+
+/// An `exec_command` call as added + done.
+pub fn exec_call(item_id: &str, call_id: &str, arguments: Value) -> Vec<SseEvent> {
+    function_call(item_id, call_id, "exec_command", arguments)
+}
+
+pub fn function_call(item_id: &str, call_id: &str, name: &str, arguments: Value) -> Vec<SseEvent> {
+    let arguments = arguments.to_string();
+    vec![
+        ev(
+            json!({"type": "response.output_item.added", "item": {"type": "function_call",
+            "id": item_id, "call_id": call_id, "name": name, "arguments": ""}}),
+        ),
+        ev(
+            json!({"type": "response.function_call_arguments.delta", "item_id": item_id, "delta": arguments}),
+        ),
+        ev(
+            json!({"type": "response.output_item.done", "item": {"type": "function_call",
+            "id": item_id, "call_id": call_id, "name": name, "arguments": arguments}}),
+        ),
+    ]
+}
+
+/// A response: created, the given events, completed.
+pub fn response(id: &str, events: Vec<Vec<SseEvent>>, end_turn: Option<bool>) -> Reply {
+    let mut all = vec![created(id)];
+    all.extend(events.into_iter().flatten());
+    all.push(completed(id, end_turn));
+    Reply::Sse(SseReply::new(all))
+}
+
+/// The `function_call_output` items of a request body.
+pub fn call_outputs(body: &Value) -> Vec<(String, String)> {
+    body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["type"] == "function_call_output")
+        .map(|item| {
+            (
+                item["call_id"].as_str().unwrap_or_default().to_string(),
+                item["output"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
