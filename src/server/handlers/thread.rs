@@ -11,6 +11,7 @@ use crate::protocol::common::ApprovalsReviewer;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{
     ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
+    WarningNotification,
 };
 use crate::protocol::thread::{
     self as proto, ThreadForkParams, ThreadResumeParams, ThreadResumeResponse, ThreadStartParams,
@@ -98,6 +99,17 @@ async fn resume(
                     },
                 ))
                 .await;
+            // Lines skipped while loading (a torn tail after a crash, unknown types) are worth
+            // telling the client, not only the log.
+            for message in &contents.warnings {
+                let _ = context
+                    .outgoing
+                    .send_notification(&ServerNotification::Warning(WarningNotification {
+                        message: message.clone(),
+                        thread_id: Some(thread_id.clone()),
+                    }))
+                    .await;
+            }
             Some(contents)
         }
     };
