@@ -58,7 +58,7 @@ async fn a_tool_round_trip_whose_second_request_carries_the_output_with_the_same
         expected_output
     );
     // The tool's item completes before the response's usage (drain, then usage).
-    let position = |pred: &dyn Fn(&Value) -> bool| turn.iter().position(|m| pred(m));
+    let position = |pred: &dyn Fn(&Value) -> bool| turn.iter().position(pred);
     let tool_done = position(&|m| {
         m["method"] == "item/completed" && m["params"]["item"]["type"] == "commandExecution"
     });

@@ -53,7 +53,7 @@ pub(super) async fn on_item_added(
             provider_id,
             kind: ActiveKind::AgentMessage {
                 phase: phase.clone(),
-                parser: AssistantTextParser::new(state.plan_mode),
+                parser: Box::new(AssistantTextParser::new(state.plan_mode)),
                 started: false,
                 held_whitespace: String::new(),
             },
@@ -66,7 +66,7 @@ pub(super) async fn on_item_added(
         _ => None,
     };
     let Some(opened) = opened else { return };
-    if let Err((error, _abandoned)) = state.active.open(opened) {
+    if let Err(error) = state.active.open(opened) {
         warn_protocol_error(turn, &error).await;
     }
     let plan_mode = state.plan_mode;
