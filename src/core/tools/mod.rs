@@ -5,6 +5,7 @@
 //! output, so the model learns why and the history never holds a call without its output.
 
 pub(crate) mod client_tool;
+pub(crate) mod process;
 pub(crate) mod shell;
 
 use serde_json::{json, Value};
