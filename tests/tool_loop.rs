@@ -290,3 +290,42 @@ async fn a_command_timeout_kills_the_whole_process_group() {
     let bodies = s.bodies(2).await;
     assert!(call_outputs(&bodies[1])[0].1.contains("timed out"));
 }
+
+#[tokio::test]
+async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_deltas_stay_with_it() {
+    let custom = vec![
+        ev(
+            json!({"type": "response.output_item.added", "item": {"type": "custom_tool_call",
+            "id": "ctc_1", "call_id": "call_c", "name": "apply_patch", "input": ""}}),
+        ),
+        ev(
+            json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1", "call_id": "call_c", "delta": "*** Begin"}),
+        ),
+        // A delta naming another call is dropped, never spliced into this one.
+        ev(
+            json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_9", "call_id": "call_other", "delta": "XX"}),
+        ),
+        ev(
+            json!({"type": "response.output_item.done", "item": {"type": "custom_tool_call",
+            "id": "ctc_1", "call_id": "call_c", "name": "apply_patch", "input": "*** Begin"}}),
+        ),
+    ];
+    let first = response("r1", vec![custom], None);
+    let second = response("r2", vec![message("msg_2", &["ok"])], None);
+    let mut s = session(Script::new([first, second]), &[], json!({})).await;
+    let turn = s.run_turn("patch").await;
+    single_turn_end(&turn, "completed");
+    assert!(params_of(&turn, "warning").is_empty(), "{turn:#?}");
+    let bodies = s.bodies(2).await;
+    let input = bodies[1]["input"].as_array().cloned().unwrap_or_default();
+    let output = input
+        .iter()
+        .find(|item| item["type"] == "custom_tool_call_output")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(output["call_id"], "call_c");
+    assert_eq!(
+        output["output"],
+        "unsupported custom tool call: apply_patch"
+    );
+}

@@ -246,3 +246,44 @@ fn client_turn_error(error: &ClientError) -> TurnError {
         details: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::ModelClient;
+    use crate::core::settings::ThreadSettings;
+    use crate::core::thread::ThreadId;
+    use crate::rollout::RolloutWriter;
+
+    #[tokio::test]
+    async fn a_failed_rollout_append_warns_and_live_history_keeps_the_item() {
+        // Every write to /dev/full fails with ENOSPC.
+        let rollout = RolloutWriter::open_append(std::path::Path::new("/dev/full"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(8);
+        let thread = Arc::new(Thread::new(
+            ThreadId::new(),
+            0,
+            false,
+            None,
+            ThreadSettings::for_tests(),
+            Vec::new(),
+            Some(rollout),
+            events_tx,
+            ModelClient::new().unwrap_or_else(|e| panic!("{e}")),
+            CancellationToken::new(),
+        ));
+        let turn = TurnContext {
+            thread: thread.clone(),
+            turn_id: "t".into(),
+            cancel: CancellationToken::new(),
+            pending_input: Arc::default(),
+        };
+        turn.record_history(ResponseItem::user_text("kept")).await;
+        assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);
+        match events_rx.try_recv() {
+            Ok(EventMsg::Warning { message }) => assert!(message.contains("rollout"), "{message}"),
+            other => panic!("expected a warning, got {other:?}"),
+        }
+    }
+}
