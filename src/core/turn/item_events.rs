@@ -35,10 +35,10 @@ pub(super) async fn on_item_added(
     state: &mut ResponseState,
     mut item: ResponseItem,
 ) {
+    let provider_id = item.id().map(str::to_string);
     let Some(id) = ensure_item_id(&mut item, None) else {
         return;
     };
-    let provider_id = item.id().map(str::to_string);
     let opened = match &item {
         ResponseItem::CustomToolCall { call_id, name, .. } => {
             state.tool_input = Some(ToolInputStream::new(call_id.clone(), name.clone()));
@@ -48,22 +48,7 @@ pub(super) async fn on_item_added(
             state.tool_input = None;
             None
         }
-        ResponseItem::Message { role, phase, .. } if role == "assistant" => Some(ActiveItem {
-            id: id.clone(),
-            provider_id,
-            kind: ActiveKind::AgentMessage {
-                phase: phase.clone(),
-                parser: Box::new(AssistantTextParser::new(state.plan_mode)),
-                started: false,
-                held_whitespace: String::new(),
-            },
-        }),
-        ResponseItem::Reasoning { .. } => Some(ActiveItem {
-            id: id.clone(),
-            provider_id,
-            kind: ActiveKind::Reasoning,
-        }),
-        _ => None,
+        _ => streaming_item(&item, id.clone(), provider_id, state.plan_mode),
     };
     let Some(opened) = opened else { return };
     if let Err(error) = state.active.open(opened) {
@@ -96,6 +81,32 @@ pub(super) async fn on_item_added(
             }
         }
     }
+}
+
+/// The streaming state for an item that shows deltas to the client, if it is one.
+fn streaming_item(
+    item: &ResponseItem,
+    id: String,
+    provider_id: Option<String>,
+    plan_mode: bool,
+) -> Option<ActiveItem> {
+    let kind = match item {
+        ResponseItem::Message { role, phase, .. } if role == "assistant" => {
+            ActiveKind::AgentMessage {
+                phase: phase.clone(),
+                parser: Box::new(AssistantTextParser::new(plan_mode)),
+                started: false,
+                held_whitespace: String::new(),
+            }
+        }
+        ResponseItem::Reasoning { .. } => ActiveKind::Reasoning,
+        _ => return None,
+    };
+    Some(ActiveItem {
+        id,
+        provider_id,
+        kind,
+    })
 }
 
 async fn emit_started(turn: &TurnContext, item: TurnItem) {
