@@ -29,6 +29,10 @@ use super::thread::{PendingInput, Thread};
 
 pub(crate) use sampling::SamplingError;
 
+/// Recorded in history after an interrupted turn.
+const TURN_ABORTED_NOTE: &str = "<turn_aborted>The user interrupted the previous turn before it \
+finished; anything it was doing may be incomplete.</turn_aborted>";
+
 /// Everything one turn's task needs. Cloned into each tool task of the turn.
 #[derive(Clone)]
 pub(crate) struct TurnContext {
@@ -93,6 +97,11 @@ pub(crate) async fn run_turn(turn: TurnContext) {
     })
     .await;
     let outcome = sample_until_done(&turn).await;
+    if outcome == TurnOutcome::Interrupted {
+        // The model should know its last turn was cut short, not believe it finished.
+        turn.record_history(ResponseItem::user_text(TURN_ABORTED_NOTE))
+            .await;
+    }
     record_turn_end(&turn, &outcome).await;
     end.end(outcome).await;
 }
