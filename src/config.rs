@@ -49,6 +49,8 @@ struct ConfigToml {
     #[serde(default)]
     reasoning_summary_mode: ReasoningSummaryMode,
     max_line_bytes: Option<usize>,
+    thread_unload_delay_secs: Option<u64>,
+    ingress_queue_capacity: Option<usize>,
 }
 
 /// The resolved configuration.
@@ -70,6 +72,10 @@ pub struct Config {
     pub reasoning_summary_mode: ReasoningSummaryMode,
     /// Longest accepted JSON-RPC input line.
     pub max_line_bytes: usize,
+    /// How long a loaded thread with no subscriber and no running turn stays loaded.
+    pub thread_unload_delay_secs: u64,
+    /// Requests queued for the dispatcher before new ones are refused as overloaded.
+    pub ingress_queue_capacity: usize,
     /// The merged table, kept for `config/read` and per-thread overrides.
     pub table: Table,
 }
@@ -151,6 +157,8 @@ impl Config {
             show_raw_agent_reasoning: parsed.show_raw_agent_reasoning,
             reasoning_summary_mode: parsed.reasoning_summary_mode,
             max_line_bytes: parsed.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES),
+            thread_unload_delay_secs: parsed.thread_unload_delay_secs.unwrap_or(30 * 60),
+            ingress_queue_capacity: parsed.ingress_queue_capacity.unwrap_or(256).max(1),
             table,
         })
     }

@@ -158,6 +158,12 @@ impl Session {
             ])
             .arg("app-server")
             .env("OPENTURN_HOME", home)
+            // Keep the transcript readable: the daemon's informational logs stay quiet unless
+            // the user asked for them.
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_string()),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -314,10 +320,7 @@ impl Printer {
             "item/completed" if item["type"] == "commandExecution" => writeln!(
                 out,
                 "  ⏎ {} (exit {})",
-                item["aggregatedOutput"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .trim_end(),
+                item["status"].as_str().unwrap_or("?"),
                 item["exitCode"]
             )?,
             "thread/tokenUsage/updated" => writeln!(

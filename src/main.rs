@@ -38,7 +38,9 @@ enum Command {
 
 fn init_logging() {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    // openturn's own info lines (shutdown reasons, index rebuilds) are worth seeing by default.
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,openturn=info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -57,7 +59,11 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(run(cli))
+    let result = runtime.block_on(run(cli));
+    // The stdin reader is a blocking thread that may still be waiting for input (shutdown by
+    // SIGTERM or a closed stdout): do not wait for it. Rollouts are already flushed by then.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    result
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {

@@ -27,6 +27,13 @@ fn the_offline_demo_streams_a_scripted_session_and_exits_cleanly() {
         "{stdout}"
     );
     assert_eq!(stdout.matches("← turn completed").count(), 3, "{stdout}");
+    // The third turn runs the shell tool for real and feeds its output back to the model.
+    assert!(
+        stdout.contains("$ /bin/bash -lc 'echo hello from a tool'"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("⏎ completed (exit 0)"), "{stdout}");
+    assert!(stdout.contains("The command ran and printed"), "{stdout}");
     // The demo uses its own temporary home, never the user's.
     assert!(
         std::fs::read_dir(home.path())

@@ -8,8 +8,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::ModelClient;
+use crate::rollout::fork::fork_items;
 use crate::rollout::paths::rollout_path;
-use crate::rollout::{RolloutItem, RolloutWriter, SessionMeta};
+use crate::rollout::{
+    IndexEntry, RolloutContents, RolloutError, RolloutItem, RolloutWriter, SessionMeta, ThreadIndex,
+};
+use crate::wire::ResponseItem;
 
 use super::error::CoreError;
 use super::event::EventMsg;
@@ -31,17 +35,24 @@ pub struct ThreadManager {
     client: ModelClient,
     threads: Mutex<HashMap<String, Arc<Thread>>>,
     shutdown: CancellationToken,
+    /// The thread index shared with other processes on this home; rollout writers keep it current.
+    index: Arc<ThreadIndex>,
 }
 
 impl ThreadManager {
     pub fn new(home: PathBuf) -> Result<ThreadManager, CoreError> {
         let client = ModelClient::new().map_err(|e| CoreError::Startup(e.to_string()))?;
         Ok(ThreadManager {
-            home,
             client,
             threads: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
+            index: Arc::new(ThreadIndex::new(&home)),
+            home,
         })
+    }
+
+    pub fn index(&self) -> &Arc<ThreadIndex> {
+        &self.index
     }
 
     pub fn home(&self) -> &std::path::Path {
@@ -62,14 +73,26 @@ impl ThreadManager {
         settings: ThreadSettings,
         ephemeral: bool,
     ) -> Result<ThreadSpawn, CoreError> {
+        self.create_thread(settings, ephemeral, None, Vec::new())
+            .await
+    }
+
+    /// Creates a thread whose rollout starts with `items` after its session meta.
+    async fn create_thread(
+        &self,
+        settings: ThreadSettings,
+        ephemeral: bool,
+        forked_from_id: Option<String>,
+        items: Vec<RolloutItem>,
+    ) -> Result<ThreadSpawn, CoreError> {
         let id = ThreadId::new();
         let now = chrono::Utc::now();
         let rollout = if ephemeral {
             None
         } else {
             let path = rollout_path(&self.home, id.as_str(), now);
-            let writer =
-                RolloutWriter::create(&path).map_err(|e| CoreError::Storage(e.to_string()))?;
+            let writer = RolloutWriter::create(&path, Some(self.index.clone()))
+                .map_err(|e| CoreError::Storage(e.to_string()))?;
             let meta = SessionMeta {
                 id: id.to_string(),
                 created_at: now.timestamp(),
@@ -78,30 +101,115 @@ impl ThreadManager {
                 model_provider: settings.provider.id.clone(),
                 originator: Some(settings.originator.clone()),
                 cli_version: env!("CARGO_PKG_VERSION").to_string(),
-                forked_from_id: None,
+                forked_from_id: forked_from_id.clone(),
                 source: Some("appServer".to_string()),
             };
+            let storage = |e: RolloutError| CoreError::Storage(e.to_string());
             writer
                 .append(RolloutItem::SessionMeta(meta))
                 .await
-                .map_err(|e| CoreError::Storage(e.to_string()))?;
+                .map_err(storage)?;
+            for item in &items {
+                writer.append(item.clone()).await.map_err(storage)?;
+            }
+            if !items.is_empty() {
+                writer.flush().await.map_err(storage)?;
+            }
             Some(writer)
         };
+        let loaded = LoadedState::from_items(&items);
+        Ok(self.insert_thread(
+            id,
+            now.timestamp(),
+            ephemeral,
+            forked_from_id,
+            settings,
+            rollout,
+            loaded,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn insert_thread(
+        &self,
+        id: ThreadId,
+        created_at: i64,
+        ephemeral: bool,
+        forked_from_id: Option<String>,
+        settings: ThreadSettings,
+        rollout: Option<RolloutWriter>,
+        loaded: LoadedState,
+    ) -> ThreadSpawn {
         let (events_tx, events_rx) = mpsc::channel(THREAD_EVENT_CAPACITY);
         let thread = Arc::new(Thread::new(
             id.clone(),
-            now.timestamp(),
+            created_at,
             ephemeral,
-            None,
+            forked_from_id,
             settings,
-            Vec::new(),
+            loaded.history,
             rollout,
             events_tx,
             self.client.clone(),
             self.shutdown.child_token(),
         ));
+        thread.state().name = loaded.name;
         self.threads().insert(id.to_string(), thread.clone());
-        Ok(ThreadSpawn { thread, events_rx })
+        ThreadSpawn { thread, events_rx }
+    }
+
+    /// Loads a persisted thread from its rollout and takes the rollout's write lock: a thread
+    /// another process holds fails with [`CoreError::ThreadBusy`].
+    pub fn resume_thread(
+        &self,
+        contents: &RolloutContents,
+        settings: ThreadSettings,
+    ) -> Result<ThreadSpawn, CoreError> {
+        let id = ThreadId::parse(&contents.meta.id)?;
+        if self.threads().contains_key(id.as_str()) {
+            return Err(CoreError::InvalidInput(format!(
+                "thread {id} is already loaded"
+            )));
+        }
+        let entry = IndexEntry::from_contents(contents, false);
+        let writer = RolloutWriter::open_append(&contents.path, Some(self.index.clone()), entry)
+            .map_err(|error| match error {
+                RolloutError::Busy(_) => CoreError::ThreadBusy(id.to_string()),
+                other => CoreError::Storage(other.to_string()),
+            })?;
+        Ok(self.insert_thread(
+            id,
+            contents.meta.created_at,
+            false,
+            contents.meta.forked_from_id.clone(),
+            settings,
+            Some(writer),
+            LoadedState::from_items(&contents.items),
+        ))
+    }
+
+    /// Creates a new thread holding a copy of `source`'s turns and history (up to `last_turn_id`,
+    /// inclusive); an unfinished turn is copied as interrupted.
+    pub async fn fork_thread(
+        &self,
+        source: &RolloutContents,
+        last_turn_id: Option<&str>,
+        settings: ThreadSettings,
+        ephemeral: bool,
+    ) -> Result<ThreadSpawn, CoreError> {
+        let items = fork_items(&source.items, last_turn_id, chrono::Utc::now().timestamp())
+            .map_err(|error| CoreError::InvalidInput(error.to_string()))?;
+        self.create_thread(settings, ephemeral, Some(source.meta.id.clone()), items)
+            .await
+    }
+
+    /// Unloads a thread: interrupts its turn, waits for it to end, and closes its rollout
+    /// (releasing the lock). Returns the thread if it was loaded.
+    pub async fn unload_thread(&self, thread_id: &str) -> Option<Arc<Thread>> {
+        let thread = self.threads().remove(thread_id)?;
+        thread.shutdown().await;
+        thread.close_rollout().await;
+        Some(thread)
     }
 
     /// A loaded thread by id.
@@ -124,5 +232,30 @@ impl ThreadManager {
         self.shutdown.cancel();
         let threads: Vec<Arc<Thread>> = self.threads().values().cloned().collect();
         futures::future::join_all(threads.iter().map(|thread| thread.shutdown())).await;
+    }
+}
+
+/// What a thread's persisted lines say about its live state.
+struct LoadedState {
+    history: Vec<ResponseItem>,
+    name: Option<String>,
+}
+
+impl LoadedState {
+    fn from_items(items: &[RolloutItem]) -> LoadedState {
+        let mut state = LoadedState {
+            history: Vec::new(),
+            name: None,
+        };
+        for item in items {
+            match item {
+                RolloutItem::ResponseItem(response_item) => {
+                    state.history.push(response_item.clone())
+                }
+                RolloutItem::ThreadName { name } => state.name = Some(name.clone()),
+                _ => {}
+            }
+        }
+        state
     }
 }

@@ -290,6 +290,15 @@ impl Thread {
         state.ended_turn_ids.push_back(turn_id.to_string());
     }
 
+    /// Fsyncs and closes the rollout, releasing its lock (the thread is being unloaded).
+    pub async fn close_rollout(&self) {
+        if let Some(rollout) = &self.rollout {
+            if let Err(error) = rollout.close().await {
+                tracing::debug!(%error, "rollout close");
+            }
+        }
+    }
+
     /// Interrupts whatever runs and waits for the turn tasks to finish and rollouts to flush.
     pub async fn shutdown(&self) {
         if let Some(active) = &self.state().active {

@@ -439,6 +439,7 @@ fn parse_chunk_size(line: &[u8]) -> Result<usize, HttpError> {
 pub(crate) fn reason_phrase(status: u16) -> &'static str {
     match status {
         100 => "Continue",
+        101 => "Switching Protocols",
         200 => "OK",
         400 => "Bad Request",
         401 => "Unauthorized",

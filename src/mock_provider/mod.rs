@@ -3,7 +3,9 @@
 //!
 //! [`MockProvider::start`] binds `127.0.0.1:0` and serves a [`Script`]: each
 //! `POST …/responses` takes the next [`Reply`] (an SSE stream, or any status
-//! with a body); `GET …/models` answers an empty list; anything else is 404.
+//! with a body), and so does each `response.create` message on a WebSocket
+//! opened at `…/responses`; `GET …/models` answers an empty list; anything
+//! else is 404.
 //! Every request is recorded, with its JSON body parsed, before it is
 //! answered. SSE replies can be paced, cut into arbitrary HTTP chunks, cut off
 //! or stalled mid-body, or held open after their last event.
@@ -14,6 +16,9 @@
 //! - `sse.rs` — writing an SSE body: chunking, pacing, faults, stamps.
 //! - `script.rs` — what to answer, and the transcript file format.
 //! - `builders.rs` — realistic Responses event sequences.
+//! - `websocket.rs` — the Responses WebSocket mode: `GET …/responses` with
+//!   `Upgrade: websocket` on the same listener; each `response.create`
+//!   message takes the next reply, whose events go out one message each.
 //!
 //! This module must not import anything from the rest of the crate: it stands
 //! in for a remote provider, so it may only know the wire format.
@@ -25,6 +30,7 @@ mod server;
 mod sse;
 #[cfg(test)]
 mod tests;
+mod websocket;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;

@@ -22,6 +22,7 @@ use tokio_util::task::TaskTracker;
 use super::http::{self, HttpError, RequestHead};
 use super::script::{Reply, Script, SseReply};
 use super::sse::{write_sse_body, BodyEnd};
+use super::websocket::{self, Upgrade};
 use super::RecordedRequest;
 
 /// While a reply streams we keep reading, to notice a hang-up; bytes a client
@@ -71,7 +72,7 @@ impl Shared {
         self.request_count.subscribe()
     }
 
-    fn record(&self, request: RecordedRequest) {
+    pub(super) fn record(&self, request: RecordedRequest) {
         let mut requests = lock(&self.requests);
         requests.push(request);
         let count = requests.len();
@@ -88,9 +89,15 @@ impl Shared {
         lock(&self.replies).len()
     }
 
-    fn next_reply(&self) -> Option<Reply> {
+    pub(super) fn next_reply(&self) -> Option<Reply> {
         let next = lock(&self.replies).pop_front();
         next.or_else(|| self.when_exhausted.clone())
+    }
+
+    /// The reply the next request would get, without taking it.
+    pub(super) fn peek_reply(&self) -> Option<Reply> {
+        let front = lock(&self.replies).front().cloned();
+        front.or_else(|| self.when_exhausted.clone())
     }
 
     pub(super) fn closed_connections(&self) -> usize {
@@ -101,7 +108,7 @@ impl Shared {
         self.accepted_connections.load(Ordering::SeqCst)
     }
 
-    fn note_client_closed(&self) {
+    pub(super) fn note_client_closed(&self) {
         self.closed_connections.fetch_add(1, Ordering::SeqCst);
     }
 }
@@ -151,10 +158,12 @@ struct Connection {
 }
 
 /// What to do with the connection after an exchange.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum After {
     KeepAlive,
     Close,
+    /// The 101 answer is written: the connection now speaks WebSocket.
+    Upgrade(Box<Upgrade>),
 }
 
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, cancel: CancellationToken) {
@@ -169,15 +178,26 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, cancel: Cancel
         writer,
         buffer: BytesMut::with_capacity(8 * 1024),
     };
-    loop {
+    let upgrade = loop {
         let exchange = tokio::select! {
             biased;
             () = cancel.cancelled() => return,
             exchange = serve_one_exchange(&mut connection, &shared) => exchange,
         };
-        if exchange == After::Close {
-            return;
+        match exchange {
+            After::KeepAlive => {}
+            After::Close => return,
+            After::Upgrade(upgrade) => break upgrade,
         }
+    };
+    let Connection {
+        reader,
+        writer,
+        buffer,
+    } = connection;
+    match reader.reunite(writer) {
+        Ok(stream) => websocket::serve(stream, buffer.to_vec(), *upgrade, &shared, &cancel).await,
+        Err(error) => tracing::warn!(%error, "mock provider: cannot reunite the socket"),
     }
 }
 
@@ -192,6 +212,9 @@ async fn serve_one_exchange(connection: &mut Connection, shared: &Shared) -> Aft
         }
     };
     let close_requested = head.wants_close();
+    if let Some(key) = websocket::upgrade_key(&head) {
+        return answer_upgrade(connection, shared, head, key).await;
+    }
     let request = recorded_request(head, body);
     tracing::debug!(method = %request.method, path = %request.path, "mock provider: request");
     // Recorded before answering, so a test can inspect the request even
@@ -211,6 +234,46 @@ async fn serve_one_exchange(connection: &mut Connection, shared: &Shared) -> Aft
     } else {
         after
     }
+}
+
+/// Answers a WebSocket upgrade of `…/responses`: refused with the next reply when that is a
+/// plain status (so pre-stream retries can be tested over WebSocket too), else accepted with the
+/// next SSE reply's headers (the handshake carries what an HTTP response head would).
+async fn answer_upgrade(
+    connection: &mut Connection,
+    shared: &Shared,
+    head: RequestHead,
+    key: String,
+) -> After {
+    let upgrade = Upgrade {
+        path: head.path.clone(),
+        query: head.query.clone(),
+        headers: head.headers.clone(),
+    };
+    shared.record(recorded_request(head, Bytes::new()));
+    let reply_headers = match shared.peek_reply() {
+        Some(Reply::Status { .. }) => {
+            let Some(Reply::Status {
+                status,
+                headers,
+                body,
+            }) = shared.next_reply()
+            else {
+                return After::Close;
+            };
+            return write_status(connection, shared, status, &headers, &body, true).await;
+        }
+        Some(Reply::Sse(reply)) => reply.headers,
+        None => Vec::new(),
+    };
+    let mut headers = response_headers(&reply_headers, &[]);
+    headers.retain(|(name, _)| !name.eq_ignore_ascii_case("content-type"));
+    headers.extend(websocket::accept_headers(&key));
+    let bytes = http::encode_head(101, &headers);
+    if connection.writer.write_all(&bytes).await.is_err() {
+        return After::Close;
+    }
+    After::Upgrade(Box::new(upgrade))
 }
 
 async fn read_request(

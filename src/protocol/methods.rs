@@ -4,8 +4,16 @@
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
+use super::command::{CommandExecParams, CommandExecResponse};
+use super::config::{ConfigReadParams, ConfigReadResponse};
 use super::initialize::{InitializeParams, InitializeResponse};
-use super::thread::{ThreadStartParams, ThreadStartResponse};
+use super::model::{ModelListParams, ModelListResponse};
+use super::thread::{
+    ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
+    ThreadLoadedListResponse, ThreadReadParams, ThreadReadResponse, ThreadResponse,
+    ThreadResumeParams, ThreadResumeResponse, ThreadSetNameParams, ThreadStartParams,
+    ThreadStartResponse, ThreadUnsubscribeResponse,
+};
 use super::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
     TurnSteerResponse,
@@ -63,9 +71,21 @@ macro_rules! client_requests {
 client_requests! {
     Initialize => "initialize", InitializeParams, InitializeResponse;
     ThreadStart => "thread/start", ThreadStartParams, ThreadStartResponse;
+    ThreadResume => "thread/resume", ThreadResumeParams, ThreadResumeResponse;
+    ThreadFork => "thread/fork", ThreadForkParams, ThreadStartResponse;
+    ThreadList => "thread/list", ThreadListParams, ThreadListResponse;
+    ThreadRead => "thread/read", ThreadReadParams, ThreadReadResponse;
+    ThreadArchive => "thread/archive", ThreadIdParams, EmptyResponse;
+    ThreadUnarchive => "thread/unarchive", ThreadIdParams, ThreadResponse;
+    ThreadSetName => "thread/name/set", ThreadSetNameParams, EmptyResponse;
+    ThreadLoadedList => "thread/loaded/list", ThreadLoadedListParams, ThreadLoadedListResponse;
+    ThreadUnsubscribe => "thread/unsubscribe", ThreadIdParams, ThreadUnsubscribeResponse;
     TurnStart => "turn/start", TurnStartParams, TurnStartResponse;
     TurnSteer => "turn/steer", TurnSteerParams, TurnSteerResponse;
     TurnInterrupt => "turn/interrupt", TurnInterruptParams, EmptyResponse;
+    ModelList => "model/list", ModelListParams, ModelListResponse;
+    ConfigRead => "config/read", ConfigReadParams, ConfigReadResponse;
+    CommandExec => "command/exec", CommandExecParams, CommandExecResponse;
 }
 
 /// Absent or `null` params read as `{}`, so methods whose fields are all optional need none.

@@ -3,11 +3,14 @@
 //! the rest of the crate. Field names are camelCase on the wire unless noted.
 
 pub mod approval;
+pub mod command;
 pub mod common;
+pub mod config;
 pub mod initialize;
 pub mod item;
 pub mod jsonrpc;
 pub mod methods;
+pub mod model;
 pub mod notification;
 pub mod thread;
 pub mod turn;

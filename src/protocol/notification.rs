@@ -48,6 +48,16 @@ pub enum ServerNotification {
     CommandExecutionOutputDelta(ItemDeltaNotification),
     #[serde(rename = "serverRequest/resolved")]
     ServerRequestResolved(ServerRequestResolvedNotification),
+    #[serde(rename = "thread/archived")]
+    ThreadArchived(ThreadIdNotification),
+    #[serde(rename = "thread/unarchived")]
+    ThreadUnarchived(ThreadIdNotification),
+    #[serde(rename = "thread/closed")]
+    ThreadClosed(ThreadIdNotification),
+    #[serde(rename = "thread/name/updated")]
+    ThreadNameUpdated(ThreadNameUpdatedNotification),
+    #[serde(rename = "command/exec/outputDelta")]
+    CommandExecOutputDelta(CommandExecOutputDeltaNotification),
 }
 
 impl ServerNotification {
@@ -74,7 +84,55 @@ impl ServerNotification {
                 "item/commandExecution/outputDelta"
             }
             ServerNotification::ServerRequestResolved(_) => "serverRequest/resolved",
+            ServerNotification::ThreadArchived(_) => "thread/archived",
+            ServerNotification::ThreadUnarchived(_) => "thread/unarchived",
+            ServerNotification::ThreadClosed(_) => "thread/closed",
+            ServerNotification::ThreadNameUpdated(_) => "thread/name/updated",
+            ServerNotification::CommandExecOutputDelta(_) => "command/exec/outputDelta",
         }
+    }
+
+    /// The thread a notification belongs to, when it is thread-scoped.
+    pub fn thread_id(&self) -> Option<&str> {
+        match self {
+            ServerNotification::ThreadStarted(n) => Some(&n.thread.id),
+            ServerNotification::ThreadStatusChanged(n) => Some(&n.thread_id),
+            ServerNotification::TurnStarted(n) | ServerNotification::TurnCompleted(n) => {
+                Some(&n.thread_id)
+            }
+            ServerNotification::ItemStarted(n) => Some(&n.thread_id),
+            ServerNotification::ItemCompleted(n) => Some(&n.thread_id),
+            ServerNotification::AgentMessageDelta(n) => Some(&n.thread_id),
+            ServerNotification::ReasoningSummaryTextDelta(n) => Some(&n.thread_id),
+            ServerNotification::ReasoningSummaryPartAdded(n) => Some(&n.thread_id),
+            ServerNotification::ReasoningTextDelta(n) => Some(&n.thread_id),
+            ServerNotification::PlanDelta(n)
+            | ServerNotification::CommandExecutionOutputDelta(n) => Some(&n.thread_id),
+            ServerNotification::TokenUsageUpdated(n) => Some(&n.thread_id),
+            ServerNotification::ModelRerouted(n) => Some(&n.thread_id),
+            ServerNotification::Error(n) => Some(&n.thread_id),
+            ServerNotification::Warning(n) => n.thread_id.as_deref(),
+            ServerNotification::ThreadArchived(n)
+            | ServerNotification::ThreadUnarchived(n)
+            | ServerNotification::ThreadClosed(n) => Some(&n.thread_id),
+            ServerNotification::ThreadNameUpdated(n) => Some(&n.thread_id),
+            ServerNotification::ServerRequestResolved(n) => Some(&n.thread_id),
+            ServerNotification::RateLimitsUpdated(_)
+            | ServerNotification::CommandExecOutputDelta(_) => None,
+        }
+    }
+
+    /// Thread lifecycle notifications reach every connection that knows the thread, subscribed
+    /// or not (PROTOCOL.md §4 "Fan-out"); everything else thread-scoped is for subscribers only.
+    pub fn reaches_unsubscribed(&self) -> bool {
+        matches!(
+            self,
+            ServerNotification::ThreadStatusChanged(_)
+                | ServerNotification::ThreadClosed(_)
+                | ServerNotification::ThreadNameUpdated(_)
+                | ServerNotification::ThreadUnarchived(_)
+                | ServerNotification::ThreadArchived(_)
+        )
     }
 }
 
@@ -230,4 +288,29 @@ pub struct ErrorNotification {
 pub struct WarningNotification {
     pub message: String,
     pub thread_id: Option<String>,
+}
+
+/// `{threadId}`: `thread/archived`, `thread/unarchived`, `thread/closed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadIdNotification {
+    pub thread_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadNameUpdatedNotification {
+    pub thread_id: String,
+    pub thread_name: Option<String>,
+}
+
+/// A chunk of a streaming `command/exec`'s output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecOutputDeltaNotification {
+    pub process_id: String,
+    /// `stdout` or `stderr`.
+    pub stream: String,
+    pub delta_base64: String,
+    pub cap_reached: bool,
 }

@@ -111,3 +111,185 @@ pub struct ThreadStartResponse {
     pub instruction_sources: Vec<String>,
     pub disabled_plugin_ids: Vec<String>,
 }
+
+/// `thread/resume`: the thread to load plus the same overrides as `thread/start`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadResumeParams {
+    pub thread_id: String,
+    #[serde(flatten)]
+    pub overrides: ThreadStartParams,
+    /// Leave `thread.turns` empty.
+    #[serde(default)]
+    pub exclude_turns: bool,
+    /// Extra (openturn): return at most this many of the newest turns; older ones are reached
+    /// through `turnsBackwardsCursor` with `thread/read`.
+    #[serde(default)]
+    pub turns_limit: Option<u32>,
+}
+
+/// `thread/resume`'s result: the start result plus paging cursors.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadResumeResponse {
+    #[serde(flatten)]
+    pub base: ThreadStartResponse,
+    pub collaboration_mode: Option<Value>,
+    /// Opaque cursor for older turns (pass as `turnsCursor` to `thread/read`), or `null`.
+    pub turns_backwards_cursor: Option<String>,
+    pub items_backwards_cursor: Option<String>,
+}
+
+/// `thread/fork`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadForkParams {
+    pub thread_id: String,
+    #[serde(flatten)]
+    pub overrides: ThreadStartParams,
+    #[serde(default)]
+    pub exclude_turns: bool,
+    /// Copy turns up to and including this one.
+    #[serde(default)]
+    pub last_turn_id: Option<String>,
+}
+
+/// `thread/list`: filters and paging; every field optional.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadListParams {
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+    #[serde(default)]
+    pub sort_key: Option<ThreadSortKey>,
+    #[serde(default)]
+    pub sort_direction: Option<SortDirection>,
+    /// `true`: only archived threads; otherwise only live ones.
+    #[serde(default)]
+    pub archived: Option<bool>,
+    /// One path or several, matched exactly.
+    #[serde(default)]
+    pub cwd: Option<CwdFilter>,
+    /// Empty or absent: every provider.
+    #[serde(default)]
+    pub model_providers: Option<Vec<String>>,
+    /// Empty or absent: interactive sources (`cli`, `vscode`, `appServer`).
+    #[serde(default)]
+    pub source_kinds: Option<Vec<String>>,
+    /// Case-sensitive substring of the thread's name.
+    #[serde(default)]
+    pub search_term: Option<String>,
+    #[serde(default)]
+    pub excluded_thread_ids: Option<Vec<String>>,
+    #[serde(default)]
+    pub originators: Option<Vec<String>>,
+    #[serde(default)]
+    pub use_state_db_only: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CwdFilter {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadSortKey {
+    CreatedAt,
+    UpdatedAt,
+    RecencyAt,
+    SectionPosition,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SortDirection {
+    Asc,
+    Desc,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadListResponse {
+    pub data: Vec<Thread>,
+    /// `null` on the last page.
+    pub next_cursor: Option<String>,
+    /// Pass with the opposite `sortDirection` to page back from this page's first thread.
+    pub backwards_cursor: Option<String>,
+}
+
+/// `thread/read`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadParams {
+    pub thread_id: String,
+    #[serde(default)]
+    pub include_turns: bool,
+    /// Extra (openturn): at most this many turns, newest last.
+    #[serde(default)]
+    pub turns_limit: Option<u32>,
+    /// Extra (openturn): a `turnsBackwardsCursor` from an earlier page; returns older turns.
+    #[serde(default)]
+    pub turns_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadResponse {
+    pub thread: Thread,
+    /// Extra (openturn): cursor for the turns before this page, `null` when there are none.
+    pub turns_backwards_cursor: Option<String>,
+}
+
+/// Params naming just a thread (`thread/archive`, `thread/unarchive`, `thread/unsubscribe`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadIdParams {
+    pub thread_id: String,
+}
+
+/// `{"thread": …}` (`thread/unarchive`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ThreadResponse {
+    pub thread: Thread,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadSetNameParams {
+    pub thread_id: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadLoadedListParams {
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadLoadedListResponse {
+    pub data: Vec<String>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ThreadUnsubscribeStatus {
+    Unsubscribed,
+    NotSubscribed,
+    NotLoaded,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ThreadUnsubscribeResponse {
+    pub status: ThreadUnsubscribeStatus,
+}

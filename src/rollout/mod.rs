@@ -5,11 +5,16 @@
 //! a single `write`; fsync happens at turn boundaries. Readers tolerate a torn last line.
 //! Imports only `wire/` from the crate.
 
+pub mod archive;
+pub mod fork;
+pub mod index;
 pub mod line;
+pub mod lock;
 pub mod paths;
 pub mod reader;
 pub mod writer;
 
+pub use index::{IndexEntry, ThreadIndex};
 pub use line::{RolloutItem, RolloutLine, SessionMeta};
 pub use reader::{read_rollout, RolloutContents};
 pub use writer::RolloutWriter;
@@ -33,4 +38,9 @@ pub enum RolloutError {
     NotFound(String),
     #[error("the rollout writer for {0} has stopped")]
     WriterStopped(std::path::PathBuf),
+    /// Another process (or handle) holds the rollout's write lock.
+    #[error("rollout {0} is being written by another openturn process")]
+    Busy(std::path::PathBuf),
+    #[error("unknown turn id {0}")]
+    UnknownTurn(String),
 }

@@ -2,14 +2,23 @@
 //!
 //! Every line is written with a single `write(2)` of the whole line plus `\n`, so a crash leaves
 //! at most one torn last line, which the reader skips. `flush` fsyncs and acknowledges.
+//!
+//! The writer holds an exclusive `flock` on its file for as long as it runs, so a second process
+//! (or a second handle) cannot append to the same thread: opening a held rollout fails with
+//! [`RolloutError::Busy`]. It also keeps the thread's [`IndexEntry`] current: the lines that change
+//! what `thread/list` shows (meta, turn boundaries, names, the first user message) update the
+//! shared index right after they are written.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::index::{IndexEntry, ThreadIndex};
 use super::line::{RolloutItem, RolloutLine};
+use super::lock::try_lock_exclusive;
 use super::RolloutError;
 
 /// Lines queued ahead of the writer thread. Appends are awaited with an acknowledgement, so this
@@ -17,8 +26,17 @@ use super::RolloutError;
 const WRITER_QUEUE: usize = 256;
 
 enum WriterCommand {
-    Append(Vec<u8>, oneshot::Sender<std::io::Result<()>>),
+    Append(Vec<u8>, RolloutItem, oneshot::Sender<std::io::Result<()>>),
     Flush(oneshot::Sender<std::io::Result<()>>),
+    /// Fsync, release the lock and stop; later appends fail with `WriterStopped`.
+    Close(oneshot::Sender<std::io::Result<()>>),
+}
+
+/// What the writer thread owns besides the file.
+struct IndexState {
+    index: Option<Arc<ThreadIndex>>,
+    entry: Option<IndexEntry>,
+    path: PathBuf,
 }
 
 /// A handle to the task that owns one rollout file. Cloning shares the same writer.
@@ -29,8 +47,12 @@ pub struct RolloutWriter {
 }
 
 impl RolloutWriter {
-    /// Creates a new rollout file (0600, folders 0700) and starts its writer.
-    pub fn create(path: &Path) -> Result<RolloutWriter, RolloutError> {
+    /// Creates a new rollout file (0600, folders 0700) and starts its writer. The index entry is
+    /// made from the session meta line, which must be the first append.
+    pub fn create(
+        path: &Path,
+        index: Option<Arc<ThreadIndex>>,
+    ) -> Result<RolloutWriter, RolloutError> {
         let io_error = |source| RolloutError::Io {
             path: path.to_path_buf(),
             source,
@@ -39,22 +61,48 @@ impl RolloutWriter {
             create_private_dirs(parent).map_err(io_error)?;
         }
         let file = private_open(path, true).map_err(io_error)?;
-        Ok(RolloutWriter::start(file, path))
+        if !try_lock_exclusive(&file).map_err(io_error)? {
+            return Err(RolloutError::Busy(path.to_path_buf()));
+        }
+        Ok(RolloutWriter::start(
+            file,
+            path,
+            IndexState {
+                index,
+                entry: None,
+                path: path.to_path_buf(),
+            },
+        ))
     }
 
-    /// Opens an existing rollout for appending (a resumed thread).
-    pub fn open_append(path: &Path) -> Result<RolloutWriter, RolloutError> {
-        let file = private_open(path, false).map_err(|source| RolloutError::Io {
+    /// Opens an existing rollout for appending (a resumed thread), taking its lock. A torn last
+    /// line left by a crash is cut off first, so the next line does not glue onto it.
+    pub fn open_append(
+        path: &Path,
+        index: Option<Arc<ThreadIndex>>,
+        entry: IndexEntry,
+    ) -> Result<RolloutWriter, RolloutError> {
+        let io_error = |source| RolloutError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
-        Ok(RolloutWriter::start(file, path))
+        };
+        let file = private_open(path, false).map_err(io_error)?;
+        if !try_lock_exclusive(&file).map_err(io_error)? {
+            return Err(RolloutError::Busy(path.to_path_buf()));
+        }
+        cut_torn_tail(&file, path).map_err(io_error)?;
+        let state = IndexState {
+            index,
+            entry: Some(entry),
+            path: path.to_path_buf(),
+        };
+        Ok(RolloutWriter::start(file, path, state))
     }
 
-    fn start(file: File, path: &Path) -> RolloutWriter {
+    fn start(file: File, path: &Path, state: IndexState) -> RolloutWriter {
         let (commands_tx, commands_rx) = mpsc::channel(WRITER_QUEUE);
-        // The thread ends when every handle is dropped (the channel closes).
-        tokio::task::spawn_blocking(move || run_writer(file, commands_rx));
+        // The thread ends when every handle is dropped (the channel closes) or on `close`.
+        tokio::task::spawn_blocking(move || run_writer(file, commands_rx, state));
         RolloutWriter {
             commands_tx,
             path: path.to_path_buf(),
@@ -74,7 +122,15 @@ impl RolloutWriter {
         })?;
         bytes.push(b'\n');
         let (ack_tx, ack_rx) = oneshot::channel();
-        self.send(WriterCommand::Append(bytes, ack_tx)).await?;
+        self.send(WriterCommand::Append(bytes, line.item, ack_tx))
+            .await?;
+        self.await_ack(ack_rx).await
+    }
+
+    /// Fsyncs, releases the file's lock and stops the writer.
+    pub async fn close(&self) -> Result<(), RolloutError> {
+        let (ack_tx, ack_rx) = oneshot::channel();
+        self.send(WriterCommand::Close(ack_tx)).await?;
         self.await_ack(ack_rx).await
     }
 
@@ -107,18 +163,92 @@ impl RolloutWriter {
     }
 }
 
-fn run_writer(mut file: File, mut commands_rx: mpsc::Receiver<WriterCommand>) {
+fn run_writer(
+    mut file: File,
+    mut commands_rx: mpsc::Receiver<WriterCommand>,
+    mut state: IndexState,
+) {
     while let Some(command) = commands_rx.blocking_recv() {
         match command {
-            WriterCommand::Append(bytes, ack) => {
-                let _ = ack.send(write_line(&mut file, &bytes));
+            WriterCommand::Append(bytes, item, ack) => {
+                let result = write_line(&mut file, &bytes);
+                let written = result.is_ok();
+                let _ = ack.send(result);
+                if written {
+                    update_index(&mut state, &item);
+                }
             }
             WriterCommand::Flush(ack) => {
                 let _ = ack.send(file.sync_data());
             }
+            WriterCommand::Close(ack) => {
+                let result = file.sync_data();
+                // Dropping the file releases the flock before the caller hears back.
+                drop(file);
+                let _ = ack.send(result);
+                return;
+            }
         }
     }
     let _ = file.sync_data();
+}
+
+/// Keeps the shared index in step with what was just written. Best effort: the rollout is the
+/// source of truth and a lost index line is repaired by the next update or a rebuild.
+fn update_index(state: &mut IndexState, item: &RolloutItem) {
+    let Some(index) = &state.index else { return };
+    let changed = match (item, state.entry.as_mut()) {
+        (RolloutItem::SessionMeta(meta), _) => {
+            state.entry = Some(IndexEntry::from_meta(meta, &state.path, false));
+            true
+        }
+        (_, Some(entry)) => {
+            let changed = entry.observe(item);
+            if matches!(
+                item,
+                RolloutItem::TurnStarted { .. } | RolloutItem::TurnEnded { .. }
+            ) {
+                entry.touch(chrono::Utc::now().timestamp_millis());
+            }
+            changed
+        }
+        (_, None) => false,
+    };
+    if let (true, Some(entry)) = (changed, &state.entry) {
+        if let Err(error) = index.upsert(entry) {
+            tracing::warn!(%error, "thread index update failed");
+        }
+    }
+}
+
+/// Truncates the file after its last newline (the remains of a write cut short by a crash).
+fn cut_torn_tail(file: &File, path: &Path) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let length = file.metadata()?.len();
+    if length == 0 {
+        return Ok(());
+    }
+    let mut reader = file;
+    // Look back in bounded steps for the last '\n'.
+    let mut end = length;
+    let mut buffer = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(buffer.len() as u64);
+        let chunk = &mut buffer[..(end - start) as usize];
+        reader.seek(SeekFrom::Start(start))?;
+        reader.read_exact(chunk)?;
+        if let Some(position) = chunk.iter().rposition(|b| *b == b'\n') {
+            let keep = start + position as u64 + 1;
+            if keep < length {
+                tracing::warn!(path = %path.display(), cut = length - keep, "cut a torn last line");
+                file.set_len(keep)?;
+            }
+            return Ok(());
+        }
+        end = start;
+    }
+    tracing::warn!(path = %path.display(), "rollout had no complete line; emptied");
+    file.set_len(0)
 }
 
 /// One `write` call for the whole line; a short write (rare, e.g. disk full) finishes the line
@@ -133,7 +263,7 @@ fn write_line(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
 
 fn private_open(path: &Path, create_new: bool) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
-    options.append(true);
+    options.append(true).read(true);
     if create_new {
         options.create_new(true);
     }

@@ -1,12 +1,15 @@
 //! The state one connection's handlers share.
 
-use std::sync::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard};
 
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::core::ThreadManager;
+use crate::protocol::thread::ThreadStatus;
 
 use super::outgoing::OutgoingSender;
 
@@ -19,6 +22,17 @@ pub struct ConnectionState {
     pub experimental_api: bool,
 }
 
+/// What the connection knows about the threads loaded in this process.
+#[derive(Default)]
+pub struct LoadedThreads {
+    /// Threads whose turn traffic this connection receives (start/resume/fork subscribe).
+    pub subscribed: HashSet<String>,
+    /// The last status announced per loaded thread, for `thread/list` and `thread/read`.
+    pub statuses: HashMap<String, ThreadStatus>,
+    /// Each loaded thread's projection task; it ends once the thread is dropped.
+    pub projections: HashMap<String, JoinHandle<()>>,
+}
+
 pub struct ServerContext {
     pub config: Config,
     pub threads: ThreadManager,
@@ -26,19 +40,49 @@ pub struct ServerContext {
     pub server_requests: std::sync::Arc<super::server_requests::ServerRequests>,
     pub outgoing: OutgoingSender,
     pub connection: Mutex<ConnectionState>,
-    /// Owns the per-thread projection tasks.
+    pub loaded: Mutex<LoadedThreads>,
+    /// Owns the per-thread projection tasks and idle-unload timers.
     pub projections: TaskTracker,
     /// Cancelled once every turn has ended, so projection tasks drain and stop.
     pub projections_stop: CancellationToken,
     /// Owns long-running request handlers (none may outlive the connection).
     pub handlers: TaskTracker,
+    /// Cancelled when shutdown begins: long-running handlers (command/exec) stop early.
+    pub handlers_stop: CancellationToken,
 }
 
 impl ServerContext {
-    pub fn connection(&self) -> std::sync::MutexGuard<'_, ConnectionState> {
+    pub fn connection(&self) -> MutexGuard<'_, ConnectionState> {
         match self.connection.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         }
+    }
+
+    pub fn loaded(&self) -> MutexGuard<'_, LoadedThreads> {
+        match self.loaded.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    pub fn is_subscribed(&self, thread_id: &str) -> bool {
+        self.loaded().subscribed.contains(thread_id)
+    }
+
+    pub fn subscribe(&self, thread_id: &str) {
+        self.loaded().subscribed.insert(thread_id.to_string());
+    }
+
+    /// The live status of a loaded thread; `notLoaded` otherwise.
+    pub fn status_of(&self, thread_id: &str) -> ThreadStatus {
+        if self.threads.get(thread_id).is_err() {
+            return ThreadStatus::NotLoaded;
+        }
+        self.loaded()
+            .statuses
+            .get(thread_id)
+            .cloned()
+            .unwrap_or(ThreadStatus::Idle)
     }
 }

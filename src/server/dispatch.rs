@@ -1,7 +1,8 @@
 //! Reading requests: each input line is parsed once, classified, and routed. Requests go through
 //! a bounded ingress queue to one dispatcher task, which runs them in arrival order; when the
 //! queue is full the request is refused with -32001 at once. Replies to our own server requests
-//! bypass the queue so a waiting turn is never stuck behind other work.
+//! bypass the queue so a waiting turn is never stuck behind other work. The queue's capacity is
+//! `ingress_queue_capacity` (default 256).
 
 use std::sync::Arc;
 
@@ -19,9 +20,6 @@ use super::context::ServerContext;
 use super::errors::{already_initialized, decode_error, not_initialized, overloaded};
 use super::handlers;
 use super::stdio::{InputLine, LineReader};
-
-/// Requests waiting for the dispatcher. Beyond this the daemon answers "overloaded".
-pub const INGRESS_CAPACITY: usize = 256;
 
 pub type IngressSender = mpsc::Sender<(RequestId, ClientRequest)>;
 

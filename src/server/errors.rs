@@ -9,6 +9,7 @@ use crate::protocol::jsonrpc::{
     SERVER_OVERLOADED,
 };
 use crate::protocol::methods::{DecodeError, CLIENT_REQUEST_METHODS};
+use crate::rollout::RolloutError;
 
 /// Everything a request handler can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +18,8 @@ pub enum HandlerError {
     Core(#[from] CoreError),
     #[error(transparent)]
     Config(#[from] ConfigError),
+    #[error(transparent)]
+    Rollout(#[from] RolloutError),
     #[error("{0}")]
     InvalidRequest(String),
     #[error("{0}")]
@@ -31,6 +34,18 @@ pub fn handler_error(error: &HandlerError) -> ErrorObject {
             ErrorObject::new(INTERNAL_ERROR, message.clone())
         }
         HandlerError::InvalidParams(message) => ErrorObject::new(INVALID_PARAMS, message.clone()),
+        HandlerError::Core(CoreError::ThreadBusy(_))
+        | HandlerError::Rollout(RolloutError::Busy(_)) => {
+            ErrorObject::new(INVALID_REQUEST, error.to_string())
+                .with_data(json!({ "reason": "thread_busy" }))
+        }
+        HandlerError::Rollout(RolloutError::Corrupt { path, line, .. }) => {
+            ErrorObject::new(INTERNAL_ERROR, error.to_string())
+                .with_data(json!({ "reason": "corrupt_rollout", "path": path, "line": line }))
+        }
+        HandlerError::Rollout(RolloutError::Io { .. } | RolloutError::WriterStopped(_)) => {
+            ErrorObject::new(INTERNAL_ERROR, error.to_string())
+        }
         // Domain errors keep the reference's code and message: clients parse the texts.
         other => ErrorObject::new(INVALID_REQUEST, other.to_string()),
     }

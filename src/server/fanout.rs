@@ -1,11 +1,19 @@
 //! One task per loaded thread: takes the thread's core events, projects them, and queues the
-//! notifications on the connection. Keeps core's order; waits (never drops) when the client is slow.
+//! notifications on the connection. Keeps core's order; waits (never drops) when the client is
+//! slow, which in turn makes that thread's turn wait — other threads have their own tasks, so
+//! they keep flowing. Applies the fan-out rule of PROTOCOL.md §4: turn traffic only while the
+//! connection is subscribed, lifecycle notifications always.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
 use crate::core::EventMsg;
+use crate::protocol::notification::{
+    ServerNotification, ThreadIdNotification, ThreadStatusChangedNotification,
+};
+use crate::protocol::thread::ThreadStatus;
 
 use super::context::ServerContext;
 use super::projection::ThreadProjection;
@@ -16,7 +24,8 @@ pub fn spawn_thread_projection(
     mut events_rx: mpsc::Receiver<EventMsg>,
 ) {
     let context_for_task = context.clone();
-    context.projections.spawn(async move {
+    let id = thread_id.clone();
+    let handle = context.projections.spawn(async move {
         let context = context_for_task;
         let mut projection = ThreadProjection::new(thread_id.clone());
         loop {
@@ -41,9 +50,7 @@ pub fn spawn_thread_projection(
             };
             let now_ms = chrono::Utc::now().timestamp_millis();
             for notification in projection.project(event, now_ms) {
-                if context
-                    .outgoing
-                    .send_notification(&notification)
+                if send_thread_notification(&context, &thread_id, &notification)
                     .await
                     .is_err()
                 {
@@ -57,6 +64,85 @@ pub fn spawn_thread_projection(
                     .turn_ended(&thread_id, &turn_id)
                     .await;
             }
+        }
+    });
+    context.loaded().projections.insert(id, handle);
+}
+
+/// Sends one thread-scoped notification if the fan-out rule lets it through, remembering the
+/// status it announces.
+pub async fn send_thread_notification(
+    context: &ServerContext,
+    thread_id: &str,
+    notification: &ServerNotification,
+) -> Result<(), super::outgoing::OutputClosed> {
+    if let ServerNotification::ThreadStatusChanged(changed) = notification {
+        context
+            .loaded()
+            .statuses
+            .insert(thread_id.to_string(), changed.status.clone());
+    }
+    if !notification.reaches_unsubscribed() && !context.is_subscribed(thread_id) {
+        return Ok(());
+    }
+    context.outgoing.send_notification(notification).await
+}
+
+/// Unloads a thread: ends its turn, waits for its last notifications to go out, then announces
+/// `notLoaded` (and `thread/closed` when `closed`).
+pub async fn unload_thread(context: &ServerContext, thread_id: &str, closed: bool) {
+    let projection = {
+        let mut loaded = context.loaded();
+        loaded.subscribed.remove(thread_id);
+        loaded.projections.remove(thread_id)
+    };
+    drop(context.threads.unload_thread(thread_id).await);
+    if let Some(handle) = projection {
+        // The task ends once the thread (and so its event sender) is gone.
+        if tokio::time::timeout(Duration::from_secs(1), handle)
+            .await
+            .is_err()
+        {
+            tracing::warn!(%thread_id, "projection did not drain in time");
+        }
+    }
+    context.loaded().statuses.remove(thread_id);
+    let _ = context
+        .outgoing
+        .send_notification(&ServerNotification::ThreadStatusChanged(
+            ThreadStatusChangedNotification {
+                thread_id: thread_id.to_string(),
+                status: ThreadStatus::NotLoaded,
+            },
+        ))
+        .await;
+    if closed {
+        let _ = context
+            .outgoing
+            .send_notification(&ServerNotification::ThreadClosed(ThreadIdNotification {
+                thread_id: thread_id.to_string(),
+            }))
+            .await;
+    }
+}
+
+/// After `thread/unsubscribe`: unloads the thread once it has had no subscriber and no running
+/// turn for `delay`.
+pub fn schedule_idle_unload(context: &Arc<ServerContext>, thread_id: String, delay: Duration) {
+    let context_for_task = context.clone();
+    context.projections.spawn(async move {
+        let context = context_for_task;
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = context.projections_stop.cancelled() => return,
+        }
+        let idle = !context.is_subscribed(&thread_id)
+            && context
+                .threads
+                .get(&thread_id)
+                .is_ok_and(|thread| thread.active_turn_id().is_none());
+        if idle {
+            unload_thread(&context, &thread_id, true).await;
         }
     });
 }

@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod errors;
 pub mod fanout;
 pub mod handlers;
+pub mod history;
 pub mod outgoing;
 pub mod projection;
 pub mod server_requests;
@@ -26,7 +27,7 @@ use tokio_util::task::TaskTracker;
 use crate::config::Config;
 use crate::core::{CoreError, ThreadManager};
 
-use context::{ConnectionState, ServerContext};
+use context::{ConnectionState, LoadedThreads, ServerContext};
 use outgoing::{OutgoingSender, OUTGOING_CAPACITY};
 
 /// Serves one connection on stdin/stdout until EOF or a termination signal.
@@ -62,15 +63,22 @@ where
         server_requests,
         outgoing,
         connection: Mutex::new(ConnectionState::default()),
+        loaded: Mutex::new(LoadedThreads::default()),
         projections: TaskTracker::new(),
         projections_stop: CancellationToken::new(),
         handlers: TaskTracker::new(),
+        handlers_stop: CancellationToken::new(),
     });
-    let (ingress_tx, ingress_rx) = mpsc::channel(dispatch::INGRESS_CAPACITY);
+    let (ingress_tx, ingress_rx) = mpsc::channel(context.config.ingress_queue_capacity);
     let dispatcher = tokio::spawn(dispatch::run_dispatcher(context.clone(), ingress_rx));
     let reader = stdio::LineReader::new(BufReader::new(input), max_line_bytes);
     let reason = dispatch::read_loop(&context, reader, ingress_tx, output_closed).await;
-    tracing::info!(?reason, "connection input ended; shutting down");
+    match &reason {
+        dispatch::StopReason::StdinError(error) => {
+            tracing::warn!(%error, "stdin failed; shutting down")
+        }
+        other => tracing::info!(reason = ?other, "connection input ended; shutting down"),
+    }
     shutdown::graceful(context, dispatcher, writer, writer_finish).await;
     Ok(())
 }

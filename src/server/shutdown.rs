@@ -80,6 +80,7 @@ pub async fn graceful(
         // Stop taking requests: the dispatcher ends once the ingress sender is gone (the caller
         // dropped it) and the queue is empty.
         let _ = dispatcher.await;
+        context.handlers_stop.cancel();
         context.threads.shutdown().await;
         context.handlers.close();
         context.handlers.wait().await;

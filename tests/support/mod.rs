@@ -3,7 +3,9 @@
 
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
+pub mod schema;
+
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -45,6 +47,14 @@ pub struct Daemon {
     /// Every message received, in order.
     pub transcript: Vec<Value>,
     next_id: i64,
+    /// Method of each request sent through [`Daemon::request`] / [`Daemon::send_request`], so
+    /// its response can be checked against the reference schema.
+    methods_by_id: HashMap<String, String>,
+    /// Check every received message against the reference schema (on by default; benchmarks
+    /// turn it off so they time the daemon, not the checker).
+    pub check_shapes: bool,
+    /// What the daemon logged on stderr so far.
+    stderr_lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Daemon {
@@ -68,16 +78,28 @@ impl Daemon {
             .env_remove("OPENAI_API_KEY")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .kill_on_drop(true);
         for (k, v) in env {
             command.env(k, v);
         }
         let mut child = command
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("spawn openturn: {e}"));
         let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
         let stdin = child.stdin.take();
+        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+        let stderr_lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stderr_sink = stderr_lines.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("[openturn] {line}");
+                if let Ok(mut sink) = stderr_sink.lock() {
+                    sink.push(line);
+                }
+            }
+        });
         let (lines_tx, lines_rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
@@ -96,6 +118,9 @@ impl Daemon {
             backlog: VecDeque::new(),
             transcript: Vec::new(),
             next_id: 1,
+            methods_by_id: HashMap::new(),
+            check_shapes: true,
+            stderr_lines,
         }
     }
 
@@ -132,8 +157,33 @@ impl Daemon {
                 )
             })
             .unwrap_or_else(|| panic!("daemon stdout closed; so far: {:#?}", self.transcript));
+        if self.check_shapes {
+            self.check_shape(&value);
+        }
         self.transcript.push(value.clone());
         value
+    }
+
+    /// Every message must match the reference schema's shape for its kind.
+    fn check_shape(&self, value: &Value) {
+        assert_eq!(value["jsonrpc"], "2.0", "no jsonrpc member: {value}");
+        let result = if value.get("method").is_some() {
+            if value.get("id").is_some() {
+                Ok(()) // Server→client requests are checked by the tests that answer them.
+            } else {
+                schema::check_notification(value)
+            }
+        } else if let Some(error) = value.get("error") {
+            schema::check_error(error)
+        } else {
+            match self.methods_by_id.get(&value["id"].to_string()) {
+                Some(method) => schema::check_response(method, &value["result"]),
+                None => Ok(()),
+            }
+        };
+        if let Err(problem) = result {
+            panic!("message does not match the reference schema: {problem}\n{value}");
+        }
     }
 
     /// The next message, backlog first.
@@ -146,11 +196,76 @@ impl Daemon {
 
     /// Sends a request and waits for its response (result or error), keeping other messages.
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params).await;
+        self.response_to(id).await
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub async fn send_request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
+        self.methods_by_id
+            .insert(json!(id).to_string(), method.to_string());
         self.send(json!({"id": id, "method": method, "params": params}))
             .await;
-        self.response_to(json!(id)).await
+        json!(id)
+    }
+
+    /// Waits for a notification with `method` (others go to the backlog).
+    pub async fn notification(&mut self, method: &str) -> Value {
+        if let Some(index) = self
+            .backlog
+            .iter()
+            .position(|m| m["method"] == method && m.get("id").is_none())
+        {
+            return self.backlog.remove(index).unwrap_or(Value::Null);
+        }
+        loop {
+            let value = self.read_next().await;
+            if value["method"] == method && value.get("id").is_none() {
+                return value;
+            }
+            self.backlog.push_back(value);
+        }
+    }
+
+    /// The result of a request that must succeed.
+    pub async fn ok(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params).await;
+        match response.get("result") {
+            Some(result) => result.clone(),
+            None => panic!("{method} failed: {response}"),
+        }
+    }
+
+    /// The error of a request that must fail.
+    pub async fn err(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params).await;
+        match response.get("error") {
+            Some(error) => error.clone(),
+            None => panic!("{method} unexpectedly succeeded: {response}"),
+        }
+    }
+
+    /// Drops messages waiting in the backlog.
+    pub fn clear_backlog(&mut self) {
+        self.backlog.clear();
+    }
+
+    /// Sends SIGTERM.
+    pub fn terminate(&self) {
+        if let Some(pid) = self.child.id() {
+            // SAFETY: signalling our own child process.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGTERM);
+            }
+        }
+    }
+
+    /// Kills the daemon with SIGKILL and waits for it.
+    pub async fn kill9(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = tokio::time::timeout(TIMEOUT, self.child.wait()).await;
     }
 
     /// Waits for the response with `id`; other messages go to the backlog.
@@ -211,6 +326,14 @@ impl Daemon {
             .await
     }
 
+    /// The daemon's stderr lines so far.
+    pub fn stderr(&self) -> Vec<String> {
+        self.stderr_lines
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
     /// Waits for the process to exit and returns its status code.
     pub async fn wait_exit(&mut self) -> Option<i32> {
         let status = tokio::time::timeout(TIMEOUT, self.child.wait())
@@ -247,4 +370,55 @@ pub fn rollout_files(home: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// A reply that starts an assistant message, sends its deltas, then stalls forever (the
+/// connection stays open, nothing more arrives): a turn stuck mid-item.
+pub fn stalled_text_reply(item_id: &str, deltas: &[&str]) -> Reply {
+    let mut events = mock_provider::ResponseBuilder::new("resp_stalled")
+        .created()
+        .text_message(item_id, deltas)
+        .into_events();
+    events.pop(); // The `output_item.done` never comes.
+    let mut reply = mock_provider::SseReply::new(events);
+    reply.fault = Some((usize::MAX, mock_provider::Fault::Stall));
+    Reply::Sse(reply)
+}
+
+/// A complete text reply.
+pub fn text_reply(n: usize, text: &str) -> Reply {
+    Reply::Sse(mock_provider::simple_text_response(
+        &format!("resp_{n}"),
+        &format!("msg_{n}"),
+        text,
+        2,
+    ))
+}
+
+/// The `input` array of the `n`th request the provider received.
+pub fn request_input(provider: &MockProvider, n: usize) -> Vec<Value> {
+    provider
+        .requests()
+        .get(n)
+        .and_then(|r| r.body["input"].as_array().cloned())
+        .unwrap_or_else(|| panic!("no request {n}"))
+}
+
+/// The one rollout file of a home that holds a single thread id.
+pub fn rollout_of(home: &Path, thread_id: &str) -> PathBuf {
+    rollout_files(home)
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains(thread_id))
+        .unwrap_or_else(|| panic!("no rollout for {thread_id}"))
+}
+
+/// Sends a text turn and returns its messages up to `turn/completed`.
+pub async fn text_turn(daemon: &mut Daemon, thread_id: &str, text: &str) -> Vec<Value> {
+    daemon
+        .ok(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": text}]}),
+        )
+        .await;
+    daemon.until_turn_completed().await
 }

@@ -1,8 +1,12 @@
 //! Request handlers, one file per resource. Each returns its typed result or a `HandlerError`;
 //! [`handle`] writes exactly one response per request.
 
+mod command_exec;
+mod config;
 mod initialize;
 mod thread;
+mod thread_admin;
+mod thread_read;
 mod turn;
 
 use std::sync::Arc;
@@ -28,6 +32,49 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
             }
             Err(error) => respond_error(context, &id, &error).await,
         },
+        ClientRequest::ThreadResume(params) => thread::thread_resume(context, &id, params).await,
+        ClientRequest::ThreadFork(params) => thread::thread_fork(context, &id, params).await,
+        ClientRequest::ThreadList(params) => {
+            respond(
+                context,
+                &id,
+                thread_read::thread_list(context, params).await,
+            )
+            .await
+        }
+        ClientRequest::ThreadRead(params) => {
+            respond(
+                context,
+                &id,
+                thread_read::thread_read(context, params).await,
+            )
+            .await
+        }
+        ClientRequest::ThreadArchive(params) => {
+            thread_admin::thread_archive(context, &id, params).await
+        }
+        ClientRequest::ThreadUnarchive(params) => {
+            thread_admin::thread_unarchive(context, &id, params).await
+        }
+        ClientRequest::ThreadSetName(params) => {
+            thread_admin::thread_set_name(context, &id, params).await
+        }
+        ClientRequest::ThreadLoadedList(params) => {
+            respond(
+                context,
+                &id,
+                thread_read::thread_loaded_list(context, params),
+            )
+            .await
+        }
+        ClientRequest::ThreadUnsubscribe(params) => {
+            respond(
+                context,
+                &id,
+                thread_admin::thread_unsubscribe(context, params),
+            )
+            .await
+        }
         ClientRequest::TurnStart(params) => turn::turn_start(context, &id, params).await,
         ClientRequest::TurnSteer(params) => {
             respond(context, &id, turn::turn_steer(context, params)).await
@@ -35,6 +82,13 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
         ClientRequest::TurnInterrupt(params) => {
             respond(context, &id, turn::turn_interrupt(context, params)).await
         }
+        ClientRequest::ModelList(params) => {
+            respond(context, &id, config::model_list(context, params)).await
+        }
+        ClientRequest::ConfigRead(params) => {
+            respond(context, &id, config::config_read(context, params)).await
+        }
+        ClientRequest::CommandExec(params) => command_exec::spawn_command_exec(context, id, params),
     }
 }
 

@@ -1,46 +1,54 @@
-//! Thread methods.
+//! Thread lifecycle methods that hand out a thread: `thread/start`, `thread/resume`,
+//! `thread/fork`, and the settings and `Thread` objects they share.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::Config;
 use crate::core::settings::DEFAULT_INSTRUCTIONS;
-use crate::core::{Thread, ThreadSettings, ThreadSpawn};
+use crate::core::{Thread, ThreadId, ThreadSettings, ThreadSpawn};
 use crate::protocol::common::ApprovalsReviewer;
-use crate::protocol::notification::{ServerNotification, ThreadStartedNotification};
-use crate::protocol::thread::{
-    self as proto, ThreadStartParams, ThreadStartResponse, ThreadStatus,
+use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::notification::{
+    ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
 };
+use crate::protocol::thread::{
+    self as proto, ThreadForkParams, ThreadResumeParams, ThreadResumeResponse, ThreadStartParams,
+    ThreadStartResponse, ThreadStatus,
+};
+use crate::rollout::{IndexEntry, RolloutContents, SessionMeta};
 
 use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::fanout::spawn_thread_projection;
+use super::super::history::{page_turns, turns_from_items};
+use super::respond_error;
+use super::thread_read::{load_contents, thread_from_entry};
 
 pub async fn thread_start(
     context: &Arc<ServerContext>,
     params: ThreadStartParams,
 ) -> Result<(ThreadStartResponse, ThreadSpawn), HandlerError> {
-    let config = match &params.config {
-        Some(overrides) => context.config.with_json_overrides(overrides)?,
-        None => context.config.clone(),
-    };
-    let settings = settings_from(context, &config, &params)?;
+    let config = thread_config(context, &params)?;
+    let settings = settings_from(context, &config, &params, None)?;
     let spawn = context
         .threads
         .start_thread(settings, params.ephemeral.unwrap_or(false))
         .await?;
-    let response = start_response(&spawn.thread, ThreadStatus::Idle);
+    let response = start_response(&spawn.thread, ThreadStatus::Idle, None);
     Ok((response, spawn))
 }
 
-/// After the response: start forwarding the thread's events, then announce it.
+/// After the response: start forwarding the thread's events, subscribe, then announce it.
 pub async fn announce_started(
     context: &Arc<ServerContext>,
     thread: proto::Thread,
     spawn: ThreadSpawn,
 ) {
-    spawn_thread_projection(context, spawn.thread.id.to_string(), spawn.events_rx);
+    let thread_id = spawn.thread.id.to_string();
+    context.subscribe(&thread_id);
+    spawn_thread_projection(context, thread_id, spawn.events_rx);
     let _ = context
         .outgoing
         .send_notification(&ServerNotification::ThreadStarted(
@@ -51,30 +59,193 @@ pub async fn announce_started(
         .await;
 }
 
+/// `thread/resume`: loads (or re-subscribes to) a thread and returns its turns.
+pub async fn thread_resume(
+    context: &Arc<ServerContext>,
+    id: &RequestId,
+    params: ThreadResumeParams,
+) {
+    match resume(context, &params).await {
+        Ok(response) => {
+            let _ = context.outgoing.send_response(id, &response).await;
+        }
+        Err(error) => respond_error(context, id, &error).await,
+    }
+}
+
+async fn resume(
+    context: &Arc<ServerContext>,
+    params: &ThreadResumeParams,
+) -> Result<ThreadResumeResponse, HandlerError> {
+    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let contents = match context.threads.get(&thread_id) {
+        Ok(thread) if thread.ephemeral => None,
+        Ok(thread) => Some(load_contents(thread.rollout_path()).await?),
+        Err(_) => {
+            let contents = load_contents_by_id(context, &thread_id).await?;
+            let config = thread_config(context, &params.overrides)?;
+            let settings =
+                settings_from(context, &config, &params.overrides, Some(&contents.meta))?;
+            let spawn = context.threads.resume_thread(&contents, settings)?;
+            spawn_thread_projection(context, thread_id.clone(), spawn.events_rx);
+            // Loading announces the thread's status before the response (PROTOCOL.md §4).
+            let _ = context
+                .outgoing
+                .send_notification(&ServerNotification::ThreadStatusChanged(
+                    ThreadStatusChangedNotification {
+                        thread_id: thread_id.clone(),
+                        status: ThreadStatus::Idle,
+                    },
+                ))
+                .await;
+            Some(contents)
+        }
+    };
+    let thread = context.threads.get(&thread_id)?;
+    context.subscribe(&thread_id);
+    let entry = contents
+        .as_ref()
+        .map(|c| IndexEntry::from_contents(c, false));
+    let mut base = start_response(&thread, context.status_of(&thread_id), entry.as_ref());
+    let mut turns_backwards_cursor = None;
+    if let (false, Some(contents)) = (params.exclude_turns, &contents) {
+        let active = thread.active_turn_id();
+        let turns = turns_from_items(&contents.items, active.as_deref());
+        let page = page_turns(turns, params.turns_limit, None)?;
+        base.thread.turns = page.turns;
+        turns_backwards_cursor = page.backwards_cursor;
+    }
+    Ok(ThreadResumeResponse {
+        base,
+        collaboration_mode: None,
+        turns_backwards_cursor,
+        items_backwards_cursor: None,
+    })
+}
+
+/// `thread/fork`: a new thread with a copy of the source's history; response, then
+/// `thread/started`.
+pub async fn thread_fork(context: &Arc<ServerContext>, id: &RequestId, params: ThreadForkParams) {
+    match fork(context, &params).await {
+        Ok((response, spawn)) => {
+            let _ = context.outgoing.send_response(id, &response).await;
+            let mut thread = response.thread;
+            thread.turns = Vec::new();
+            announce_started(context, thread, spawn).await;
+        }
+        Err(error) => respond_error(context, id, &error).await,
+    }
+}
+
+async fn fork(
+    context: &Arc<ServerContext>,
+    params: &ThreadForkParams,
+) -> Result<(ThreadStartResponse, ThreadSpawn), HandlerError> {
+    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let ephemeral = params.overrides.ephemeral.unwrap_or(false);
+    if ephemeral && !params.exclude_turns {
+        return Err(HandlerError::InvalidRequest(
+            "ephemeral paginated thread/fork requires `excludeTurns: true`".to_string(),
+        ));
+    }
+    let source = match context.threads.get(&thread_id) {
+        Ok(thread) => load_contents(thread.rollout_path())
+            .await
+            .map_err(|_| crate::core::CoreError::NoRollout(thread_id.clone()))?,
+        Err(_) => load_contents_by_id(context, &thread_id).await?,
+    };
+    let config = thread_config(context, &params.overrides)?;
+    let settings = settings_from(context, &config, &params.overrides, Some(&source.meta))?;
+    let spawn = context
+        .threads
+        .fork_thread(&source, params.last_turn_id.as_deref(), settings, ephemeral)
+        .await?;
+    let contents = match (ephemeral, spawn.thread.rollout_path()) {
+        (false, Some(path)) => Some(load_contents(Some(path)).await?),
+        _ => None,
+    };
+    let entry = contents
+        .as_ref()
+        .map(|c| IndexEntry::from_contents(c, false));
+    let mut response = start_response(&spawn.thread, ThreadStatus::Idle, entry.as_ref());
+    if let (false, Some(contents)) = (params.exclude_turns, &contents) {
+        response.thread.turns = turns_from_items(&contents.items, None);
+    }
+    Ok((response, spawn))
+}
+
+/// Reads a persisted, live (not archived) thread's rollout by id.
+async fn load_contents_by_id(
+    context: &ServerContext,
+    thread_id: &str,
+) -> Result<RolloutContents, HandlerError> {
+    let index = context.threads.index().clone();
+    let home = context.config.home.clone();
+    let id = thread_id.to_string();
+    let path = tokio::task::spawn_blocking(move || {
+        let from_index = index
+            .get(&id)
+            .ok()
+            .flatten()
+            .filter(|entry| !entry.archived && entry.path.exists())
+            .map(|entry| entry.path);
+        from_index.or_else(|| {
+            crate::rollout::paths::find_rollout(&crate::rollout::paths::sessions_dir(&home), &id)
+        })
+    })
+    .await
+    .map_err(|e| HandlerError::Internal(e.to_string()))?
+    .ok_or_else(|| crate::core::CoreError::NoRollout(thread_id.to_string()))?;
+    load_contents(Some(path)).await
+}
+
+fn thread_config(
+    context: &ServerContext,
+    params: &ThreadStartParams,
+) -> Result<Config, HandlerError> {
+    Ok(match &params.config {
+        Some(overrides) => context.config.with_json_overrides(overrides)?,
+        None => context.config.clone(),
+    })
+}
+
+/// Settings for a new or loaded thread: explicit params win, then (for a persisted thread) what
+/// its rollout recorded, then configuration.
 fn settings_from(
     context: &ServerContext,
     config: &Config,
     params: &ThreadStartParams,
+    persisted: Option<&SessionMeta>,
 ) -> Result<ThreadSettings, HandlerError> {
+    let config_names = |key: &str| params.config.as_ref().is_some_and(|c| c.contains_key(key));
     let provider_id = params
         .model_provider
         .clone()
+        .or_else(|| {
+            persisted
+                .filter(|_| !config_names("model_provider"))
+                .map(|m| m.model_provider.clone())
+        })
         .unwrap_or_else(|| config.model_provider_id.clone());
     let provider = config.provider(&provider_id)?;
-    let cwd = match &params.cwd {
-        Some(cwd) => {
-            let path = PathBuf::from(cwd);
-            if !path.is_absolute() {
-                return Err(HandlerError::InvalidParams(format!(
-                    "`cwd` must be an absolute path: {cwd}"
-                )));
-            }
-            path
+    let model = params
+        .model
+        .clone()
+        .or_else(|| {
+            persisted
+                .filter(|_| !config_names("model"))
+                .map(|m| m.model.clone())
+        })
+        .unwrap_or_else(|| config.model.clone());
+    let cwd = match (&params.cwd, persisted) {
+        (Some(cwd), _) => absolute_cwd(cwd)?,
+        (None, Some(meta)) => PathBuf::from(&meta.cwd),
+        (None, None) => {
+            std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string()))?
         }
-        None => std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string()))?,
     };
     Ok(ThreadSettings {
-        model: params.model.clone().unwrap_or_else(|| config.model.clone()),
+        model,
         provider,
         cwd,
         base_instructions: params
@@ -108,12 +279,26 @@ fn settings_from(
     })
 }
 
+fn absolute_cwd(cwd: &str) -> Result<PathBuf, HandlerError> {
+    let path = PathBuf::from(cwd);
+    if !path.is_absolute() {
+        return Err(HandlerError::InvalidParams(format!(
+            "`cwd` must be an absolute path: {cwd}"
+        )));
+    }
+    Ok(path)
+}
+
 /// The shared start/resume/fork result for `thread`.
-pub fn start_response(thread: &Thread, status: ThreadStatus) -> ThreadStartResponse {
+pub fn start_response(
+    thread: &Thread,
+    status: ThreadStatus,
+    entry: Option<&IndexEntry>,
+) -> ThreadStartResponse {
     let settings = thread.settings();
     let cwd = settings.cwd.display().to_string();
     ThreadStartResponse {
-        thread: thread_object(thread, status),
+        thread: thread_object(thread, status, entry),
         model: settings.model.clone(),
         model_provider: settings.provider.id.clone(),
         service_tier: None,
@@ -127,36 +312,53 @@ pub fn start_response(thread: &Thread, status: ThreadStatus) -> ThreadStartRespo
     }
 }
 
-pub fn thread_object(thread: &Thread, status: ThreadStatus) -> proto::Thread {
+/// A loaded thread as a protocol object; the persisted entry, when known, supplies the fields
+/// that live state does not keep (preview, last update).
+pub fn thread_object(
+    thread: &Thread,
+    status: ThreadStatus,
+    entry: Option<&IndexEntry>,
+) -> proto::Thread {
     let settings = thread.settings();
-    proto::Thread {
-        id: thread.id.to_string(),
-        session_id: thread.id.to_string(),
-        preview: String::new(),
-        ephemeral: thread.ephemeral,
-        model_provider: settings.provider.id.clone(),
-        model: Some(settings.model.clone()),
-        reasoning_effort: settings.reasoning_effort.clone(),
-        created_at: thread.created_at,
-        updated_at: thread.created_at,
-        recency_at: Some(thread.created_at),
-        status,
-        path: thread.rollout_path().map(|p| p.display().to_string()),
-        cwd: settings.cwd.display().to_string(),
-        cli_version: env!("CARGO_PKG_VERSION").to_string(),
-        source: "vscode".to_string(),
-        originator: Some(settings.originator.clone()).filter(|o| !o.is_empty()),
-        name: thread.name(),
-        forked_from_id: thread.forked_from_id.clone(),
-        parent_thread_id: None,
-        agent_nickname: None,
-        agent_role: None,
-        git_info: None,
-        project_id: None,
-        section: None,
-        section_entered_at: None,
-        thread_source: None,
-        history_mode: "paginated".to_string(),
-        turns: Vec::new(),
-    }
+    let mut object = match entry {
+        Some(entry) => thread_from_entry(entry, status),
+        None => proto::Thread {
+            id: thread.id.to_string(),
+            session_id: thread.id.to_string(),
+            preview: String::new(),
+            ephemeral: thread.ephemeral,
+            model_provider: String::new(),
+            model: None,
+            reasoning_effort: None,
+            created_at: thread.created_at,
+            updated_at: thread.created_at,
+            recency_at: Some(thread.created_at),
+            status,
+            path: None,
+            cwd: String::new(),
+            cli_version: env!("CARGO_PKG_VERSION").to_string(),
+            source: "vscode".to_string(),
+            originator: Some(settings.originator.clone()).filter(|o| !o.is_empty()),
+            name: None,
+            forked_from_id: thread.forked_from_id.clone(),
+            parent_thread_id: None,
+            agent_nickname: None,
+            agent_role: None,
+            git_info: None,
+            project_id: None,
+            section: None,
+            section_entered_at: None,
+            thread_source: None,
+            history_mode: "paginated".to_string(),
+            turns: Vec::new(),
+        },
+    };
+    object.ephemeral = thread.ephemeral;
+    object.model_provider = settings.provider.id.clone();
+    object.model = Some(settings.model.clone());
+    object.reasoning_effort = settings.reasoning_effort.clone();
+    object.cwd = settings.cwd.display().to_string();
+    object.path = thread.rollout_path().map(|p| p.display().to_string());
+    object.name = thread.name();
+    object
 }

@@ -1,0 +1,434 @@
+//! The thread index: one small JSONL file beside the rollouts (`$OPENTURN_HOME/thread_index.jsonl`)
+//! that `thread/list` pages from, so listing never opens every rollout.
+//!
+//! Format: a header line (`{"openturn_thread_index": VERSION}`), then one full [`IndexEntry`] per
+//! line; a later line for the same id replaces the earlier one. Several daemons share a home, so
+//! writers append under an exclusive `flock` on `thread_index.lock`, one `write` per line; a
+//! reader needs no lock and only consumes complete lines, so a line being appended by another
+//! process is picked up on the next read. Each process keeps the folded entries in memory and
+//! reads only the bytes appended since its last look; a compaction (under the lock) writes a new
+//! file and renames it over the old one, which readers notice by its new inode.
+//!
+//! The index is rebuilt from the rollout files when it is missing, unreadable, or of another
+//! version. Entries whose file has vanished are dropped by the caller that notices.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use serde::{Deserialize, Serialize};
+
+use super::line::SessionMeta;
+use super::lock::FileLock;
+use super::paths::{archived_dir, sessions_dir};
+use super::reader::{read_rollout, RolloutContents};
+use super::writer::create_private_dirs;
+use super::RolloutError;
+
+/// Bump when the entry format changes: an index of another version is rebuilt.
+pub const INDEX_VERSION: u32 = 1;
+
+/// What `thread/list` needs to know about one persisted thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexEntry {
+    pub id: String,
+    pub path: PathBuf,
+    /// Unix seconds.
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// The same moment in milliseconds where known (the writer stamps it), so threads updated
+    /// within one second still sort in order.
+    #[serde(default)]
+    pub updated_at_ms: i64,
+    pub cwd: String,
+    #[serde(default)]
+    pub model: Option<String>,
+    pub model_provider: String,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub originator: Option<String>,
+    pub cli_version: String,
+    #[serde(default)]
+    pub forked_from_id: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The first user message's text, else "".
+    #[serde(default)]
+    pub preview: String,
+    #[serde(default)]
+    pub archived: bool,
+}
+
+impl IndexEntry {
+    /// The entry a rollout's contents describe.
+    pub fn from_contents(contents: &RolloutContents, archived: bool) -> IndexEntry {
+        let mut entry = IndexEntry::from_meta(&contents.meta, &contents.path, archived);
+        for item in &contents.items {
+            entry.observe(item);
+        }
+        entry
+    }
+
+    /// The entry of a thread that has only its session meta so far.
+    pub fn from_meta(meta: &SessionMeta, path: &Path, archived: bool) -> IndexEntry {
+        IndexEntry {
+            id: meta.id.clone(),
+            path: path.to_path_buf(),
+            created_at: meta.created_at,
+            updated_at: meta.created_at,
+            updated_at_ms: meta.created_at * 1000,
+            cwd: meta.cwd.clone(),
+            model: Some(meta.model.clone()),
+            model_provider: meta.model_provider.clone(),
+            source: meta.source.clone(),
+            originator: meta.originator.clone(),
+            cli_version: meta.cli_version.clone(),
+            forked_from_id: meta.forked_from_id.clone(),
+            name: None,
+            preview: String::new(),
+            archived,
+        }
+    }
+
+    /// Moves the update time forward to `at_ms` (never back).
+    pub fn touch(&mut self, at_ms: i64) {
+        self.updated_at_ms = self.updated_at_ms.max(at_ms);
+        self.updated_at = self.updated_at.max(self.updated_at_ms / 1000);
+    }
+
+    /// Updates the entry for one appended rollout item; true when a listed field changed.
+    pub fn observe(&mut self, item: &super::RolloutItem) -> bool {
+        use super::RolloutItem;
+        match item {
+            RolloutItem::TurnStarted { started_at: at, .. }
+            | RolloutItem::TurnEnded {
+                completed_at: at, ..
+            } => {
+                self.touch(*at * 1000);
+                true
+            }
+            RolloutItem::ThreadName { name } => {
+                self.name = Some(name.clone());
+                true
+            }
+            RolloutItem::TurnItem { item, .. } if self.preview.is_empty() => {
+                match user_message_text(item) {
+                    Some(text) => {
+                        self.preview = text;
+                        true
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The text of a stored user-message turn item (core's serialized form, read leniently).
+fn user_message_text(item: &serde_json::Value) -> Option<String> {
+    if item.get("type")?.as_str()? != "user_message" {
+        return None;
+    }
+    let text: Vec<&str> = item
+        .get("content")?
+        .as_array()?
+        .iter()
+        .filter_map(|part| part.get("text").and_then(serde_json::Value::as_str))
+        .collect();
+    Some(text.join("\n")).filter(|t| !t.is_empty())
+}
+
+#[derive(Default)]
+struct IndexCache {
+    /// (device, inode) of the file the cache was read from.
+    file_id: Option<(u64, u64)>,
+    /// Bytes consumed (always at a line boundary).
+    offset: u64,
+    /// Lines folded so far, to decide when to compact.
+    lines: usize,
+    entries: HashMap<String, IndexEntry>,
+}
+
+/// A process's view of the shared index.
+pub struct ThreadIndex {
+    home: PathBuf,
+    cache: Mutex<IndexCache>,
+}
+
+impl ThreadIndex {
+    pub fn new(home: &Path) -> ThreadIndex {
+        ThreadIndex {
+            home: home.to_path_buf(),
+            cache: Mutex::new(IndexCache::default()),
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.home.join("thread_index.jsonl")
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.home.join("thread_index.lock")
+    }
+
+    fn cache(&self) -> MutexGuard<'_, IndexCache> {
+        match self.cache.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    fn io_error(&self, source: std::io::Error) -> RolloutError {
+        RolloutError::Io {
+            path: self.path(),
+            source,
+        }
+    }
+
+    /// Runs `read` over the current entries (refreshed from disk first). Blocking I/O.
+    ///
+    /// Lock order everywhere is the file lock, then the cache mutex: a rebuild therefore lets go
+    /// of the cache before waiting for the file lock.
+    pub fn query<R>(
+        &self,
+        read: impl FnOnce(&HashMap<String, IndexEntry>) -> R,
+    ) -> Result<R, RolloutError> {
+        {
+            let mut cache = self.cache();
+            if let TailState::Current = self.read_tail(&mut cache)? {
+                return Ok(read(&cache.entries));
+            }
+        }
+        let _lock = FileLock::exclusive(&self.lock_path()).map_err(|e| self.io_error(e))?;
+        let mut cache = self.cache();
+        self.refresh_locked(&mut cache)?;
+        Ok(read(&cache.entries))
+    }
+
+    pub fn get(&self, thread_id: &str) -> Result<Option<IndexEntry>, RolloutError> {
+        self.query(|entries| entries.get(thread_id).cloned())
+    }
+
+    /// Records `entry` (replacing any earlier line for its id). Blocking I/O under the lock.
+    pub fn upsert(&self, entry: &IndexEntry) -> Result<(), RolloutError> {
+        let _lock = FileLock::exclusive(&self.lock_path()).map_err(|e| self.io_error(e))?;
+        let mut cache = self.cache();
+        self.refresh_locked(&mut cache)?;
+        let mut line = serde_json::to_vec(entry).map_err(|e| self.io_error(e.into()))?;
+        line.push(b'\n');
+        let mut file = open_append(&self.path()).map_err(|e| self.io_error(e))?;
+        // One write per line: with O_APPEND and the lock held, lines never interleave.
+        file.write_all(&line).map_err(|e| self.io_error(e))?;
+        self.refresh_locked(&mut cache)?;
+        if cache.lines > 256 && cache.lines > 4 * cache.entries.len() {
+            self.write_fresh(&mut cache, None)?;
+        }
+        Ok(())
+    }
+
+    /// Drops the entry of a thread whose rollout is gone.
+    pub fn remove(&self, thread_id: &str) -> Result<(), RolloutError> {
+        let _lock = FileLock::exclusive(&self.lock_path()).map_err(|e| self.io_error(e))?;
+        let mut cache = self.cache();
+        self.refresh_locked(&mut cache)?;
+        if cache.entries.contains_key(thread_id) {
+            self.write_fresh(&mut cache, Some(thread_id))?;
+        }
+        Ok(())
+    }
+
+    /// Reads what other processes appended, rebuilding when the file is missing or unusable.
+    /// The file lock is held.
+    fn refresh_locked(&self, cache: &mut IndexCache) -> Result<(), RolloutError> {
+        match self.read_tail(cache)? {
+            TailState::Current => Ok(()),
+            TailState::NeedsRebuild => self.rebuild(cache),
+        }
+    }
+
+    fn read_tail(&self, cache: &mut IndexCache) -> Result<TailState, RolloutError> {
+        let mut file = match File::open(self.path()) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(TailState::NeedsRebuild)
+            }
+            Err(e) => return Err(self.io_error(e)),
+        };
+        let metadata = file.metadata().map_err(|e| self.io_error(e))?;
+        if metadata.len() == 0 {
+            return Ok(TailState::NeedsRebuild);
+        }
+        let file_id = file_identity(&metadata);
+        if cache.file_id != Some(file_id) || metadata.len() < cache.offset {
+            *cache = IndexCache {
+                file_id: Some(file_id),
+                ..IndexCache::default()
+            };
+        }
+        if metadata.len() == cache.offset {
+            return Ok(TailState::Current);
+        }
+        file.seek(SeekFrom::Start(cache.offset))
+            .map_err(|e| self.io_error(e))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(|e| self.io_error(e))?;
+        // Only whole lines: a line still being appended is read next time.
+        let Some(end) = bytes.iter().rposition(|b| *b == b'\n') else {
+            return Ok(TailState::Current);
+        };
+        for line in bytes[..end].split(|b| *b == b'\n') {
+            if cache.offset == 0 && cache.lines == 0 {
+                if !is_current_header(line) {
+                    return Ok(TailState::NeedsRebuild);
+                }
+            } else if let Ok(entry) = serde_json::from_slice::<IndexEntry>(line) {
+                cache.entries.insert(entry.id.clone(), entry);
+            } else if !line.iter().all(u8::is_ascii_whitespace) {
+                tracing::warn!(index = %self.path().display(), "skipped an unreadable index line");
+            }
+            cache.lines += 1;
+        }
+        cache.offset += end as u64 + 1;
+        Ok(TailState::Current)
+    }
+
+    /// Scans every rollout once and writes a fresh index. Only when the index is missing or
+    /// unusable; the lock is held.
+    fn rebuild(&self, cache: &mut IndexCache) -> Result<(), RolloutError> {
+        tracing::info!(index = %self.path().display(), "rebuilding the thread index from rollouts");
+        let mut entries = HashMap::new();
+        for (root, archived) in [
+            (sessions_dir(&self.home), false),
+            (archived_dir(&self.home), true),
+        ] {
+            for path in rollout_files(&root) {
+                // A file another process just created may not have its meta line yet; its
+                // writer adds the entry once it has.
+                if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+                    continue;
+                }
+                match read_rollout(&path) {
+                    Ok(contents) => {
+                        let entry = IndexEntry::from_contents(&contents, archived);
+                        entries.insert(entry.id.clone(), entry);
+                    }
+                    Err(error) => tracing::warn!(%error, "rollout left out of the index"),
+                }
+            }
+        }
+        cache.entries = entries;
+        self.write_fresh(cache, None)
+    }
+
+    /// Writes the cache's entries (minus `without`) as a new file and renames it into place.
+    fn write_fresh(
+        &self,
+        cache: &mut IndexCache,
+        without: Option<&str>,
+    ) -> Result<(), RolloutError> {
+        if let Some(id) = without {
+            cache.entries.remove(id);
+        }
+        create_private_dirs(&self.home).map_err(|e| self.io_error(e))?;
+        let mut bytes =
+            serde_json::to_vec(&serde_json::json!({ "openturn_thread_index": INDEX_VERSION }))
+                .map_err(|e| self.io_error(e.into()))?;
+        bytes.push(b'\n');
+        let mut sorted: Vec<&IndexEntry> = cache.entries.values().collect();
+        sorted.sort_by(|a, b| a.id.cmp(&b.id));
+        for entry in sorted {
+            serde_json::to_writer(&mut bytes, entry).map_err(|e| self.io_error(e.into()))?;
+            bytes.push(b'\n');
+        }
+        let temp = self
+            .home
+            .join(format!("thread_index.jsonl.tmp-{}", std::process::id()));
+        {
+            let mut file = private_create(&temp).map_err(|e| self.io_error(e))?;
+            file.write_all(&bytes).map_err(|e| self.io_error(e))?;
+            file.sync_data().map_err(|e| self.io_error(e))?;
+        }
+        std::fs::rename(&temp, self.path()).map_err(|e| self.io_error(e))?;
+        let metadata = std::fs::metadata(self.path()).map_err(|e| self.io_error(e))?;
+        cache.file_id = Some(file_identity(&metadata));
+        cache.offset = bytes.len() as u64;
+        cache.lines = cache.entries.len() + 1;
+        Ok(())
+    }
+}
+
+enum TailState {
+    Current,
+    NeedsRebuild,
+}
+
+fn is_current_header(line: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(line)
+        .ok()
+        .and_then(|v| {
+            v.get("openturn_thread_index")
+                .and_then(serde_json::Value::as_u64)
+        })
+        == Some(u64::from(INDEX_VERSION))
+}
+
+#[cfg(unix)]
+fn file_identity(metadata: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (metadata.dev(), metadata.ino())
+}
+
+#[cfg(not(unix))]
+fn file_identity(metadata: &std::fs::Metadata) -> (u64, u64) {
+    (0, metadata.len())
+}
+
+fn open_append(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+fn private_create(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+/// Every `rollout-*.jsonl` under `root` (the tree is YYYY/MM/DD, so the walk is bounded).
+pub fn rollout_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+            {
+                out.push(path);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,235 @@
+//! `command/exec`: runs an argv outside any thread and answers with its exit code and output.
+//!
+//! Runs on its own task (a long command never holds up other requests). The child gets its own
+//! process group so a timeout (exit code 124) or shutdown kills everything it started, and its
+//! pipes close. Output beyond the cap is read and discarded, so the child never blocks on a full
+//! pipe. With `processId` + `streamStdoutStderr`, output goes out as `command/exec/outputDelta`
+//! notifications and the final buffers are empty.
+//!
+//! `sandboxPolicy` is accepted but not enforced here: sandboxing belongs to core's tool runner.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+
+use crate::protocol::command::{CommandExecParams, CommandExecResponse};
+use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::notification::{CommandExecOutputDeltaNotification, ServerNotification};
+
+use super::super::context::ServerContext;
+use super::super::errors::HandlerError;
+use super::respond;
+
+/// Defaults when the client names none.
+const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
+/// The conventional exit code of a command killed by a timeout.
+const TIMEOUT_EXIT_CODE: i32 = 124;
+const READ_CHUNK: usize = 8 * 1024;
+
+pub fn spawn_command_exec(context: &Arc<ServerContext>, id: RequestId, params: CommandExecParams) {
+    let context_for_task = context.clone();
+    context.handlers.spawn(async move {
+        let context = context_for_task;
+        let result = run(&context, params).await;
+        respond(&context, &id, result).await;
+    });
+}
+
+async fn run(
+    context: &Arc<ServerContext>,
+    params: CommandExecParams,
+) -> Result<CommandExecResponse, HandlerError> {
+    let Some((program, args)) = params.command.split_first() else {
+        return Err(HandlerError::InvalidParams(
+            "command must not be empty".to_string(),
+        ));
+    };
+    if params.tty || params.stream_stdin {
+        return Err(HandlerError::InvalidParams(
+            "`tty` and `streamStdin` are not supported by command/exec".to_string(),
+        ));
+    }
+    let stream_id = match (params.stream_stdout_stderr, &params.process_id) {
+        (true, Some(process_id)) => Some(process_id.clone()),
+        (true, None) => {
+            return Err(HandlerError::InvalidParams(
+                "`streamStdoutStderr` needs a `processId`".to_string(),
+            ))
+        }
+        (false, _) => None,
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    if let Some(cwd) = &params.cwd {
+        command.current_dir(cwd);
+    }
+    for (key, value) in params.env.iter().flatten() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
+    let cap = (!params.disable_output_cap).then(|| {
+        params
+            .output_bytes_cap
+            .map_or(DEFAULT_OUTPUT_CAP, |c| c as usize)
+    });
+    let stdout = child
+        .stdout
+        .take()
+        .map(|pipe| tokio::spawn(collect(pipe, cap, stream(context, &stream_id, "stdout"))));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|pipe| tokio::spawn(collect(pipe, cap, stream(context, &stream_id, "stderr"))));
+    let timeout = (!params.disable_timeout).then(|| {
+        Duration::from_millis(
+            params
+                .timeout_ms
+                .map_or(DEFAULT_TIMEOUT_MS, |t| t.max(0) as u64),
+        )
+    });
+    let exit_code = wait_for_exit(context, &mut child, timeout).await?;
+    let stdout = finish_reader(stdout).await;
+    let stderr = finish_reader(stderr).await;
+    Ok(CommandExecResponse {
+        exit_code,
+        stdout: if stream_id.is_some() {
+            String::new()
+        } else {
+            stdout
+        },
+        stderr: if stream_id.is_some() {
+            String::new()
+        } else {
+            stderr
+        },
+    })
+}
+
+/// Where a stream's chunks go when streaming: (context, process id, stream name).
+type StreamTarget = Option<(Arc<ServerContext>, String, &'static str)>;
+
+fn stream(
+    context: &Arc<ServerContext>,
+    stream_id: &Option<String>,
+    name: &'static str,
+) -> StreamTarget {
+    stream_id
+        .as_ref()
+        .map(|id| (context.clone(), id.clone(), name))
+}
+
+async fn wait_for_exit(
+    context: &ServerContext,
+    child: &mut tokio::process::Child,
+    timeout: Option<Duration>,
+) -> Result<i32, HandlerError> {
+    let deadline = async {
+        match timeout {
+            Some(timeout) => tokio::time::sleep(timeout).await,
+            None => std::future::pending().await,
+        }
+    };
+    let status = tokio::select! {
+        status = child.wait() => status,
+        _ = deadline => {
+            kill_group(child);
+            let _ = child.wait().await;
+            return Ok(TIMEOUT_EXIT_CODE);
+        }
+        _ = context.handlers_stop.cancelled() => {
+            kill_group(child);
+            child.wait().await
+        }
+    };
+    let status =
+        status.map_err(|e| HandlerError::Internal(format!("waiting for the command: {e}")))?;
+    Ok(exit_code(&status))
+}
+
+fn exit_code(status: &std::process::ExitStatus) -> i32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return 128 + signal;
+        }
+    }
+    status.code().unwrap_or(-1)
+}
+
+fn kill_group(child: &mut tokio::process::Child) {
+    #[cfg(unix)]
+    if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
+        // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+        return;
+    }
+    let _ = child.start_kill();
+}
+
+async fn finish_reader(reader: Option<tokio::task::JoinHandle<Vec<u8>>>) -> String {
+    let Some(reader) = reader else {
+        return String::new();
+    };
+    match tokio::time::timeout(Duration::from_secs(2), reader).await {
+        Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+        _ => String::new(),
+    }
+}
+
+/// Reads a pipe to its end, keeping at most `cap` bytes, or streaming them when asked.
+async fn collect<R: AsyncRead + Unpin>(
+    mut pipe: R,
+    cap: Option<usize>,
+    target: StreamTarget,
+) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut total = 0usize;
+    let mut buffer = vec![0u8; READ_CHUNK];
+    loop {
+        let read = match pipe.read(&mut buffer).await {
+            Ok(0) | Err(_) => return kept,
+            Ok(read) => read,
+        };
+        let room = cap.map_or(read, |cap| cap.saturating_sub(total).min(read));
+        total += read;
+        if room == 0 {
+            continue;
+        }
+        let cap_reached = cap.is_some_and(|cap| total >= cap);
+        match &target {
+            Some((context, process_id, name)) => {
+                let delta = ServerNotification::CommandExecOutputDelta(
+                    CommandExecOutputDeltaNotification {
+                        process_id: process_id.clone(),
+                        stream: (*name).to_string(),
+                        delta_base64: base64::engine::general_purpose::STANDARD
+                            .encode(&buffer[..room]),
+                        cap_reached,
+                    },
+                );
+                let _ = context.outgoing.send_notification(&delta).await;
+            }
+            None => kept.extend_from_slice(&buffer[..room]),
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! `model/list` and `config/read`: what configuration offers and says.
+//!
+//! Models come from a `[models.<id>]` table in config.toml (keys: `display_name`, `description`,
+//! `hidden`, `default_reasoning_effort`, `supported_reasoning_efforts`, `input_modalities`,
+//! `model_provider`), plus the configured `model`, which is always listed and is the default.
+
+use serde_json::{Map, Value};
+
+use crate::protocol::config::{ConfigReadParams, ConfigReadResponse};
+use crate::protocol::model::{Model, ModelListParams, ModelListResponse, ReasoningEffortOption};
+
+use super::super::context::ServerContext;
+use super::super::convert;
+use super::super::errors::HandlerError;
+
+const DEFAULT_EFFORTS: &[&str] = &["low", "medium", "high"];
+
+pub fn model_list(
+    context: &ServerContext,
+    params: ModelListParams,
+) -> Result<ModelListResponse, HandlerError> {
+    let config = &context.config;
+    let table = config.table.get("models").and_then(toml::Value::as_table);
+    let mut models: Vec<(Model, Option<String>)> = Vec::new();
+    if table.is_none_or(|t| !t.contains_key(&config.model)) {
+        models.push((model_entry(&config.model, None, true), None));
+    }
+    for (id, spec) in table.into_iter().flatten() {
+        let provider = spec
+            .get("model_provider")
+            .and_then(toml::Value::as_str)
+            .map(str::to_string);
+        models.push((model_entry(id, Some(spec), id == &config.model), provider));
+    }
+    let include_hidden = params.include_hidden.unwrap_or(false);
+    let visible: Vec<Model> = models
+        .into_iter()
+        .filter(|(model, _)| include_hidden || !model.hidden || model.is_default)
+        .filter(|(_, provider)| match (&params.model_provider, provider) {
+            (Some(wanted), Some(provider)) => wanted == provider,
+            _ => true,
+        })
+        .map(|(model, _)| model)
+        .collect();
+    let start = match params.cursor.as_deref() {
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .map_err(|_| HandlerError::InvalidRequest(format!("invalid cursor: {cursor}")))?,
+        None => 0,
+    };
+    let limit = params
+        .limit
+        .map(|l| (l as usize).max(1))
+        .unwrap_or(usize::MAX);
+    let data: Vec<Model> = visible.iter().skip(start).take(limit).cloned().collect();
+    let end = start + data.len();
+    Ok(ModelListResponse {
+        data,
+        next_cursor: (end < visible.len()).then(|| end.to_string()),
+    })
+}
+
+fn model_entry(id: &str, spec: Option<&toml::Value>, is_default: bool) -> Model {
+    let text = |key: &str| spec.and_then(|s| s.get(key)).and_then(toml::Value::as_str);
+    let strings = |key: &str| -> Option<Vec<String>> {
+        spec.and_then(|s| s.get(key))
+            .and_then(toml::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+    };
+    let efforts = strings("supported_reasoning_efforts")
+        .unwrap_or_else(|| DEFAULT_EFFORTS.iter().map(|e| e.to_string()).collect());
+    Model {
+        id: id.to_string(),
+        model: id.to_string(),
+        display_name: text("display_name").unwrap_or(id).to_string(),
+        description: text("description").unwrap_or("").to_string(),
+        hidden: spec
+            .and_then(|s| s.get("hidden"))
+            .and_then(toml::Value::as_bool)
+            .unwrap_or(false),
+        is_default,
+        default_reasoning_effort: text("default_reasoning_effort")
+            .unwrap_or("medium")
+            .to_string(),
+        supported_reasoning_efforts: efforts
+            .into_iter()
+            .map(|effort| ReasoningEffortOption {
+                description: format!("{effort} reasoning effort"),
+                reasoning_effort: effort,
+            })
+            .collect(),
+        input_modalities: strings("input_modalities")
+            .unwrap_or_else(|| vec!["text".to_string(), "image".to_string()]),
+        supports_personality: false,
+        upgrade: None,
+        upgrade_info: None,
+        availability_nux: None,
+        model_specialty: None,
+        multi_agent_version: None,
+        additional_speed_tiers: Vec::new(),
+        service_tiers: Vec::new(),
+        default_service_tier: None,
+        available_access_programs: None,
+    }
+}
+
+/// Key names whose values never leave the daemon.
+fn is_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key.contains("token") || key.contains("secret") || key.contains("password") || key == "api_key"
+}
+
+pub fn config_read(
+    context: &ServerContext,
+    _params: ConfigReadParams,
+) -> Result<ConfigReadResponse, HandlerError> {
+    let config = &context.config;
+    let mut map = match toml_to_json(&toml::Value::Table(config.table.clone())) {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    // The effective values, also when they came from defaults.
+    map.insert("model".into(), Value::String(config.model.clone()));
+    map.insert(
+        "model_provider".into(),
+        Value::String(config.model_provider_id.clone()),
+    );
+    map.insert(
+        "approval_policy".into(),
+        serde_json::to_value(convert::approval_policy_out(config.approval_policy))
+            .unwrap_or(Value::Null),
+    );
+    map.insert(
+        "sandbox_mode".into(),
+        serde_json::to_value(config.sandbox_mode).unwrap_or(Value::Null),
+    );
+    Ok(ConfigReadResponse {
+        config: map,
+        origins: Map::new(),
+        layers: None,
+    })
+}
+
+fn toml_to_json(value: &toml::Value) -> Value {
+    match value {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => Value::from(*i),
+        toml::Value::Float(f) => Value::from(*f),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(items) => Value::Array(items.iter().map(toml_to_json).collect()),
+        toml::Value::Table(table) => Value::Object(
+            table
+                .iter()
+                .map(|(k, v)| {
+                    let value = if is_secret(k) {
+                        Value::String("<redacted>".to_string())
+                    } else {
+                        toml_to_json(v)
+                    };
+                    (k.clone(), value)
+                })
+                .collect(),
+        ),
+    }
+}

@@ -1,0 +1,202 @@
+//! Thread housekeeping: `thread/archive`, `thread/unarchive`, `thread/name/set`,
+//! `thread/unsubscribe`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::core::{CoreError, ThreadId};
+use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::notification::{
+    ServerNotification, ThreadIdNotification, ThreadNameUpdatedNotification,
+};
+use crate::protocol::thread::{
+    ThreadIdParams, ThreadResponse, ThreadSetNameParams, ThreadStatus, ThreadUnsubscribeResponse,
+    ThreadUnsubscribeStatus,
+};
+use crate::protocol::turn::EmptyResponse;
+use crate::rollout::archive::{archive_thread, unarchive_thread};
+use crate::rollout::{IndexEntry, RolloutError, RolloutItem, RolloutWriter};
+
+use super::super::context::ServerContext;
+use super::super::errors::HandlerError;
+use super::super::fanout::{schedule_idle_unload, unload_thread};
+use super::thread_read::{load_contents, thread_from_entry};
+use super::{respond, respond_error};
+
+/// Maps "no such rollout" to the reference's text for this thread.
+fn no_rollout(thread_id: &str) -> impl Fn(RolloutError) -> HandlerError + '_ {
+    move |error| match error {
+        RolloutError::NotFound(_) => CoreError::NoRollout(thread_id.to_string()).into(),
+        other => other.into(),
+    }
+}
+
+/// `thread/archive`: unloads the thread (announcing `notLoaded` before the response), moves its
+/// rollout, answers `{}`, then sends `thread/archived`.
+pub async fn thread_archive(context: &Arc<ServerContext>, id: &RequestId, params: ThreadIdParams) {
+    let result = archive(context, &params).await;
+    let archived = result.is_ok();
+    respond(context, id, result).await;
+    if archived {
+        let _ = context
+            .outgoing
+            .send_notification(&ServerNotification::ThreadArchived(ThreadIdNotification {
+                thread_id: params.thread_id,
+            }))
+            .await;
+    }
+}
+
+async fn archive(
+    context: &ServerContext,
+    params: &ThreadIdParams,
+) -> Result<EmptyResponse, HandlerError> {
+    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    if let Ok(thread) = context.threads.get(&thread_id) {
+        if thread.ephemeral {
+            return Err(CoreError::NoRollout(thread_id).into());
+        }
+        drop(thread);
+        unload_thread(context, &thread_id, false).await;
+    }
+    let home = context.config.home.clone();
+    let index = context.threads.index().clone();
+    let id = thread_id.clone();
+    tokio::task::spawn_blocking(move || archive_thread(&home, &index, &id))
+        .await
+        .map_err(|e| HandlerError::Internal(e.to_string()))?
+        .map_err(no_rollout(&thread_id))?;
+    Ok(EmptyResponse {})
+}
+
+/// `thread/unarchive`: moves the rollout back (not loading it), answers `{thread}`, then sends
+/// `thread/unarchived`.
+pub async fn thread_unarchive(
+    context: &Arc<ServerContext>,
+    id: &RequestId,
+    params: ThreadIdParams,
+) {
+    let result = unarchive(context, &params).await;
+    let done = result.is_ok();
+    respond(context, id, result).await;
+    if done {
+        let _ = context
+            .outgoing
+            .send_notification(&ServerNotification::ThreadUnarchived(
+                ThreadIdNotification {
+                    thread_id: params.thread_id,
+                },
+            ))
+            .await;
+    }
+}
+
+async fn unarchive(
+    context: &ServerContext,
+    params: &ThreadIdParams,
+) -> Result<ThreadResponse, HandlerError> {
+    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let home = context.config.home.clone();
+    let index = context.threads.index().clone();
+    let id = thread_id.clone();
+    let entry = tokio::task::spawn_blocking(move || unarchive_thread(&home, &index, &id))
+        .await
+        .map_err(|e| HandlerError::Internal(e.to_string()))?
+        .map_err(no_rollout(&thread_id))?;
+    Ok(ThreadResponse {
+        thread: thread_from_entry(&entry, ThreadStatus::NotLoaded),
+    })
+}
+
+/// `thread/name/set`: persists the name (loaded or not), answers `{}`, then sends
+/// `thread/name/updated` (to every connection, subscribed or not).
+pub async fn thread_set_name(
+    context: &Arc<ServerContext>,
+    id: &RequestId,
+    params: ThreadSetNameParams,
+) {
+    let name = params.name.trim().to_string();
+    let result = set_name(context, &params.thread_id, &name).await;
+    match result {
+        Ok(thread_id) => {
+            let _ = context.outgoing.send_response(id, &EmptyResponse {}).await;
+            let _ = context
+                .outgoing
+                .send_notification(&ServerNotification::ThreadNameUpdated(
+                    ThreadNameUpdatedNotification {
+                        thread_id,
+                        thread_name: Some(name),
+                    },
+                ))
+                .await;
+        }
+        Err(error) => respond_error(context, id, &error).await,
+    }
+}
+
+async fn set_name(
+    context: &ServerContext,
+    raw_id: &str,
+    name: &str,
+) -> Result<String, HandlerError> {
+    let thread_id = ThreadId::parse(raw_id)?.to_string();
+    if name.is_empty() {
+        return Err(HandlerError::InvalidRequest(
+            "thread name must not be empty".to_string(),
+        ));
+    }
+    if let Ok(thread) = context.threads.get(&thread_id) {
+        thread.set_name(name.to_string()).await?;
+        return Ok(thread_id);
+    }
+    // Not loaded here: append the name line under the rollout's lock, as a resume would.
+    let index = context.threads.index().clone();
+    let entry = {
+        let index = index.clone();
+        let id = thread_id.clone();
+        tokio::task::spawn_blocking(move || index.get(&id))
+            .await
+            .map_err(|e| HandlerError::Internal(e.to_string()))??
+    };
+    let entry = entry
+        .filter(|e| e.path.exists())
+        .ok_or_else(|| CoreError::ThreadNotFound(thread_id.clone()))?;
+    let contents = load_contents(Some(entry.path.clone())).await?;
+    let writer = RolloutWriter::open_append(
+        &entry.path,
+        Some(index),
+        IndexEntry::from_contents(&contents, entry.archived),
+    )?;
+    writer
+        .append(RolloutItem::ThreadName {
+            name: name.to_string(),
+        })
+        .await?;
+    writer.close().await?;
+    Ok(thread_id)
+}
+
+/// `thread/unsubscribe`: stops turn traffic for this connection; the thread stays loaded until
+/// it has been idle without subscribers for `thread_unload_delay_secs`.
+pub fn thread_unsubscribe(
+    context: &Arc<ServerContext>,
+    params: ThreadIdParams,
+) -> Result<ThreadUnsubscribeResponse, HandlerError> {
+    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    if context.threads.get(&thread_id).is_err() {
+        return Ok(ThreadUnsubscribeResponse {
+            status: ThreadUnsubscribeStatus::NotLoaded,
+        });
+    }
+    let was_subscribed = context.loaded().subscribed.remove(&thread_id);
+    if !was_subscribed {
+        return Ok(ThreadUnsubscribeResponse {
+            status: ThreadUnsubscribeStatus::NotSubscribed,
+        });
+    }
+    let delay = Duration::from_secs(context.config.thread_unload_delay_secs);
+    schedule_idle_unload(context, thread_id, delay);
+    Ok(ThreadUnsubscribeResponse {
+        status: ThreadUnsubscribeStatus::Unsubscribed,
+    })
+}
