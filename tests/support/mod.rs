@@ -15,6 +15,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
+// Not every test file uses every re-export.
+#[allow(unused_imports)]
 pub use openturn::mock_provider::{self, MockProvider, Reply, Script};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);

@@ -267,8 +267,26 @@ mod tests {
     #[tokio::test]
     async fn a_failed_rollout_append_warns_and_live_history_keeps_the_item() {
         // Every write to /dev/full fails with ENOSPC.
-        let rollout = RolloutWriter::open_append(std::path::Path::new("/dev/full"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let full = std::path::Path::new("/dev/full");
+        let entry = crate::rollout::IndexEntry {
+            id: "t".into(),
+            path: full.to_path_buf(),
+            created_at: 0,
+            updated_at: 0,
+            updated_at_ms: 0,
+            cwd: "/".into(),
+            model: None,
+            model_provider: "mock".into(),
+            source: None,
+            originator: None,
+            cli_version: String::new(),
+            forked_from_id: None,
+            name: None,
+            preview: String::new(),
+            archived: false,
+        };
+        let rollout =
+            RolloutWriter::open_append(full, None, entry).unwrap_or_else(|e| panic!("{e}"));
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(8);
         let thread = Arc::new(Thread::new(
             ThreadId::new(),
