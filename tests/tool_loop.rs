@@ -269,7 +269,7 @@ async fn a_command_timeout_kills_the_whole_process_group() {
         vec![exec_call(
             "fc_1",
             "call_1",
-            json!({"cmd": "sleep 30 & echo $! > bg.pid; wait", "timeout_ms": 500, "login": false}),
+            json!({"cmd": "sleep 30 & echo $! > bg.pid; wait", "timeout_ms": 1500, "login": false}),
         )],
         None,
     );
