@@ -252,3 +252,17 @@ async fn accept_for_session_is_not_asked_again_for_the_same_command() {
     assert_eq!(completed.len(), 2);
     assert!(completed.iter().all(|item| item["status"] == "completed"));
 }
+
+#[tokio::test]
+async fn a_client_that_disconnects_during_an_approval_ends_the_turn_and_the_daemon_exits() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let calls = vec![exec_call("fc_1", "call_1", escalated("touch gone.txt"))];
+    let mut s = approval_session("on-request", calls, workdir.path()).await;
+    s.start_turn("make a file", json!({})).await;
+    until_approval(&mut s).await;
+    s.daemon.close_stdin();
+    let rest = s.daemon.until_turn_completed().await;
+    single_turn_end(&rest, "interrupted");
+    assert_eq!(s.daemon.wait_exit().await, Some(0));
+    assert!(!workdir.path().join("gone.txt").exists());
+}
