@@ -5,6 +5,7 @@
 //!
 //! Deltas are display only: nothing here writes history except the done path.
 
+use crate::wire::item::ReasoningContent;
 use crate::wire::{ReasoningSummary, ResponseItem};
 
 use super::super::event::EventMsg;
@@ -270,28 +271,8 @@ pub(super) async fn on_item_done(
             let phase = phase.clone();
             commit_agent_message(turn, state, &item, id, phase, streamed).await;
         }
-        ResponseItem::Reasoning {
-            summary, content, ..
-        } => {
-            let completed = TurnItem::Reasoning {
-                id,
-                summary: summary
-                    .iter()
-                    .map(|ReasoningSummary::SummaryText { text }| text.clone())
-                    .collect(),
-                content: if state.show_raw_reasoning {
-                    content
-                        .iter()
-                        .flatten()
-                        .map(|part| match part {
-                            crate::wire::item::ReasoningContent::ReasoningText { text }
-                            | crate::wire::item::ReasoningContent::Text { text } => text.clone(),
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-            };
+        ResponseItem::Reasoning { .. } => {
+            let completed = reasoning_item(&item, id, state.show_raw_reasoning);
             if !streamed {
                 emit_started(turn, completed.clone()).await;
             }
@@ -302,6 +283,40 @@ pub(super) async fn on_item_done(
             commit_tool_call(turn, state, item).await;
         }
         _ => turn.record_history(item).await,
+    }
+}
+
+/// The client's view of a complete reasoning item: one string per summary part, and the raw
+/// parts only when raw reasoning is shown.
+fn reasoning_item(item: &ResponseItem, id: String, show_raw: bool) -> TurnItem {
+    let ResponseItem::Reasoning {
+        summary, content, ..
+    } = item
+    else {
+        return TurnItem::Reasoning {
+            id,
+            summary: Vec::new(),
+            content: Vec::new(),
+        };
+    };
+    let content = match (show_raw, content) {
+        (true, Some(parts)) => parts
+            .iter()
+            .map(|part| match part {
+                ReasoningContent::ReasoningText { text } | ReasoningContent::Text { text } => {
+                    text.clone()
+                }
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    TurnItem::Reasoning {
+        id,
+        summary: summary
+            .iter()
+            .map(|ReasoningSummary::SummaryText { text }| text.clone())
+            .collect(),
+        content,
     }
 }
 
