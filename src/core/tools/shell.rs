@@ -129,6 +129,10 @@ struct Invocation {
 
 impl Invocation {
     fn item(&self, status: ToolItemStatus) -> TurnItem {
+        self.item_with_process(status, None)
+    }
+
+    fn item_with_process(&self, status: ToolItemStatus, process_id: Option<u32>) -> TurnItem {
         TurnItem::CommandExecution {
             id: self.call_id.clone(),
             command: self.display.clone(),
@@ -137,7 +141,7 @@ impl Invocation {
             aggregated_output: None,
             exit_code: None,
             duration_ms: None,
-            process_id: None,
+            process_id: process_id.map(|pid| pid.to_string()),
             raw_command: self.cmd.clone(),
         }
     }
@@ -179,14 +183,15 @@ pub(crate) async fn run(
         .state()
         .approved_commands
         .contains(&invocation.display);
-    if needs_approval(settings.approval_policy, &args) && !approved_before {
+    // Asking announces the item (without a process yet); otherwise it is announced once the
+    // process exists, with its id.
+    let asked = needs_approval(settings.approval_policy, &args) && !approved_before;
+    if asked {
         if let Some(refusal) = ask_approval(turn, &invocation, args.justification).await? {
             return Some(refusal);
         }
-    } else {
-        emit_item(turn, &invocation.item(ToolItemStatus::InProgress), false).await;
     }
-    execute(turn, &invocation).await
+    execute(turn, &invocation, asked).await
 }
 
 /// Asks; `Some(None)` to go ahead, `Some(Some(output))` when refused, `None` when the turn ended.
@@ -279,9 +284,13 @@ struct RunResult {
     spawn_error: Option<String>,
 }
 
-async fn execute(turn: &TurnContext, invocation: &Invocation) -> Option<ToolOutput> {
+async fn execute(
+    turn: &TurnContext,
+    invocation: &Invocation,
+    announced: bool,
+) -> Option<ToolOutput> {
     let clock = Instant::now();
-    let result = run_process(turn, invocation).await;
+    let result = run_process(turn, invocation, announced).await;
     if result.cancelled {
         return None;
     }
@@ -349,7 +358,9 @@ fn truncate_middle(text: &str, max: usize) -> String {
     )
 }
 
-async fn run_process(turn: &TurnContext, invocation: &Invocation) -> RunResult {
+/// Runs the process to its end (or kill). Unless `announced`, emits the item's start once the
+/// process exists, so the start carries its id.
+async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: bool) -> RunResult {
     let mut result = RunResult {
         exit_code: None,
         output: String::new(),
@@ -369,14 +380,19 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation) -> RunResult {
         // Its own process group, so a kill reaches everything the command started.
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = match command.spawn() {
+    let spawned = command.spawn();
+    result.process_id = spawned.as_ref().ok().and_then(|child| child.id());
+    if !announced {
+        let started = invocation.item_with_process(ToolItemStatus::InProgress, result.process_id);
+        emit_item(turn, &started, false).await;
+    }
+    let mut child = match spawned {
         Ok(child) => child,
         Err(error) => {
             result.spawn_error = Some(error.to_string());
             return result;
         }
     };
-    result.process_id = child.id();
     let mut pipes = OutputPipes::new(child.stdout.take(), child.stderr.take());
     let deadline = tokio::time::sleep(invocation.timeout);
     tokio::pin!(deadline);
