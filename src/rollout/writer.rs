@@ -26,6 +26,7 @@ use super::RolloutError;
 const WRITER_QUEUE: usize = 256;
 
 enum WriterCommand {
+    /// Boxed: a history item can be large, and the other commands are tiny.
     Append(
         Vec<u8>,
         Box<RolloutItem>,
