@@ -225,6 +225,7 @@ impl Thread {
             turn_id: turn_id.clone(),
             cancel,
             pending_input,
+            provider_turn_state: Default::default(),
         };
         self.tasks.spawn(async move {
             // Either outcome means "go": the caller answered, or gave up the gate.

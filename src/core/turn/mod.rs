@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::retry::backoff;
-use crate::client::ClientError;
+use crate::client::{ClientError, TurnState};
 use crate::rollout::RolloutItem;
 use crate::wire::{ResponseItem, StreamError};
 
@@ -40,6 +40,8 @@ pub(crate) struct TurnContext {
     pub turn_id: String,
     pub cancel: CancellationToken,
     pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
+    /// The provider's sticky routing value, echoed on every request of this turn.
+    pub provider_turn_state: TurnState,
 }
 
 impl TurnContext {
