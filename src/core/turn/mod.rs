@@ -307,6 +307,7 @@ mod tests {
             turn_id: "t".into(),
             cancel: CancellationToken::new(),
             pending_input: Arc::default(),
+            provider_turn_state: Default::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
         assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);
