@@ -12,7 +12,10 @@
 
 use serde_json::{json, Value};
 
+use std::time::Duration;
+
 use super::script::{Reply, SseEvent, SseReply};
+use super::sse::SENT_AT_US_PLACEHOLDER;
 
 /// Token usage reported in `response.completed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -375,6 +378,17 @@ pub fn many_deltas(response_id: &str, item_id: &str, n: usize, delta_text: &str)
     });
     builder = builder.event(json!({ "type": "response.output_item.done", "output_index": output_index, "item": done_item }));
     builder.completed(Usage::example(), None).into_reply()
+}
+
+/// created + a message of `n` deltas, each `"<send time in Unix µs> "`,
+/// paced `pace` apart, + completed: the latency probe. The time is written
+/// into the delta text itself (via [`SENT_AT_US_PLACEHOLDER`]) because that
+/// is the part of the event a daemon forwards to its client.
+pub fn stamped_deltas(response_id: &str, item_id: &str, n: usize, pace: Duration) -> SseReply {
+    let delta_text = format!("{SENT_AT_US_PLACEHOLDER} ");
+    many_deltas(response_id, item_id, n, &delta_text)
+        .with_pace(pace)
+        .with_send_time_stamps()
 }
 
 /// Rewrites `sequence_number` in every JSON-object event to its position in

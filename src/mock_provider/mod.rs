@@ -43,10 +43,11 @@ use tokio_util::sync::CancellationToken;
 
 pub use builders::{
     error_status, failed, function_call, many_deltas, rate_limited, reasoning, renumber,
-    response_completed, response_created, simple_text_response, split_text, text_message,
-    text_message_with_phase, ResponseBuilder, Usage,
+    response_completed, response_created, simple_text_response, split_text, stamped_deltas,
+    text_message, text_message_with_phase, ResponseBuilder, Usage,
 };
 pub use script::{Chunking, Fault, Reply, Script, ScriptError, SseEvent, SseReply};
+pub use sse::SENT_AT_US_PLACEHOLDER;
 
 use server::Shared;
 

@@ -206,7 +206,9 @@ pub struct SseReply {
     /// waiting for EOF.
     pub hold_open_after_end: bool,
     /// Adds `"sent_at_us": <unix micros at write time>` to every
-    /// `response.output_text.delta` event, so a benchmark can measure latency.
+    /// `response.output_text.delta` event, and replaces
+    /// [`super::SENT_AT_US_PLACEHOLDER`] in its data with the same number, so
+    /// a benchmark can measure latency (see [`super::stamped_deltas`]).
     pub stamp_send_time: bool,
 }
 

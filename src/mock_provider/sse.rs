@@ -15,6 +15,10 @@ use super::script::{Chunking, Fault, SseEvent, SseReply};
 
 const STAMPED_EVENT: &str = "response.output_text.delta";
 
+/// In a stamped event's data (see [`SseReply::stamp_send_time`]), this text
+/// is replaced by the send time in Unix microseconds.
+pub const SENT_AT_US_PLACEHOLDER: &str = "@SENT_AT_US@";
+
 /// How a body that finished on its own ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum BodyEnd {
@@ -113,9 +117,20 @@ pub(super) fn format_event(event: &SseEvent, stamp_send_time: bool, out: &mut Ve
     out.push(b'\n');
 }
 
-/// Inserts `"sent_at_us"` into a JSON object by splicing text, which keeps
-/// the stamp as close to the write as possible. Non-objects are left alone.
+/// Replaces every [`SENT_AT_US_PLACEHOLDER`] with `micros` and inserts
+/// `"sent_at_us"` into a JSON object, both by splicing text, which keeps the
+/// stamp as close to the write as possible. The placeholder exists because a
+/// daemon forwards a delta's text to its client but not the event's other
+/// fields, so a latency probe on the far side needs the stamp inside the text.
+/// Non-objects get no field.
 pub(super) fn stamp(data: &str, micros: u128) -> String {
+    let replaced;
+    let data = if data.contains(SENT_AT_US_PLACEHOLDER) {
+        replaced = data.replace(SENT_AT_US_PLACEHOLDER, &micros.to_string());
+        replaced.as_str()
+    } else {
+        data
+    };
     let trimmed = data.trim_end();
     let Some(without_brace) = trimmed.strip_suffix('}') else {
         return data.to_owned();

@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
+#[allow(unused_imports)] // Not every test binary uses every re-export.
 pub use openturn::mock_provider::{self, MockProvider, Reply, Script};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -421,4 +422,64 @@ pub async fn text_turn(daemon: &mut Daemon, thread_id: &str, text: &str) -> Vec<
         )
         .await;
     daemon.until_turn_completed().await
+}
+
+impl Daemon {
+    /// Like [`Daemon::spawn_with_env`], with the daemon's stderr written to `stderr_path` (for
+    /// tests that inspect its logs).
+    pub fn spawn_logging_to(
+        home: &Path,
+        overrides: &[String],
+        env: &[(&str, &str)],
+        stderr_path: &Path,
+    ) -> Daemon {
+        let stderr = std::fs::File::create(stderr_path)
+            .unwrap_or_else(|e| panic!("create {}: {e}", stderr_path.display()));
+        let mut command = Command::new(openturn_bin());
+        for o in overrides {
+            command.arg("-c").arg(o);
+        }
+        command
+            .arg("app-server")
+            .env("OPENTURN_HOME", home)
+            .env_remove("OPENAI_API_KEY")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .kill_on_drop(true);
+        Daemon::from_command(command)
+    }
+
+    /// Spawns a prepared command (stdin and stdout must be piped) and starts reading its stdout.
+    pub fn from_command(mut command: Command) -> Daemon {
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn openturn: {e}"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let stdin = child.stdin.take();
+        let (lines_tx, lines_rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("daemon wrote a non-JSON line {line:?}: {e}"));
+                if lines_tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        Daemon {
+            child,
+            stdin,
+            lines_rx,
+            backlog: VecDeque::new(),
+            transcript: Vec::new(),
+            next_id: 1,
+            methods_by_id: HashMap::new(),
+            check_shapes: true,
+            // This daemon's stderr goes where the caller's command sends it.
+            stderr_lines: std::sync::Arc::new(std::sync::Mutex::new(Vec::new())),
+        }
+    }
 }

@@ -9,7 +9,7 @@ use super::super::http::{
     HttpError, HttpVersion, RequestHead,
 };
 use super::super::script::SseEvent;
-use super::super::sse::{format_event, stamp};
+use super::super::sse::{format_event, stamp, SENT_AT_US_PLACEHOLDER};
 
 const REQUEST: &[u8] =
     b"POST /v1/responses?x=1 HTTP/1.1\r\nHost: mock\r\nContent-Type:  application/json \r\n\r\n";
@@ -261,4 +261,10 @@ fn stamps_splice_into_objects_only() {
     assert_eq!(stamp("{ }", 5), r#"{ "sent_at_us":5}"#);
     assert_eq!(stamp("[1]", 5), "[1]");
     assert_eq!(stamp("oops}", 5), "oops}");
+}
+
+#[test]
+fn stamps_replace_the_placeholder_in_text_as_well() {
+    let data = format!(r#"{{"delta":"{SENT_AT_US_PLACEHOLDER} "}}"#);
+    assert_eq!(stamp(&data, 42), r#"{"delta":"42 ","sent_at_us":42}"#);
 }

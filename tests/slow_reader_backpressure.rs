@@ -1,0 +1,162 @@
+//! A client that stops reading stdout must not make the daemon buffer without bound, and must
+//! lose nothing: DESIGN.md "a slow client never makes the daemon's memory grow without bound",
+//! and "notifications for a turn keep the order core emitted them".
+//!
+//! This test drives the real binary through a raw pipe (the shared `Daemon` helper reads stdout
+//! eagerly, which is exactly what must not happen here), pauses reading for five seconds in the
+//! middle of a 20,000-delta turn, then reads everything and checks the deltas arrive complete and
+//! in order, and that the daemon's peak RSS (VmHWM from /proc) stayed under 64 MiB.
+
+mod support;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::*;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout, Command};
+
+const DELTAS: usize = 20_000;
+const PAUSE: Duration = Duration::from_secs(5);
+const PEAK_RSS_LIMIT_KIB: u64 = 64 * 1024;
+
+/// Reads one JSON line, bounded by the test timeout.
+async fn read_json(stdout: &mut BufReader<ChildStdout>) -> Value {
+    let mut line = String::new();
+    let read = tokio::time::timeout(TIMEOUT, stdout.read_line(&mut line))
+        .await
+        .unwrap_or_else(|_| panic!("timed out reading the daemon's stdout"))
+        .unwrap_or_else(|e| panic!("read: {e}"));
+    assert!(read > 0, "daemon closed stdout");
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("non-JSON line {line:?}: {e}"))
+}
+
+async fn send(stdin: &mut ChildStdin, message: Value) {
+    let mut line = message.to_string().into_bytes();
+    line.push(b'\n');
+    stdin
+        .write_all(&line)
+        .await
+        .unwrap_or_else(|e| panic!("write: {e}"));
+}
+
+/// Reads until the response with `id`, skipping notifications.
+async fn response(stdout: &mut BufReader<ChildStdout>, id: i64) -> Value {
+    for _ in 0..1_000 {
+        let value = read_json(stdout).await;
+        if value["id"] == id && value.get("method").is_none() {
+            return value;
+        }
+    }
+    panic!("no response to request {id}");
+}
+
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in {status}"))
+}
+
+/// Each delta is its own index, so order and completeness are checkable from the text alone.
+fn numbered_deltas() -> Vec<String> {
+    (0..DELTAS).map(|index| format!("{index} ")).collect()
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_for_five_seconds_loses_nothing_and_daemon_memory_stays_bounded(
+) {
+    let deltas = numbered_deltas();
+    let delta_refs: Vec<&str> = deltas.iter().map(String::as_str).collect();
+    let reply = mock_provider::ResponseBuilder::new("resp_slow")
+        .created()
+        .text_message("msg_slow", &delta_refs)
+        .completed(mock_provider::Usage::example(), None)
+        .into_reply();
+    let provider = MockProvider::start(Script::new([Reply::Sse(reply)]))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut command = Command::new(openturn_bin());
+    for o in mock_overrides(&provider) {
+        command.arg("-c").arg(o);
+    }
+    let mut child = command
+        .arg("app-server")
+        .env("OPENTURN_HOME", home.path())
+        .env("OPENTURN_TEST_KEY", "sk-test-secret-key")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let pid = child.id().unwrap_or_else(|| panic!("no pid"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+    // A small buffer, so our own reader holds little while paused.
+    let mut stdout = BufReader::with_capacity(
+        4096,
+        child.stdout.take().unwrap_or_else(|| panic!("no stdout")),
+    );
+
+    send(&mut stdin, json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "1"}}})).await;
+    response(&mut stdout, 1).await;
+    send(&mut stdin, json!({"method": "initialized"})).await;
+    send(
+        &mut stdin,
+        json!({"id": 2, "method": "thread/start", "params": {}}),
+    )
+    .await;
+    let started = response(&mut stdout, 2).await;
+    let thread_id = started["result"]["thread"]["id"].clone();
+    send(&mut stdin, json!({"id": 3, "method": "turn/start", "params": {"threadId": thread_id, "input": [{"type": "text", "text": "stream"}]}})).await;
+
+    let mut received = String::new();
+    let mut delta_count = 0usize;
+    let mut paused = false;
+    let mut completed = None;
+    for _ in 0..DELTAS + 1_000 {
+        let message = read_json(&mut stdout).await;
+        match message["method"].as_str() {
+            Some("item/agentMessage/delta") => {
+                delta_count += 1;
+                received.push_str(message["params"]["delta"].as_str().unwrap_or_default());
+                if !paused {
+                    // Stop reading right after the first delta, with the turn in full flow.
+                    paused = true;
+                    tokio::time::sleep(PAUSE).await;
+                }
+            }
+            Some("turn/completed") => {
+                completed = Some(message);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let completed = completed.unwrap_or_else(|| panic!("no turn/completed"));
+    assert_eq!(completed["params"]["turn"]["status"], "completed");
+    assert_eq!(delta_count, DELTAS);
+    assert_eq!(
+        received,
+        deltas.concat(),
+        "deltas lost, duplicated or reordered"
+    );
+    let peak = peak_rss_kib(pid);
+    assert!(
+        peak < PEAK_RSS_LIMIT_KIB,
+        "daemon peak RSS {peak} KiB is over {PEAK_RSS_LIMIT_KIB} KiB"
+    );
+
+    drop(stdin);
+    let status = tokio::time::timeout(TIMEOUT, child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("daemon did not exit on EOF"))
+        .unwrap_or_else(|e| panic!("wait: {e}"));
+    assert_eq!(status.code(), Some(0));
+}
