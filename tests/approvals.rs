@@ -67,7 +67,10 @@ async fn on_request_asks_for_an_escalated_command_and_accept_runs_it() {
     });
     assert!(waiting.is_some() && waiting < started, "{before:#?}");
     // Announced before it runs: no process yet.
-    assert_eq!(before[started.unwrap_or(0)]["params"]["item"]["processId"], Value::Null);
+    assert_eq!(
+        before[started.unwrap_or(0)]["params"]["item"]["processId"],
+        Value::Null
+    );
 
     s.answer(&request["id"], json!({"decision": "accept"}))
         .await;

@@ -44,7 +44,9 @@ async fn a_tool_round_trip_whose_second_request_carries_the_output_with_the_same
     assert_eq!(started.len(), 1);
     assert_eq!(started[0]["id"], "call_1");
     assert_eq!(started[0]["status"], "inProgress");
-    assert!(started[0]["processId"].as_str().is_some_and(|pid| pid.parse::<u32>().is_ok()));
+    assert!(started[0]["processId"]
+        .as_str()
+        .is_some_and(|pid| pid.parse::<u32>().is_ok()));
     assert_eq!(started[0]["cwd"], cwd.display().to_string());
     assert!(started[0]["command"]
         .as_str()
