@@ -240,6 +240,7 @@ impl Thread {
             cancel,
             pending_input,
             finished,
+            provider_turn_state: Default::default(),
         };
         self.tasks.spawn(async move {
             // Either outcome means "go": the caller answered, or gave up the gate.

@@ -177,11 +177,12 @@ fn run_writer(
         match command {
             WriterCommand::Append(bytes, item, ack) => {
                 let result = write_line(&mut file, &bytes);
-                let written = result.is_ok();
-                let _ = ack.send(result);
-                if written {
+                // The index is updated before the acknowledgement, so once a caller has seen
+                // its line written (e.g. `thread/start` answered), `thread/list` shows it.
+                if result.is_ok() {
                     update_index(&mut state, &item);
                 }
+                let _ = ack.send(result);
             }
             WriterCommand::Flush(ack) => {
                 let _ = ack.send(file.sync_data());

@@ -15,8 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
-// Not every test file uses every re-export.
-#[allow(unused_imports)]
+#[allow(unused_imports)] // Not every test binary uses every re-export.
 pub use openturn::mock_provider::{self, MockProvider, Reply, Script};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::retry::backoff;
-use crate::client::ClientError;
+use crate::client::{ClientError, TurnState};
 use crate::rollout::RolloutItem;
 use crate::wire::{ResponseItem, StreamError};
 
@@ -42,6 +42,8 @@ pub(crate) struct TurnContext {
     pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
     /// Cancelled once this turn's terminal event is out (see `ActiveTurn::finished`).
     pub finished: CancellationToken,
+    /// The provider's sticky routing value, echoed on every request of this turn.
+    pub provider_turn_state: TurnState,
 }
 
 impl TurnContext {
@@ -306,6 +308,7 @@ mod tests {
             cancel: CancellationToken::new(),
             pending_input: Arc::default(),
             finished: CancellationToken::new(),
+            provider_turn_state: Default::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
         assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);
