@@ -58,7 +58,10 @@ async fn drain<S: ResponseEventSource>(source: &mut S, frame_count: usize) -> Ve
     let terminal = |item: &Item| matches!(item, Err(_) | Ok(ResponseEvent::Completed { .. }));
     if let Some((last, rest)) = items.split_last() {
         assert!(terminal(last), "the stream ended without a terminal item");
-        assert!(!rest.iter().any(terminal), "a terminal item before the last");
+        assert!(
+            !rest.iter().any(terminal),
+            "a terminal item before the last"
+        );
     }
     items
 }
@@ -71,7 +74,11 @@ fuzz_target!(|input: &[u8]| {
     let whole = decode_sse(vec![Bytes::copy_from_slice(body)], frames.len());
     let size = usize::from(selector % 64) + 1;
     let chunks = body.chunks(size).map(Bytes::copy_from_slice).collect();
-    assert_eq!(decode_sse(chunks, frames.len()), whole, "chunking changed the result");
+    assert_eq!(
+        decode_sse(chunks, frames.len()),
+        whole,
+        "chunking changed the result"
+    );
     let messages = frames.into_iter().map(|frame| frame.data).collect();
     decode_websocket(messages);
 });
