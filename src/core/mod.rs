@@ -19,7 +19,8 @@ pub use event::{EventMsg, TurnOutcome};
 pub use items::{ToolContent, ToolItemStatus, TurnItem, UserInput};
 pub use manager::{ThreadManager, ThreadSpawn};
 pub use settings::{
-    ApprovalPolicy, DynamicToolSpec, ReasoningSummaryMode, SandboxMode, ThreadSettings,
+    ApprovalPolicy, DynamicToolSpec, PersistedSettings, ReasoningSummaryMode, SandboxMode,
+    ThreadSettings,
 };
 pub use thread::{StartedTurn, Thread, ThreadId, TurnGate};
 

@@ -96,6 +96,14 @@ pub(crate) async fn run_turn(turn: TurnContext) {
         started_at,
     })
     .await;
+    // Sticky overrides this turn brought (or a resume's) are recorded before the turn, so a
+    // daemon restart resumes the thread with them.
+    if let Some(settings) = turn.thread.take_settings_change() {
+        turn.persist(RolloutItem::SettingsChanged {
+            settings: settings.to_value(),
+        })
+        .await;
+    }
     turn.persist(RolloutItem::TurnStarted {
         turn_id: turn.turn_id.clone(),
         started_at,
