@@ -16,7 +16,9 @@ pub mod turn;
 
 pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};
-pub use items::{ToolContent, ToolItemStatus, TurnItem, UserInput};
+pub use items::{
+    MemoryCitation, MemoryCitationEntry, ToolContent, ToolItemStatus, TurnItem, UserInput,
+};
 pub use manager::{ThreadManager, ThreadSpawn};
 pub use settings::{
     ApprovalPolicy, DynamicToolSpec, PersistedSettings, ReasoningSummaryMode, SandboxMode,
