@@ -139,7 +139,14 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
                 }
             }
             Err(SamplingError::Interrupted) => return TurnOutcome::Interrupted,
-            Err(SamplingError::Stream(error)) if error.is_retryable() && retries < max_retries => {
+            Err(failure)
+                if failure
+                    .stream_error()
+                    .is_some_and(|error| error.is_retryable() && retries < max_retries) =>
+            {
+                let Some(error) = failure.stream_error() else {
+                    continue;
+                };
                 retries += 1;
                 let delay = backoff(retries, error.retry_delay());
                 turn.emit(EventMsg::Error {
@@ -159,6 +166,10 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
             }
             Err(SamplingError::Stream(error)) => {
                 return TurnOutcome::Failed(stream_turn_error(&error, retries))
+            }
+            Err(SamplingError::StreamAfterHeaders(error, rate_limits)) => {
+                sampling::emit_failed_usage(turn, rate_limits).await;
+                return TurnOutcome::Failed(stream_turn_error(&error, retries));
             }
             Err(SamplingError::Client(error)) => {
                 return TurnOutcome::Failed(client_turn_error(&error))
