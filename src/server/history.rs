@@ -3,6 +3,7 @@
 //! than live state) means a thread reads the same before and after a daemon restart.
 
 use crate::core;
+use crate::protocol::notification::{ThreadTokenUsage, TokenUsageUpdatedNotification};
 use crate::protocol::turn::{Turn, TurnStatus};
 use crate::rollout::RolloutItem;
 
@@ -72,6 +73,31 @@ fn end_turn(turn: &mut Turn, status: &str, error: Option<&serde_json::Value>, co
     turn.duration_ms = turn
         .started_at
         .map(|started| (completed_at - started).max(0) * 1000);
+}
+
+/// The thread's last persisted token usage, as the notification a resume sends after its
+/// response; `None` for a thread that never finished a response (or predates usage lines).
+pub fn last_token_usage(
+    thread_id: &str,
+    items: &[RolloutItem],
+) -> Option<TokenUsageUpdatedNotification> {
+    items.iter().rev().find_map(|item| match item {
+        RolloutItem::TokenUsage {
+            turn_id,
+            total,
+            last,
+            model_context_window,
+        } => Some(TokenUsageUpdatedNotification {
+            thread_id: thread_id.to_string(),
+            turn_id: turn_id.clone(),
+            token_usage: ThreadTokenUsage {
+                total: convert::usage(total),
+                last: convert::usage(last),
+                model_context_window: *model_context_window,
+            },
+        }),
+        _ => None,
+    })
 }
 
 /// A page of turns, oldest first, and the cursor for the turns before it.

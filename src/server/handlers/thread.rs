@@ -11,7 +11,7 @@ use crate::protocol::common::ApprovalsReviewer;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{
     ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
-    WarningNotification,
+    TokenUsageUpdatedNotification, WarningNotification,
 };
 use crate::protocol::thread::{
     self as proto, ThreadForkParams, ThreadResumeParams, ThreadResumeResponse, ThreadStartParams,
@@ -23,7 +23,7 @@ use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::fanout::spawn_thread_projection;
-use super::super::history::{page_turns, turns_from_items};
+use super::super::history::{last_token_usage, page_turns, turns_from_items};
 use super::respond_error;
 use super::thread_read::{load_contents, thread_from_entry};
 
@@ -67,8 +67,16 @@ pub async fn thread_resume(
     params: ThreadResumeParams,
 ) {
     match resume(context, &params).await {
-        Ok(response) => {
+        Ok((response, usage)) => {
             let _ = context.outgoing.send_response(id, &response).await;
+            // The last known usage follows the response (PROTOCOL.md §4), so a client's usage
+            // meter is right before the next turn.
+            if let Some(usage) = usage {
+                let _ = context
+                    .outgoing
+                    .send_notification(&ServerNotification::TokenUsageUpdated(usage))
+                    .await;
+            }
         }
         Err(error) => respond_error(context, id, &error).await,
     }
@@ -77,7 +85,7 @@ pub async fn thread_resume(
 async fn resume(
     context: &Arc<ServerContext>,
     params: &ThreadResumeParams,
-) -> Result<ThreadResumeResponse, HandlerError> {
+) -> Result<(ThreadResumeResponse, Option<TokenUsageUpdatedNotification>), HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
     let contents = match context.threads.get(&thread_id) {
         Ok(thread) if thread.ephemeral => None,
@@ -127,12 +135,16 @@ async fn resume(
         base.thread.turns = page.turns;
         turns_backwards_cursor = page.backwards_cursor;
     }
-    Ok(ThreadResumeResponse {
+    let usage = contents
+        .as_ref()
+        .and_then(|c| last_token_usage(&thread_id, &c.items));
+    let response = ThreadResumeResponse {
         base,
         collaboration_mode: None,
         turns_backwards_cursor,
         items_backwards_cursor: None,
-    })
+    };
+    Ok((response, usage))
 }
 
 /// `thread/fork`: a new thread with a copy of the source's history; response, then
