@@ -23,9 +23,9 @@ use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::fanout::spawn_thread_projection;
-use super::super::history::{last_token_usage, page_turns, turns_from_items};
+use super::super::history::{last_token_usage, turns_from_items, turns_page};
 use super::respond_error;
-use super::thread_read::{load_contents, thread_from_entry};
+use super::thread_read::{blocking, load_contents, thread_from_entry};
 
 pub async fn thread_start(
     context: &Arc<ServerContext>,
@@ -128,16 +128,17 @@ async fn resume(
         .map(|c| IndexEntry::from_contents(c, false));
     let mut base = start_response(&thread, context.status_of(&thread_id), entry.as_ref());
     let mut turns_backwards_cursor = None;
-    if let (false, Some(contents)) = (params.exclude_turns, &contents) {
-        let active = thread.active_turn_id();
-        let turns = turns_from_items(&contents.items, active.as_deref());
-        let page = page_turns(turns, params.turns_limit, None)?;
-        base.thread.turns = page.turns;
-        turns_backwards_cursor = page.backwards_cursor;
-    }
     let usage = contents
         .as_ref()
         .and_then(|c| last_token_usage(&thread_id, &c.items));
+    if let (false, Some(contents)) = (params.exclude_turns, contents) {
+        let active = thread.active_turn_id();
+        let limit = params.turns_limit;
+        let page =
+            blocking(move || turns_page(&contents.items, active.as_deref(), limit, None)).await??;
+        base.thread.turns = page.turns;
+        turns_backwards_cursor = page.backwards_cursor;
+    }
     let response = ThreadResumeResponse {
         base,
         collaboration_mode: None,
@@ -192,8 +193,8 @@ async fn fork(
         .as_ref()
         .map(|c| IndexEntry::from_contents(c, false));
     let mut response = start_response(&spawn.thread, ThreadStatus::Idle, entry.as_ref());
-    if let (false, Some(contents)) = (params.exclude_turns, &contents) {
-        response.thread.turns = turns_from_items(&contents.items, None);
+    if let (false, Some(contents)) = (params.exclude_turns, contents) {
+        response.thread.turns = blocking(move || turns_from_items(&contents.items, None)).await?;
     }
     Ok((response, spawn))
 }
