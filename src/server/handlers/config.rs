@@ -145,7 +145,7 @@ pub fn config_read(
     let mut origins = Map::new();
     for layer in &layers {
         let metadata = json!({"name": layer.name, "version": layer.version});
-        for key in dotted_keys(&layer.table) {
+        for key in dotted_keys(layer.table) {
             origins.insert(key, metadata.clone());
         }
     }
