@@ -161,7 +161,9 @@ async fn ordered_requests_keep_arrival_order_and_every_request_gets_one_response
     let mut ordered = Vec::new();
     let mut all = Vec::new();
     for n in 0..10 {
-        let read = json!({"threadId": LARGE_THREAD_ID, "includeTurns": n % 3 == 0});
+        // Paged reads: each still parses the whole rollout, without a multi-megabyte answer.
+        let read =
+            json!({"threadId": LARGE_THREAD_ID, "includeTurns": n % 3 == 0, "turnsLimit": 5});
         all.push(daemon.send_request("thread/read", read).await);
         let name = json!({"threadId": live, "name": format!("name {n}")});
         let id = daemon.send_request("thread/name/set", name).await;

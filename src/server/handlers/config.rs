@@ -3,6 +3,11 @@
 //! Models come from a `[models.<id>]` table in config.toml (keys: `display_name`, `description`,
 //! `hidden`, `default_reasoning_effort`, `supported_reasoning_efforts`, `input_modalities`,
 //! `model_provider`), plus the configured `model`, which is always listed and is the default.
+//!
+//! `config/read` reports each leaf key's origin (the user's config.toml or the `-c` session
+//! flags, whichever set it last) with a `sha256:` version of what that layer was read from, and
+//! on `includeLayers` the layers themselves, user file first. Secret-looking keys are redacted
+//! everywhere.
 
 use serde_json::{json, Map, Value};
 
