@@ -78,6 +78,20 @@ pub struct Config {
     pub ingress_queue_capacity: usize,
     /// The merged table, kept for `config/read` and per-thread overrides.
     pub table: Table,
+    /// What each source contributed before merging, for `config/read`'s origins and layers.
+    pub layers: ConfigLayers,
+}
+
+/// The sources of the merged table, lowest precedence first.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigLayers {
+    /// `home/config.toml`, whether or not it exists.
+    pub user_file: PathBuf,
+    /// The file's text as loaded (`None` when absent), so its version names what was read.
+    pub user_text: Option<String>,
+    pub user_table: Table,
+    /// The `-c key=value` overrides, as a table of their own.
+    pub session_flags: Table,
 }
 
 pub const DEFAULT_MODEL: &str = "gpt-5";
@@ -98,19 +112,33 @@ impl Config {
     /// Loads `home/config.toml` (absent is fine) and applies `overrides` (`key=value` strings).
     pub fn load(home: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
         let path = home.join("config.toml");
-        let mut table = match std::fs::read_to_string(&path) {
-            Ok(text) => text.parse::<Table>().map_err(|error| ConfigError::Parse {
+        let user_text = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        let user_table = match &user_text {
+            Some(text) => text.parse::<Table>().map_err(|error| ConfigError::Parse {
                 path: path.clone(),
                 message: error.to_string(),
             })?,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Table::new(),
-            Err(source) => return Err(ConfigError::Read { path, source }),
+            None => Table::new(),
         };
+        let mut table = user_table.clone();
+        let mut session_flags = Table::new();
         for raw in overrides {
             let (key, value) = parse_override(raw)?;
-            set_dotted(&mut table, &key, value)?;
+            set_dotted(&mut table, &key, value.clone())?;
+            set_dotted(&mut session_flags, &key, value)?;
         }
-        Config::from_table(home, table)
+        let mut config = Config::from_table(home, table)?;
+        config.layers = ConfigLayers {
+            user_file: path,
+            user_text,
+            user_table,
+            session_flags,
+        };
+        Ok(config)
     }
 
     /// A copy with thread-level overrides (a JSON object of dotted keys or nested tables).
@@ -124,7 +152,9 @@ impl Config {
                 .ok_or_else(|| ConfigError::Invalid(format!("`{key}` cannot be null")))?;
             set_dotted(&mut table, key, value)?;
         }
-        Config::from_table(&self.home, table)
+        let mut config = Config::from_table(&self.home, table)?;
+        config.layers = self.layers.clone();
+        Ok(config)
     }
 
     fn from_table(home: &Path, table: Table) -> Result<Config, ConfigError> {
@@ -160,6 +190,7 @@ impl Config {
             thread_unload_delay_secs: parsed.thread_unload_delay_secs.unwrap_or(30 * 60),
             ingress_queue_capacity: parsed.ingress_queue_capacity.unwrap_or(256).max(1),
             table,
+            layers: ConfigLayers::default(),
         })
     }
 

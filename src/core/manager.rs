@@ -15,7 +15,7 @@ use crate::rollout::{
     read_rollout, IndexEntry, RolloutContents, RolloutError, RolloutItem, RolloutWriter,
     SessionMeta, ThreadIndex,
 };
-use crate::wire::ResponseItem;
+use crate::wire::{ResponseItem, TokenUsage};
 
 use super::error::CoreError;
 use super::event::EventMsg;
@@ -156,7 +156,11 @@ impl ThreadManager {
             self.client.clone(),
             self.shutdown.child_token(),
         ));
-        thread.state().name = loaded.name;
+        {
+            let mut state = thread.state();
+            state.name = loaded.name;
+            state.total_usage = loaded.total_usage;
+        }
         self.threads().insert(id.to_string(), thread.clone());
         ThreadSpawn { thread, events_rx }
     }
@@ -310,6 +314,8 @@ fn rollout_error(thread_id: &str, error: RolloutError) -> CoreError {
 struct LoadedState {
     history: Vec<ResponseItem>,
     name: Option<String>,
+    /// The running total of the last persisted usage line, so the next turn counts on from it.
+    total_usage: TokenUsage,
 }
 
 impl LoadedState {
@@ -317,6 +323,7 @@ impl LoadedState {
         let mut state = LoadedState {
             history: Vec::new(),
             name: None,
+            total_usage: TokenUsage::default(),
         };
         for item in items {
             match item {
@@ -324,6 +331,7 @@ impl LoadedState {
                     state.history.push(response_item.clone())
                 }
                 RolloutItem::ThreadName { name } => state.name = Some(name.clone()),
+                RolloutItem::TokenUsage { total, .. } => state.total_usage = *total,
                 _ => {}
             }
         }

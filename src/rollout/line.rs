@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::wire::ResponseItem;
+use crate::wire::{ResponseItem, TokenUsage};
 
 /// One line of a rollout file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,6 +47,16 @@ pub enum RolloutItem {
     /// is what a resume restores.
     SettingsChanged {
         settings: Value,
+    },
+    /// Token usage after one response: the thread's running total and that response's own.
+    /// Resume restores the total from the last such line (files written before this line type
+    /// existed simply resume with zero usage).
+    TokenUsage {
+        turn_id: String,
+        total: TokenUsage,
+        last: TokenUsage,
+        #[serde(default)]
+        model_context_window: Option<i64>,
     },
 }
 

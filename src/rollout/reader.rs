@@ -46,29 +46,29 @@ pub fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents, Rollo
             continue;
         }
         let is_torn_tail = index == last_index && !ends_cleanly;
-        let value: Value = match serde_json::from_slice(segment) {
-            Ok(value) => value,
-            Err(error) if is_torn_tail => {
-                warnings.push(format!(
-                    "{}: skipped a torn last line {line_number} ({error})",
-                    path.display()
-                ));
-                continue;
-            }
-            Err(error) => return Err(corrupt(line_number, error.to_string())),
-        };
-        let line: RolloutLine = match serde_json::from_value(value.clone()) {
+        // The typed parse is the common case; the untyped one only explains a failure.
+        let line: RolloutLine = match serde_json::from_slice(segment) {
             Ok(line) => line,
-            Err(error) => {
-                if is_known_type(&value) {
-                    return Err(corrupt(line_number, error.to_string()));
+            Err(typed_error) => match serde_json::from_slice::<Value>(segment) {
+                Err(error) if is_torn_tail => {
+                    warnings.push(format!(
+                        "{}: skipped a torn last line {line_number} ({error})",
+                        path.display()
+                    ));
+                    continue;
                 }
-                warnings.push(format!(
-                    "{}: skipped line {line_number} of unknown type",
-                    path.display()
-                ));
-                continue;
-            }
+                Err(error) => return Err(corrupt(line_number, error.to_string())),
+                Ok(value) if is_known_type(&value) => {
+                    return Err(corrupt(line_number, typed_error.to_string()))
+                }
+                Ok(_) => {
+                    warnings.push(format!(
+                        "{}: skipped line {line_number} of unknown type",
+                        path.display()
+                    ));
+                    continue;
+                }
+            },
         };
         match line.item {
             RolloutItem::SessionMeta(found) if meta.is_none() => meta = Some(found),
@@ -95,6 +95,7 @@ fn is_known_type(value: &Value) -> bool {
                 | "turn_ended"
                 | "thread_name"
                 | "settings_changed"
+                | "token_usage"
         )
     )
 }

@@ -1,14 +1,18 @@
 //! Reading requests: each input line is parsed once, classified, and routed. Requests go through
-//! a bounded ingress queue to one dispatcher task, which runs them in arrival order; when the
-//! queue is full the request is refused with -32001 at once. Replies to our own server requests
-//! bypass the queue so a waiting turn is never stuck behind other work. The queue's capacity is
-//! `ingress_queue_capacity` (default 256).
+//! a bounded ingress queue to one dispatcher task; when the queue is full the request is refused
+//! with -32001 at once. Replies to our own server requests bypass the queue so a waiting turn is
+//! never stuck behind other work. The queue's capacity is `ingress_queue_capacity` (default 256).
+//!
+//! Requests whose order matters (the handshake, thread lifecycle, turns, archive, naming) run one
+//! at a time in arrival order. Read-only requests that may be slow (`thread/read` of a huge
+//! rollout, `thread/list`) run beside them on the connection's handler tracker, at most
+//! [`MAX_CONCURRENT_READS`] at once, so they never hold up a `turn/interrupt` sent after them.
 
 use std::sync::Arc;
 
 use serde_json::json;
 use tokio::io::AsyncBufRead;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::jsonrpc::{
@@ -20,6 +24,10 @@ use super::context::ServerContext;
 use super::errors::{already_initialized, decode_error, not_initialized, overloaded};
 use super::handlers;
 use super::stdio::{InputLine, LineReader};
+
+/// How many read-only requests may run beside the ordered ones; beyond that the dispatcher waits
+/// for one to finish (bounded work, and the queue's -32001 still applies behind it).
+pub const MAX_CONCURRENT_READS: usize = 8;
 
 pub type IngressSender = mpsc::Sender<(RequestId, ClientRequest)>;
 
@@ -133,11 +141,26 @@ async fn send_parse_error(context: &ServerContext, message: String) {
         .await;
 }
 
-/// Runs queued requests one at a time, in arrival order, enforcing the handshake.
+/// True for requests that only read state and may take a while: they need not wait for, nor
+/// hold up, the requests queued around them. Everything else keeps arrival order.
+fn runs_concurrently(request: &ClientRequest) -> bool {
+    matches!(
+        request,
+        ClientRequest::ThreadRead(_)
+            | ClientRequest::ThreadList(_)
+            | ClientRequest::ThreadLoadedList(_)
+            | ClientRequest::ModelList(_)
+            | ClientRequest::ConfigRead(_)
+    )
+}
+
+/// Runs queued requests, enforcing the handshake: ordered ones one at a time in arrival order,
+/// read-only ones concurrently (see the module docs). Each gets exactly one response.
 pub async fn run_dispatcher(
     context: Arc<ServerContext>,
     mut ingress_rx: mpsc::Receiver<(RequestId, ClientRequest)>,
 ) {
+    let reads = Arc::new(Semaphore::new(MAX_CONCURRENT_READS));
     while let Some((id, request)) = ingress_rx.recv().await {
         let initialized = context.connection().initialized;
         let refusal = match (&request, initialized) {
@@ -149,6 +172,18 @@ pub async fn run_dispatcher(
         match refusal {
             Some(error) => {
                 let _ = context.outgoing.send_error(Some(&id), &error).await;
+            }
+            None if runs_concurrently(&request) => {
+                // The semaphore is never closed; should that change, run the request inline.
+                let Ok(permit) = reads.clone().acquire_owned().await else {
+                    handlers::handle(&context, id, request).await;
+                    continue;
+                };
+                let context = context.clone();
+                context.clone().handlers.spawn(async move {
+                    handlers::handle(&context, id, request).await;
+                    drop(permit);
+                });
             }
             None => handlers::handle(&context, id, request).await,
         }

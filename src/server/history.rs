@@ -2,44 +2,45 @@
 //! and paged so a client never has to take one huge line. Reading the persisted lines (rather
 //! than live state) means a thread reads the same before and after a daemon restart.
 
+use std::collections::HashMap;
+
+use serde::Deserialize;
+
 use crate::core;
+use crate::protocol::notification::{ThreadTokenUsage, TokenUsageUpdatedNotification};
 use crate::protocol::turn::{Turn, TurnStatus};
 use crate::rollout::RolloutItem;
 
 use super::convert;
 use super::errors::HandlerError;
 
-/// Rebuilds the turns of a thread. A turn without an end is `inProgress` when it is the thread's
-/// running turn (`active_turn_id`), otherwise it was cut short (a crash) and reads `interrupted`.
-pub fn turns_from_items(items: &[RolloutItem], active_turn_id: Option<&str>) -> Vec<Turn> {
-    let mut turns: Vec<Turn> = Vec::new();
+/// A turn rebuilt from its lines, its items still in stored form: converting them is most of
+/// the work, so a page converts only the turns it returns.
+struct TurnSkeleton<'a> {
+    turn: Turn,
+    items: Vec<&'a serde_json::Value>,
+}
+
+/// One pass over the lines; a turn id maps to its turn through a table, so lines of a turn that
+/// is not the latest (or of no known turn) cost the same as any other line.
+fn skeletons<'a>(items: &'a [RolloutItem], active_turn_id: Option<&str>) -> Vec<TurnSkeleton<'a>> {
+    let mut turns: Vec<TurnSkeleton<'a>> = Vec::new();
+    let mut by_id: HashMap<&'a str, usize> = HashMap::new();
     for item in items {
         match item {
             RolloutItem::TurnStarted {
                 turn_id,
                 started_at,
-            } => turns.push(Turn {
-                id: turn_id.clone(),
-                root_turn_id: Some(turn_id.clone()),
-                items: Vec::new(),
-                items_view: "full".to_string(),
-                status: if active_turn_id == Some(turn_id.as_str()) {
-                    TurnStatus::InProgress
-                } else {
-                    TurnStatus::Interrupted
-                },
-                error: None,
-                started_at: Some(*started_at),
-                completed_at: None,
-                duration_ms: None,
-            }),
+            } => {
+                by_id.insert(turn_id.as_str(), turns.len());
+                turns.push(TurnSkeleton {
+                    turn: started_turn(turn_id, *started_at, active_turn_id),
+                    items: Vec::new(),
+                });
+            }
             RolloutItem::TurnItem { turn_id, item } => {
-                let Some(turn) = turns.iter_mut().rev().find(|t| &t.id == turn_id) else {
-                    continue;
-                };
-                match serde_json::from_value::<core::TurnItem>(item.clone()) {
-                    Ok(item) => turn.items.push(convert::thread_item(&item, None, None)),
-                    Err(error) => tracing::debug!(%error, "stored turn item of an unknown kind"),
+                if let Some(&at) = by_id.get(turn_id.as_str()) {
+                    turns[at].items.push(item);
                 }
             }
             RolloutItem::TurnEnded {
@@ -48,15 +49,90 @@ pub fn turns_from_items(items: &[RolloutItem], active_turn_id: Option<&str>) -> 
                 error,
                 completed_at,
             } => {
-                let Some(turn) = turns.iter_mut().rev().find(|t| &t.id == turn_id) else {
-                    continue;
-                };
-                end_turn(turn, status, error.as_ref(), *completed_at);
+                if let Some(&at) = by_id.get(turn_id.as_str()) {
+                    end_turn(&mut turns[at].turn, status, error.as_ref(), *completed_at);
+                }
             }
             _ => {}
         }
     }
     turns
+}
+
+/// A turn without an end is `inProgress` when it is the thread's running turn, otherwise it
+/// was cut short (a crash) and reads `interrupted` until its end line says otherwise.
+fn started_turn(turn_id: &str, started_at: i64, active_turn_id: Option<&str>) -> Turn {
+    Turn {
+        id: turn_id.to_string(),
+        root_turn_id: Some(turn_id.to_string()),
+        items: Vec::new(),
+        items_view: "full".to_string(),
+        status: if active_turn_id == Some(turn_id) {
+            TurnStatus::InProgress
+        } else {
+            TurnStatus::Interrupted
+        },
+        error: None,
+        started_at: Some(started_at),
+        completed_at: None,
+        duration_ms: None,
+    }
+}
+
+fn finish(skeleton: TurnSkeleton<'_>) -> Turn {
+    let mut turn = skeleton.turn;
+    turn.items = skeleton
+        .items
+        .into_iter()
+        .filter_map(|value| match core::TurnItem::deserialize(value) {
+            Ok(item) => Some(convert::thread_item(&item, None, None)),
+            Err(error) => {
+                tracing::debug!(%error, "stored turn item of an unknown kind");
+                None
+            }
+        })
+        .collect();
+    turn
+}
+
+/// Rebuilds every turn of a thread (see [`started_turn`] for turns without an end).
+pub fn turns_from_items(items: &[RolloutItem], active_turn_id: Option<&str>) -> Vec<Turn> {
+    skeletons(items, active_turn_id)
+        .into_iter()
+        .map(finish)
+        .collect()
+}
+
+/// Rebuilds one page of turns: the newest `limit` before `cursor` (a turn id from an earlier
+/// page), oldest first. Only the returned turns' items are converted.
+pub fn turns_page(
+    items: &[RolloutItem],
+    active_turn_id: Option<&str>,
+    limit: Option<u32>,
+    cursor: Option<&str>,
+) -> Result<TurnsPage, HandlerError> {
+    let mut turns = skeletons(items, active_turn_id);
+    if let Some(cursor) = cursor {
+        let end = turns
+            .iter()
+            .position(|t| t.turn.id == cursor)
+            .ok_or_else(|| HandlerError::InvalidRequest(format!("invalid cursor: {cursor}")))?;
+        turns.truncate(end);
+    }
+    let start = match limit {
+        Some(limit) => turns.len().saturating_sub(limit.max(1) as usize),
+        None => 0,
+    };
+    let page: Vec<Turn> = turns.split_off(start).into_iter().map(finish).collect();
+    let backwards_cursor = if start > 0 {
+        page.first().map(|turn| turn.id.clone())
+    } else {
+        None
+    };
+    Ok(TurnsPage {
+        turns: page,
+        backwards_cursor,
+    })
 }
 
 fn end_turn(turn: &mut Turn, status: &str, error: Option<&serde_json::Value>, completed_at: i64) {
@@ -74,40 +150,77 @@ fn end_turn(turn: &mut Turn, status: &str, error: Option<&serde_json::Value>, co
         .map(|started| (completed_at - started).max(0) * 1000);
 }
 
+/// The thread's last persisted token usage, as the notification a resume sends after its
+/// response; `None` for a thread that never finished a response (or predates usage lines).
+pub fn last_token_usage(
+    thread_id: &str,
+    items: &[RolloutItem],
+) -> Option<TokenUsageUpdatedNotification> {
+    items.iter().rev().find_map(|item| match item {
+        RolloutItem::TokenUsage {
+            turn_id,
+            total,
+            last,
+            model_context_window,
+        } => Some(TokenUsageUpdatedNotification {
+            thread_id: thread_id.to_string(),
+            turn_id: turn_id.clone(),
+            token_usage: ThreadTokenUsage {
+                total: convert::usage(total),
+                last: convert::usage(last),
+                model_context_window: *model_context_window,
+            },
+        }),
+        _ => None,
+    })
+}
+
 /// A page of turns, oldest first, and the cursor for the turns before it.
 pub struct TurnsPage {
     pub turns: Vec<Turn>,
     pub backwards_cursor: Option<String>,
 }
 
-/// The newest `limit` turns before `cursor` (a turn id from an earlier page), oldest first.
-pub fn page_turns(
-    mut turns: Vec<Turn>,
-    limit: Option<u32>,
-    cursor: Option<&str>,
-) -> Result<TurnsPage, HandlerError> {
-    if let Some(cursor) = cursor {
-        let end = turns
-            .iter()
-            .position(|turn| turn.id == cursor)
-            .ok_or_else(|| HandlerError::InvalidRequest(format!("invalid cursor: {cursor}")))?;
-        turns.truncate(end);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn started(turn_id: &str) -> RolloutItem {
+        RolloutItem::TurnStarted {
+            turn_id: turn_id.to_string(),
+            started_at: 1,
+        }
     }
-    let Some(limit) = limit.map(|l| l.max(1) as usize) else {
-        return Ok(TurnsPage {
-            turns,
-            backwards_cursor: None,
-        });
-    };
-    let start = turns.len().saturating_sub(limit);
-    let page = turns.split_off(start);
-    let backwards_cursor = if start > 0 {
-        page.first().map(|turn| turn.id.clone())
-    } else {
-        None
-    };
-    Ok(TurnsPage {
-        turns: page,
-        backwards_cursor,
-    })
+
+    fn message(turn_id: &str, text: &str) -> RolloutItem {
+        RolloutItem::TurnItem {
+            turn_id: turn_id.to_string(),
+            item: json!({"type": "agent_message", "id": text, "text": text}),
+        }
+    }
+
+    #[test]
+    fn lines_of_an_earlier_turn_attach_to_it_and_pages_count_from_the_newest() {
+        let items = vec![
+            started("a"),
+            started("b"),
+            message("a", "late for a"),
+            message("b", "for b"),
+            message("gone", "for no turn"),
+            started("c"),
+        ];
+        let turns = turns_from_items(&items, Some("c"));
+        assert_eq!(turns.len(), 3);
+        assert_eq!(turns[0].items.len(), 1);
+        assert_eq!(turns[1].items.len(), 1);
+        assert_eq!(turns[2].status, TurnStatus::InProgress);
+        let page = turns_page(&items, None, Some(2), None).unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<&str> = page.turns.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["b", "c"]);
+        assert_eq!(page.backwards_cursor.as_deref(), Some("b"));
+        let before = turns_page(&items, None, Some(2), Some("b")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(before.turns.len(), 1);
+        assert_eq!(before.backwards_cursor, None);
+    }
 }

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use tokio::task::JoinHandle;
 
 use crate::client::{ClientError, RequestContext, ResponseStream};
+use crate::rollout::RolloutItem;
 use crate::wire::event::RateLimitSnapshot;
 use crate::wire::{ResponseEvent, StreamError, TokenUsage};
 
@@ -406,6 +407,14 @@ async fn emit_usage(
         total.total_tokens += last.total_tokens;
         *total
     };
+    // Persisted so a resumed thread reports its usage and keeps counting from its total.
+    turn.persist(RolloutItem::TokenUsage {
+        turn_id: turn.turn_id.clone(),
+        total,
+        last,
+        model_context_window,
+    })
+    .await;
     turn.emit(EventMsg::TokenCount {
         turn_id: turn.turn_id.clone(),
         total,

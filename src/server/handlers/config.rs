@@ -3,8 +3,15 @@
 //! Models come from a `[models.<id>]` table in config.toml (keys: `display_name`, `description`,
 //! `hidden`, `default_reasoning_effort`, `supported_reasoning_efforts`, `input_modalities`,
 //! `model_provider`), plus the configured `model`, which is always listed and is the default.
+//!
+//! `config/read` reports each leaf key's origin (the user's config.toml or the `-c` session
+//! flags, whichever set it last) with a `sha256:` version of what that layer was read from, and
+//! on `includeLayers` the layers themselves, user file first. Secret-looking keys are redacted
+//! everywhere.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
+
+use crate::config::ConfigLayers;
 
 use crate::protocol::config::{ConfigReadParams, ConfigReadResponse};
 use crate::protocol::model::{Model, ModelListParams, ModelListResponse, ReasoningEffortOption};
@@ -116,7 +123,7 @@ fn is_secret(key: &str) -> bool {
 
 pub fn config_read(
     context: &ServerContext,
-    _params: ConfigReadParams,
+    params: ConfigReadParams,
 ) -> Result<ConfigReadResponse, HandlerError> {
     let config = &context.config;
     let mut map = match toml_to_json(&toml::Value::Table(config.table.clone())) {
@@ -138,11 +145,96 @@ pub fn config_read(
         "sandbox_mode".into(),
         serde_json::to_value(config.sandbox_mode).unwrap_or(Value::Null),
     );
+    let layers = config_layers(&config.layers);
+    // Later layers win, so a key's origin is the last layer that sets it.
+    let mut origins = Map::new();
+    for layer in &layers {
+        let metadata = json!({"name": layer.name, "version": layer.version});
+        for key in dotted_keys(layer.table) {
+            origins.insert(key, metadata.clone());
+        }
+    }
     Ok(ConfigReadResponse {
         config: map,
-        origins: Map::new(),
-        layers: None,
+        origins,
+        layers: params.include_layers.then(|| {
+            layers
+                .iter()
+                .map(|layer| {
+                    json!({
+                        "name": layer.name,
+                        "version": layer.version,
+                        "config": toml_to_json(&toml::Value::Table(layer.table.clone())),
+                    })
+                })
+                .collect()
+        }),
     })
+}
+
+/// One source of configuration as `config/read` reports it.
+struct Layer<'a> {
+    name: Value,
+    /// `sha256:<hex>` of what the layer was read from.
+    version: String,
+    table: &'a toml::Table,
+}
+
+/// The user file (when it exists), then the `-c` flags (when any), lowest precedence first.
+fn config_layers(layers: &ConfigLayers) -> Vec<Layer<'_>> {
+    let mut out = Vec::new();
+    if let Some(text) = &layers.user_text {
+        out.push(Layer {
+            name: json!({
+                "type": "user",
+                "file": layers.user_file.display().to_string(),
+                "profile": null,
+            }),
+            version: sha256_version(text.as_bytes()),
+            table: &layers.user_table,
+        });
+    }
+    if !layers.session_flags.is_empty() {
+        // Flags have no file: the version is the hash of their canonical TOML form.
+        let text = toml::to_string(&layers.session_flags).unwrap_or_default();
+        out.push(Layer {
+            name: json!({"type": "sessionFlags"}),
+            version: sha256_version(text.as_bytes()),
+            table: &layers.session_flags,
+        });
+    }
+    out
+}
+
+fn sha256_version(bytes: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let hex: String = digest
+        .as_ref()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
+
+/// The dotted path of every leaf value of a table (arrays are leaves).
+fn dotted_keys(table: &toml::Table) -> Vec<String> {
+    let mut out = Vec::new();
+    // Bounded by the table's (finite) nesting.
+    let mut stack: Vec<(String, &toml::Table)> = vec![(String::new(), table)];
+    while let Some((prefix, table)) = stack.pop() {
+        for (key, value) in table {
+            let path = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            match value {
+                toml::Value::Table(inner) => stack.push((path, inner)),
+                _ => out.push(path),
+            }
+        }
+    }
+    out
 }
 
 fn toml_to_json(value: &toml::Value) -> Value {

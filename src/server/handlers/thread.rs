@@ -11,7 +11,7 @@ use crate::protocol::common::ApprovalsReviewer;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{
     ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
-    WarningNotification,
+    TokenUsageUpdatedNotification, WarningNotification,
 };
 use crate::protocol::thread::{
     self as proto, ThreadForkParams, ThreadResumeParams, ThreadResumeResponse, ThreadStartParams,
@@ -23,9 +23,9 @@ use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::fanout::spawn_thread_projection;
-use super::super::history::{page_turns, turns_from_items};
+use super::super::history::{last_token_usage, turns_from_items, turns_page};
 use super::respond_error;
-use super::thread_read::{load_contents, thread_from_entry};
+use super::thread_read::{blocking, load_contents, thread_from_entry};
 
 pub async fn thread_start(
     context: &Arc<ServerContext>,
@@ -67,8 +67,16 @@ pub async fn thread_resume(
     params: ThreadResumeParams,
 ) {
     match resume(context, &params).await {
-        Ok(response) => {
+        Ok((response, usage)) => {
             let _ = context.outgoing.send_response(id, &response).await;
+            // The last known usage follows the response (PROTOCOL.md §4), so a client's usage
+            // meter is right before the next turn.
+            if let Some(usage) = usage {
+                let _ = context
+                    .outgoing
+                    .send_notification(&ServerNotification::TokenUsageUpdated(usage))
+                    .await;
+            }
         }
         Err(error) => respond_error(context, id, &error).await,
     }
@@ -77,7 +85,7 @@ pub async fn thread_resume(
 async fn resume(
     context: &Arc<ServerContext>,
     params: &ThreadResumeParams,
-) -> Result<ThreadResumeResponse, HandlerError> {
+) -> Result<(ThreadResumeResponse, Option<TokenUsageUpdatedNotification>), HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
     let contents = match context.threads.get(&thread_id) {
         Ok(thread) if thread.ephemeral => None,
@@ -119,19 +127,24 @@ async fn resume(
         .map(|c| IndexEntry::from_contents(c, false));
     let mut base = start_response(&thread, context.status_of(&thread_id), entry.as_ref());
     let mut turns_backwards_cursor = None;
-    if let (false, Some(contents)) = (params.exclude_turns, &contents) {
+    let usage = contents
+        .as_ref()
+        .and_then(|c| last_token_usage(&thread_id, &c.items));
+    if let (false, Some(contents)) = (params.exclude_turns, contents) {
         let active = thread.active_turn_id();
-        let turns = turns_from_items(&contents.items, active.as_deref());
-        let page = page_turns(turns, params.turns_limit, None)?;
+        let limit = params.turns_limit;
+        let page =
+            blocking(move || turns_page(&contents.items, active.as_deref(), limit, None)).await??;
         base.thread.turns = page.turns;
         turns_backwards_cursor = page.backwards_cursor;
     }
-    Ok(ThreadResumeResponse {
+    let response = ThreadResumeResponse {
         base,
         collaboration_mode: None,
         turns_backwards_cursor,
         items_backwards_cursor: None,
-    })
+    };
+    Ok((response, usage))
 }
 
 /// `thread/fork`: a new thread with a copy of the source's history; response, then
@@ -179,8 +192,8 @@ async fn fork(
         .as_ref()
         .map(|c| IndexEntry::from_contents(c, false));
     let mut response = start_response(&spawn.thread, ThreadStatus::Idle, entry.as_ref());
-    if let (false, Some(contents)) = (params.exclude_turns, &contents) {
-        response.thread.turns = turns_from_items(&contents.items, None);
+    if let (false, Some(contents)) = (params.exclude_turns, contents) {
+        response.thread.turns = blocking(move || turns_from_items(&contents.items, None)).await?;
     }
     Ok((response, spawn))
 }

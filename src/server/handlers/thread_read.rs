@@ -16,7 +16,7 @@ use crate::rollout::{read_rollout, IndexEntry, RolloutContents};
 
 use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
-use super::super::history::{page_turns, turns_from_items};
+use super::super::history::turns_page;
 use super::thread::thread_object;
 
 /// `thread/list` page size when the client names none, and the most it may ask for.
@@ -33,6 +33,16 @@ pub async fn load_contents(path: Option<PathBuf>) -> Result<RolloutContents, Han
         tracing::warn!("{warning}");
     }
     Ok(contents)
+}
+
+/// Runs CPU- or disk-heavy work (rebuilding thousands of turns) off the async runtime, so the
+/// tasks that stream other threads' notifications keep their workers.
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, HandlerError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| HandlerError::Internal(e.to_string()))
 }
 
 /// A persisted thread as a protocol object (turns empty).
@@ -130,10 +140,17 @@ pub async fn thread_read(
     let mut turns_backwards_cursor = None;
     if params.include_turns {
         let path = entry.as_ref().map(|e| e.path.clone());
-        let contents = load_contents(path).await?;
         let active = loaded.as_ref().and_then(|t| t.active_turn_id());
-        let turns = turns_from_items(&contents.items, active.as_deref());
-        let page = page_turns(turns, params.turns_limit, params.turns_cursor.as_deref())?;
+        let contents = load_contents(path).await?;
+        let page = blocking(move || {
+            turns_page(
+                &contents.items,
+                active.as_deref(),
+                params.turns_limit,
+                params.turns_cursor.as_deref(),
+            )
+        })
+        .await??;
         thread.turns = page.turns;
         turns_backwards_cursor = page.backwards_cursor;
     }
