@@ -68,6 +68,11 @@ async fn resume_after_restart_restores_dynamic_tools_plan_mode_and_sticky_overri
     assert_eq!(resumed["model"], "gpt-5-mini");
     assert_eq!(resumed["approvalPolicy"], "untrusted");
     assert_eq!(resumed["sandbox"]["type"], "workspaceWrite");
+    assert_eq!(resumed["collaborationMode"]["mode"], "plan");
+    assert_eq!(
+        resumed["collaborationMode"]["settings"]["model"],
+        "gpt-5-mini"
+    );
     assert_eq!(
         resumed["cwd"],
         turn_cwd.path().display().to_string(),

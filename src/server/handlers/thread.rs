@@ -138,9 +138,18 @@ async fn resume(
         base.thread.turns = page.turns;
         turns_backwards_cursor = page.backwards_cursor;
     }
+    let settings = thread.settings();
     let response = ThreadResumeResponse {
         base,
-        collaboration_mode: None,
+        // The effective mode, restored from the rollout like the other sticky settings.
+        collaboration_mode: Some(serde_json::json!({
+            "mode": if settings.plan_mode { "plan" } else { "default" },
+            "settings": {
+                "model": settings.model,
+                "reasoning_effort": settings.reasoning_effort,
+                "developer_instructions": settings.developer_instructions,
+            },
+        })),
         turns_backwards_cursor,
         items_backwards_cursor: None,
     };
