@@ -34,6 +34,12 @@ enum Command {
     /// Run a short scripted session offline: a built-in loopback provider replays shipped
     /// transcripts, and the live notification stream is printed.
     Demo,
+    /// Write the protocol's JSON Schema (generated from the protocol types) into a folder.
+    Schema {
+        /// Output folder; the checked-in copy lives in `schema/`.
+        #[arg(long, default_value = "schema")]
+        out: std::path::PathBuf,
+    },
 }
 
 fn init_logging() {
@@ -80,6 +86,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let exe = std::env::current_exe().context("locating the openturn binary")?;
             let mut stdout = std::io::stdout();
             openturn::demo::run(&exe, &mut stdout).await?;
+        }
+        Command::Schema { out } => {
+            openturn::server::schema::write_schema(&out)
+                .with_context(|| format!("writing the schema into {}", out.display()))?;
         }
     }
     Ok(())

@@ -66,6 +66,11 @@ async fn on_request_asks_for_an_escalated_command_and_accept_runs_it() {
         m["method"] == "item/started" && m["params"]["item"]["type"] == "commandExecution"
     });
     assert!(waiting.is_some() && waiting < started, "{before:#?}");
+    // Announced before it runs: no process yet.
+    assert_eq!(
+        before[started.unwrap_or(0)]["params"]["item"]["processId"],
+        Value::Null
+    );
 
     s.answer(&request["id"], json!({"decision": "accept"}))
         .await;
@@ -219,4 +224,50 @@ async fn an_approval_pending_at_interrupt_is_resolved_after_turn_completed() {
     let resolved = params_of(&rest, "serverRequest/resolved");
     assert_eq!(resolved[0]["requestId"], request["id"]);
     assert!(!workdir.path().join("late.txt").exists());
+}
+
+#[tokio::test]
+async fn accept_for_session_is_not_asked_again_for_the_same_command() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let script = Script::new([
+        response(
+            "r1",
+            vec![exec_call("fc_1", "call_1", escalated("echo again"))],
+            None,
+        ),
+        response(
+            "r2",
+            vec![exec_call("fc_2", "call_2", escalated("echo again"))],
+            None,
+        ),
+        response("r3", vec![message("msg_f", &["done"])], None),
+    ]);
+    let params =
+        json!({"approvalPolicy": "on-request", "cwd": workdir.path().display().to_string()});
+    let mut s = session(script, &[], params).await;
+    s.start_turn("twice", json!({})).await;
+    let mut all = until_approval(&mut s).await;
+    let request = all.last().cloned().unwrap_or_default();
+    s.answer(&request["id"], json!({"decision": "acceptForSession"}))
+        .await;
+    all.extend(s.daemon.until_turn_completed().await);
+    single_turn_end(&all, "completed");
+    assert_eq!(params_of(&all, APPROVAL).len(), 1);
+    let completed = items_of(&all, "item/completed", "commandExecution");
+    assert_eq!(completed.len(), 2);
+    assert!(completed.iter().all(|item| item["status"] == "completed"));
+}
+
+#[tokio::test]
+async fn a_client_that_disconnects_during_an_approval_ends_the_turn_and_the_daemon_exits() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let calls = vec![exec_call("fc_1", "call_1", escalated("touch gone.txt"))];
+    let mut s = approval_session("on-request", calls, workdir.path()).await;
+    s.start_turn("make a file", json!({})).await;
+    until_approval(&mut s).await;
+    s.daemon.close_stdin();
+    let rest = s.daemon.until_turn_completed().await;
+    single_turn_end(&rest, "interrupted");
+    assert_eq!(s.daemon.wait_exit().await, Some(0));
+    assert!(!workdir.path().join("gone.txt").exists());
 }

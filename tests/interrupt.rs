@@ -134,26 +134,27 @@ async fn interrupt_kills_running_tools_and_their_whole_process_group() {
 
 #[tokio::test]
 async fn steer_mid_turn_is_delivered_at_the_next_sampling_boundary() {
-    let mut events = vec![created("r1"), message_added(Some("msg_1"), "")];
-    events.extend(
-        ["one ", "two ", "three ", "four"]
-            .iter()
-            .map(|d| text_delta("msg_1", d)),
+    // The first response ends with a client-tool call, so the turn is provably still running
+    // (waiting on the client) when the steer arrives.
+    let first = response(
+        "r1",
+        vec![
+            message("msg_1", &["Looking it up."]),
+            function_call("fc_1", "call_1", "lookup", json!({"q": "x"})),
+        ],
+        None,
     );
-    events.push(message_done(Some("msg_1"), "one two three four"));
-    events.push(completed("r1", None));
-    let paced = Reply::Sse(SseReply::new(events).with_pace(Duration::from_millis(60)));
-    let script = Script::new([
-        paced,
-        response("r2", vec![message("msg_2", &["steered answer"])], None),
-    ]);
-    let mut s = session(script, &[], json!({})).await;
+    let second = response("r2", vec![message("msg_2", &["steered answer"])], None);
+    let tools = json!({"dynamicTools": [{"name": "lookup", "description": "Look up",
+        "inputSchema": {"type": "object"}}]});
+    let mut s = session(Script::new([first, second]), &[], tools).await;
     let response = s.start_turn("first", json!({})).await;
     let turn_id = response["result"]["turn"]["id"].clone();
     let mut messages = s
         .daemon
-        .collect_until(|m| m["method"] == "item/agentMessage/delta")
+        .collect_until(|m| m["method"] == "item/tool/call")
         .await;
+    let tool_request = messages.last().cloned().unwrap_or_default();
     let thread_id = s.thread_id.clone();
     let wrong = s
         .daemon
@@ -171,22 +172,34 @@ async fn steer_mid_turn_is_delivered_at_the_next_sampling_boundary() {
         )
         .await;
     assert_eq!(steered["result"]["turnId"], turn_id);
+    let answer = json!({"contentItems": [{"type": "inputText", "text": "found"}], "success": true});
+    s.answer(&tool_request["id"], answer).await;
     messages.extend(s.daemon.until_turn_completed().await);
     single_turn_end(&messages, "completed");
     assert_eq!(params_of(&messages, "turn/started").len(), 1);
-    // The first response finished whole; the steer arrived after it, then the follow-up.
-    let first_done = messages
+    // The first response finished whole (usage reported); the steer came at the boundary after it.
+    let first_usage = messages
         .iter()
-        .position(|m| m["method"] == "item/completed" && m["params"]["item"]["id"] == "msg_1");
+        .position(|m| m["method"] == "thread/tokenUsage/updated");
     let steer_item = messages.iter().position(|m| {
         m["method"] == "item/started" && m["params"]["item"]["content"][0]["text"] == "also this"
     });
     assert!(
-        first_done.is_some() && first_done < steer_item,
+        first_usage.is_some() && first_usage < steer_item,
         "{messages:#?}"
     );
     let bodies = s.bodies(2).await;
     let input = bodies[1]["input"].as_array().cloned().unwrap_or_default();
+    let kinds: Vec<String> = input
+        .iter()
+        .rev()
+        .take(3)
+        .map(|i| i["type"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec!["message", "function_call_output", "function_call"]
+    );
     assert_eq!(
         input.last().map(|i| i["content"][0]["text"].clone()),
         Some(json!("also this"))

@@ -136,6 +136,11 @@ async fn kill_nine_mid_turn_then_restart_keeps_everything_committed_and_skips_th
     );
 
     second.ok("thread/resume", json!({"threadId": id})).await;
+    let warning = second.notification("warning").await;
+    assert_eq!(warning["params"]["threadId"], id.as_str());
+    assert!(warning["params"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("torn")));
     text_turn(&mut second, &id, "q2").await;
     let input = request_input(&second_provider, 0);
     let texts: Vec<&str> = input

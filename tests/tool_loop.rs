@@ -44,6 +44,9 @@ async fn a_tool_round_trip_whose_second_request_carries_the_output_with_the_same
     assert_eq!(started.len(), 1);
     assert_eq!(started[0]["id"], "call_1");
     assert_eq!(started[0]["status"], "inProgress");
+    assert!(started[0]["processId"]
+        .as_str()
+        .is_some_and(|pid| pid.parse::<u32>().is_ok()));
     assert_eq!(started[0]["cwd"], cwd.display().to_string());
     assert!(started[0]["command"]
         .as_str()
@@ -58,7 +61,7 @@ async fn a_tool_round_trip_whose_second_request_carries_the_output_with_the_same
         expected_output
     );
     // The tool's item completes before the response's usage (drain, then usage).
-    let position = |pred: &dyn Fn(&Value) -> bool| turn.iter().position(|m| pred(m));
+    let position = |pred: &dyn Fn(&Value) -> bool| turn.iter().position(pred);
     let tool_done = position(&|m| {
         m["method"] == "item/completed" && m["params"]["item"]["type"] == "commandExecution"
     });
@@ -269,7 +272,7 @@ async fn a_command_timeout_kills_the_whole_process_group() {
         vec![exec_call(
             "fc_1",
             "call_1",
-            json!({"cmd": "sleep 30 & echo $! > bg.pid; wait", "timeout_ms": 500, "login": false}),
+            json!({"cmd": "sleep 30 & echo $! > bg.pid; wait", "timeout_ms": 1500, "login": false}),
         )],
         None,
     );
@@ -289,4 +292,43 @@ async fn a_command_timeout_kills_the_whole_process_group() {
     );
     let bodies = s.bodies(2).await;
     assert!(call_outputs(&bodies[1])[0].1.contains("timed out"));
+}
+
+#[tokio::test]
+async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_deltas_stay_with_it() {
+    let custom = vec![
+        ev(
+            json!({"type": "response.output_item.added", "item": {"type": "custom_tool_call",
+            "id": "ctc_1", "call_id": "call_c", "name": "apply_patch", "input": ""}}),
+        ),
+        ev(
+            json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1", "call_id": "call_c", "delta": "*** Begin"}),
+        ),
+        // A delta naming another call is dropped, never spliced into this one.
+        ev(
+            json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_9", "call_id": "call_other", "delta": "XX"}),
+        ),
+        ev(
+            json!({"type": "response.output_item.done", "item": {"type": "custom_tool_call",
+            "id": "ctc_1", "call_id": "call_c", "name": "apply_patch", "input": "*** Begin"}}),
+        ),
+    ];
+    let first = response("r1", vec![custom], None);
+    let second = response("r2", vec![message("msg_2", &["ok"])], None);
+    let mut s = session(Script::new([first, second]), &[], json!({})).await;
+    let turn = s.run_turn("patch").await;
+    single_turn_end(&turn, "completed");
+    assert!(params_of(&turn, "warning").is_empty(), "{turn:#?}");
+    let bodies = s.bodies(2).await;
+    let input = bodies[1]["input"].as_array().cloned().unwrap_or_default();
+    let output = input
+        .iter()
+        .find(|item| item["type"] == "custom_tool_call_output")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(output["call_id"], "call_c");
+    assert_eq!(
+        output["output"],
+        "unsupported custom tool call: apply_patch"
+    );
 }

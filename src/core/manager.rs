@@ -8,10 +8,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::ModelClient;
+use crate::rollout::archive;
 use crate::rollout::fork::fork_items;
 use crate::rollout::paths::rollout_path;
 use crate::rollout::{
-    IndexEntry, RolloutContents, RolloutError, RolloutItem, RolloutWriter, SessionMeta, ThreadIndex,
+    read_rollout, IndexEntry, RolloutContents, RolloutError, RolloutItem, RolloutWriter,
+    SessionMeta, ThreadIndex,
 };
 use crate::wire::ResponseItem;
 
@@ -173,10 +175,7 @@ impl ThreadManager {
         }
         let entry = IndexEntry::from_contents(contents, false);
         let writer = RolloutWriter::open_append(&contents.path, Some(self.index.clone()), entry)
-            .map_err(|error| match error {
-                RolloutError::Busy(_) => CoreError::ThreadBusy(id.to_string()),
-                other => CoreError::Storage(other.to_string()),
-            })?;
+            .map_err(|error| rollout_error(id.as_str(), error))?;
         Ok(self.insert_thread(
             id,
             contents.meta.created_at,
@@ -201,6 +200,51 @@ impl ThreadManager {
             .map_err(|error| CoreError::InvalidInput(error.to_string()))?;
         self.create_thread(settings, ephemeral, Some(source.meta.id.clone()), items)
             .await
+    }
+
+    /// Moves a (not loaded) thread's rollout to the archive, under its lock.
+    pub async fn archive_thread(&self, thread_id: &str) -> Result<IndexEntry, CoreError> {
+        let (home, index, id) = (self.home.clone(), self.index.clone(), thread_id.to_string());
+        run_blocking(thread_id, move || {
+            archive::archive_thread(&home, &index, &id)
+        })
+        .await
+    }
+
+    /// Moves an archived thread's rollout back (without loading it).
+    pub async fn unarchive_thread(&self, thread_id: &str) -> Result<IndexEntry, CoreError> {
+        let (home, index, id) = (self.home.clone(), self.index.clone(), thread_id.to_string());
+        run_blocking(thread_id, move || {
+            archive::unarchive_thread(&home, &index, &id)
+        })
+        .await
+    }
+
+    /// Names a thread that is not loaded here: appends the name line under the rollout's lock,
+    /// as a resume would (a thread another process holds is busy).
+    pub async fn name_persisted_thread(
+        &self,
+        thread_id: &str,
+        name: String,
+    ) -> Result<(), CoreError> {
+        let index = self.index.clone();
+        let id = thread_id.to_string();
+        let lookup = index.clone();
+        let entry = run_blocking(thread_id, move || lookup.get(&id))
+            .await?
+            .filter(|entry| entry.path.exists())
+            .ok_or_else(|| CoreError::ThreadNotFound(thread_id.to_string()))?;
+        let path = entry.path.clone();
+        let contents = run_blocking(thread_id, move || read_rollout(&path)).await?;
+        let writer = RolloutWriter::open_append(
+            &entry.path,
+            Some(index),
+            IndexEntry::from_contents(&contents, entry.archived),
+        )
+        .map_err(|e| rollout_error(thread_id, e))?;
+        let written = writer.append(RolloutItem::ThreadName { name }).await;
+        let closed = writer.close().await;
+        written.and(closed).map_err(|e| rollout_error(thread_id, e))
     }
 
     /// Unloads a thread: interrupts its turn, waits for it to end, and closes its rollout
@@ -232,6 +276,26 @@ impl ThreadManager {
         self.shutdown.cancel();
         let threads: Vec<Arc<Thread>> = self.threads().values().cloned().collect();
         futures::future::join_all(threads.iter().map(|thread| thread.shutdown())).await;
+    }
+}
+
+/// Runs blocking rollout work off the async runtime, mapping its errors for `thread_id`.
+async fn run_blocking<T: Send + 'static>(
+    thread_id: &str,
+    work: impl FnOnce() -> Result<T, RolloutError> + Send + 'static,
+) -> Result<T, CoreError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| CoreError::Storage(e.to_string()))?
+        .map_err(|e| rollout_error(thread_id, e))
+}
+
+/// Rollout failures in core's terms; the reference's texts for the cases clients see.
+fn rollout_error(thread_id: &str, error: RolloutError) -> CoreError {
+    match error {
+        RolloutError::NotFound(_) => CoreError::NoRollout(thread_id.to_string()),
+        RolloutError::Busy(_) => CoreError::ThreadBusy(thread_id.to_string()),
+        other => CoreError::Storage(other.to_string()),
     }
 }
 

@@ -69,6 +69,30 @@ pub struct ThreadSettings {
     pub dynamic_tools: Vec<DynamicToolSpec>,
 }
 
+#[cfg(test)]
+impl ThreadSettings {
+    /// Plain settings for unit tests.
+    pub(crate) fn for_tests() -> ThreadSettings {
+        ThreadSettings {
+            model: "gpt-5".into(),
+            provider: crate::client::ProviderInfo::openai(),
+            cwd: "/".into(),
+            base_instructions: String::new(),
+            developer_instructions: None,
+            approval_policy: ApprovalPolicy::default(),
+            sandbox: SandboxMode::default(),
+            reasoning_effort: None,
+            reasoning_summary: None,
+            show_raw_agent_reasoning: false,
+            originator: String::new(),
+            model_context_window: None,
+            reasoning_summary_mode: ReasoningSummaryMode::default(),
+            plan_mode: false,
+            dynamic_tools: Vec::new(),
+        }
+    }
+}
+
 /// The instructions sent when the configuration gives none.
 pub const DEFAULT_INSTRUCTIONS: &str = "You are openturn, a coding agent running in the user's \
 editor. Be concise and precise. Use the tools you are given to inspect and change the workspace \

@@ -71,6 +71,8 @@ pub(crate) struct ThreadState {
     pub name: Option<String>,
     /// Ids of the latest turns that ended, so a late `turn/interrupt` for one answers at once.
     pub ended_turn_ids: std::collections::VecDeque<String>,
+    /// Commands the user approved "for this session" (display form); not asked about again.
+    pub approved_commands: std::collections::HashSet<String>,
 }
 
 /// How many ended turn ids a thread remembers for idempotent interrupts.
@@ -141,6 +143,7 @@ impl Thread {
                 total_usage: TokenUsage::default(),
                 name: None,
                 ended_turn_ids: std::collections::VecDeque::new(),
+                approved_commands: std::collections::HashSet::new(),
             }),
             tasks: TaskTracker::new(),
             shutdown,
@@ -222,6 +225,7 @@ impl Thread {
             turn_id: turn_id.clone(),
             cancel,
             pending_input,
+            provider_turn_state: Default::default(),
         };
         self.tasks.spawn(async move {
             // Either outcome means "go": the caller answered, or gave up the gate.

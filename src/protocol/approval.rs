@@ -61,6 +61,7 @@ pub struct DynamicToolCallResponse {
     pub success: bool,
 }
 
+/// One piece of a client tool's result: text, or an image by URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum DynamicToolCallOutputContentItem {

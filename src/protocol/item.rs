@@ -44,6 +44,7 @@ pub enum ThreadItemDetails {
     },
     /// Plan mode only; id `<turnId>-plan`.
     Plan { id: String, text: String },
+    /// A shell command the model ran.
     #[serde(rename_all = "camelCase")]
     CommandExecution {
         /// The tool call's `call_id`.
@@ -63,6 +64,7 @@ pub enum ThreadItemDetails {
         plugin_id: Option<String>,
         script_path: Option<String>,
     },
+    /// A call of a client-implemented tool (`dynamicTools`).
     #[serde(rename_all = "camelCase")]
     DynamicToolCall {
         /// The tool call's `call_id`.

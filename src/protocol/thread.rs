@@ -90,6 +90,17 @@ pub struct ThreadStartParams {
     pub ephemeral: Option<bool>,
     #[serde(default)]
     pub service_name: Option<String>,
+    /// Accepted for compatibility; openturn has no service tiers.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// Deprecated upstream (`none|friendly|pragmatic`); accepted and ignored.
+    #[serde(default)]
+    pub personality: Option<String>,
+    /// `startup` or `clear`; informational.
+    #[serde(default)]
+    pub session_start_source: Option<String>,
+    #[serde(default)]
+    pub thread_source: Option<Value>,
     /// Experimental: client-implemented tools offered to the model.
     #[serde(default)]
     pub dynamic_tools: Option<Vec<Value>>,

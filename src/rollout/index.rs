@@ -432,3 +432,119 @@ pub fn rollout_files(root: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rollout::{RolloutItem, RolloutWriter};
+    use std::sync::Arc;
+
+    fn meta(id: &str) -> SessionMeta {
+        SessionMeta {
+            id: id.to_string(),
+            created_at: 100,
+            cwd: "/w".to_string(),
+            model: "m".to_string(),
+            model_provider: "p".to_string(),
+            originator: None,
+            cli_version: "0".to_string(),
+            forked_from_id: None,
+            source: None,
+        }
+    }
+
+    fn entry(home: &Path, id: &str) -> IndexEntry {
+        IndexEntry::from_meta(&meta(id), &home.join(format!("{id}.jsonl")), false)
+    }
+
+    #[test]
+    fn another_handles_appends_are_seen_and_the_latest_line_per_thread_wins() {
+        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        // Two handles stand for two processes: each keeps its own cache.
+        let writer = ThreadIndex::new(home.path());
+        let reader = ThreadIndex::new(home.path());
+        writer
+            .upsert(&entry(home.path(), "a"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reader.query(|e| e.len()).ok(), Some(1));
+        let mut renamed = entry(home.path(), "a");
+        renamed.name = Some("new".to_string());
+        writer.upsert(&renamed).unwrap_or_else(|e| panic!("{e}"));
+        writer
+            .upsert(&entry(home.path(), "b"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let seen = reader.get("a").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(seen.and_then(|e| e.name).as_deref(), Some("new"));
+        assert_eq!(reader.query(|e| e.len()).ok(), Some(2));
+    }
+
+    #[test]
+    fn compaction_rewrites_the_file_and_other_handles_reload_it() {
+        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let writer = ThreadIndex::new(home.path());
+        let reader = ThreadIndex::new(home.path());
+        let mut updated = entry(home.path(), "a");
+        for n in 0..300 {
+            updated.touch(n * 1000);
+            writer.upsert(&updated).unwrap_or_else(|e| panic!("{e}"));
+            if n == 10 {
+                assert_eq!(reader.query(|e| e.len()).ok(), Some(1));
+            }
+        }
+        let lines = std::fs::read_to_string(writer.path())
+            .unwrap_or_default()
+            .lines()
+            .count();
+        assert!(lines < 300, "the log was compacted: {lines} lines");
+        let seen = reader.get("a").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(seen.map(|e| e.updated_at_ms), Some(299_000));
+    }
+
+    #[tokio::test]
+    async fn writers_keep_the_index_current_and_a_missing_index_is_rebuilt() {
+        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let index = Arc::new(ThreadIndex::new(home.path()));
+        let path = crate::rollout::paths::rollout_path(home.path(), "t1", chrono::Utc::now());
+        let writer =
+            RolloutWriter::create(&path, Some(index.clone())).unwrap_or_else(|e| panic!("{e}"));
+        let append = |item| writer.append(item);
+        append(RolloutItem::SessionMeta(meta("t1")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        append(RolloutItem::TurnItem {
+            turn_id: "u".to_string(),
+            item: serde_json::json!({"type": "user_message", "id": "i", "content": [{"type": "text", "text": "hello"}]}),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        append(RolloutItem::ThreadName {
+            name: "named".to_string(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        let seen = index
+            .get("t1")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("missing"));
+        assert_eq!(
+            (seen.preview.as_str(), seen.name.as_deref()),
+            ("hello", Some("named"))
+        );
+        // A second handle cannot take the rollout's write lock.
+        assert!(matches!(
+            RolloutWriter::open_append(&path, None, seen.clone()),
+            Err(RolloutError::Busy(_))
+        ));
+        writer.close().await.unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_file(index.path()).unwrap_or_else(|e| panic!("{e}"));
+        let fresh = ThreadIndex::new(home.path());
+        let rebuilt = fresh
+            .get("t1")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("missing"));
+        assert_eq!(
+            (rebuilt.preview.as_str(), rebuilt.name.as_deref()),
+            ("hello", Some("named"))
+        );
+    }
+}

@@ -26,7 +26,12 @@ use super::RolloutError;
 const WRITER_QUEUE: usize = 256;
 
 enum WriterCommand {
-    Append(Vec<u8>, RolloutItem, oneshot::Sender<std::io::Result<()>>),
+    /// Boxed: a history item can be large, and the other commands are tiny.
+    Append(
+        Vec<u8>,
+        Box<RolloutItem>,
+        oneshot::Sender<std::io::Result<()>>,
+    ),
     Flush(oneshot::Sender<std::io::Result<()>>),
     /// Fsync, release the lock and stop; later appends fail with `WriterStopped`.
     Close(oneshot::Sender<std::io::Result<()>>),
@@ -122,7 +127,7 @@ impl RolloutWriter {
         })?;
         bytes.push(b'\n');
         let (ack_tx, ack_rx) = oneshot::channel();
-        self.send(WriterCommand::Append(bytes, line.item, ack_tx))
+        self.send(WriterCommand::Append(bytes, Box::new(line.item), ack_tx))
             .await?;
         self.await_ack(ack_rx).await
     }
@@ -172,11 +177,12 @@ fn run_writer(
         match command {
             WriterCommand::Append(bytes, item, ack) => {
                 let result = write_line(&mut file, &bytes);
-                let written = result.is_ok();
-                let _ = ack.send(result);
-                if written {
+                // The index is updated before the acknowledgement, so once a caller has seen
+                // its line written (e.g. `thread/start` answered), `thread/list` shows it.
+                if result.is_ok() {
                     update_index(&mut state, &item);
                 }
+                let _ = ack.send(result);
             }
             WriterCommand::Flush(ack) => {
                 let _ = ack.send(file.sync_data());

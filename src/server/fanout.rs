@@ -132,17 +132,21 @@ pub fn schedule_idle_unload(context: &Arc<ServerContext>, thread_id: String, del
     let context_for_task = context.clone();
     context.projections.spawn(async move {
         let context = context_for_task;
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => {}
-            _ = context.projections_stop.cancelled() => return,
-        }
-        let idle = !context.is_subscribed(&thread_id)
-            && context
-                .threads
-                .get(&thread_id)
-                .is_ok_and(|thread| thread.active_turn_id().is_none());
-        if idle {
-            unload_thread(&context, &thread_id, true).await;
+        // Bounded by the thread's life: each round either unloads, or stops because the thread
+        // was resubscribed or unloaded, or waits out a running turn.
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = context.projections_stop.cancelled() => return,
+            }
+            if context.is_subscribed(&thread_id) {
+                return;
+            }
+            match context.threads.get(&thread_id) {
+                Ok(thread) if thread.active_turn_id().is_some() => continue,
+                Ok(_) => return unload_thread(&context, &thread_id, true).await,
+                Err(_) => return,
+            }
         }
     });
 }

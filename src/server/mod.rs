@@ -13,6 +13,7 @@ pub mod handlers;
 pub mod history;
 pub mod outgoing;
 pub mod projection;
+pub mod schema;
 pub mod server_requests;
 pub mod shutdown;
 pub mod stdio;

@@ -308,3 +308,54 @@ fn rate_limits(
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn method_and_params(notifications: Vec<ServerNotification>) -> Vec<serde_json::Value> {
+        notifications
+            .iter()
+            .map(|n| serde_json::to_value(n).unwrap_or_else(|e| panic!("{e}")))
+            .collect()
+    }
+
+    #[test]
+    fn approval_waits_plan_deltas_and_command_output_project_to_their_notifications() {
+        let mut projection = ThreadProjection::new("thr".into());
+        let waiting = method_and_params(projection.project(
+            EventMsg::WaitingOnApproval {
+                turn_id: "t".into(),
+                waiting: true,
+            },
+            0,
+        ));
+        assert_eq!(
+            waiting,
+            vec![
+                serde_json::json!({"method": "thread/status/changed", "params": {"threadId": "thr",
+                "status": {"type": "active", "activeFlags": ["waitingOnApproval"]}}})
+            ]
+        );
+        let plan = method_and_params(projection.project(
+            EventMsg::PlanDelta {
+                turn_id: "t".into(),
+                item_id: "t-plan".into(),
+                delta: "- a".into(),
+            },
+            0,
+        ));
+        assert_eq!(plan[0]["method"], "item/plan/delta");
+        assert_eq!(plan[0]["params"]["itemId"], "t-plan");
+        let output = method_and_params(projection.project(
+            EventMsg::CommandOutputDelta {
+                turn_id: "t".into(),
+                item_id: "call_1".into(),
+                delta: "hi\n".into(),
+            },
+            0,
+        ));
+        assert_eq!(output[0]["method"], "item/commandExecution/outputDelta");
+        assert_eq!(output[0]["params"]["delta"], "hi\n");
+    }
+}

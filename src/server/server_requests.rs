@@ -194,7 +194,12 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, boo
                 command: approval.command.clone(),
                 cwd: approval.cwd.clone(),
                 command_actions: vec![json!({"type": "unknown", "command": approval.raw_command})],
-                available_decisions: vec![json!("accept"), json!("decline"), json!("cancel")],
+                available_decisions: vec![
+                    json!("accept"),
+                    json!("acceptForSession"),
+                    json!("decline"),
+                    json!("cancel"),
+                ],
             }),
             true,
         ),

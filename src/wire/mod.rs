@@ -1,7 +1,7 @@
 //! The Responses API on the wire: bytes in, typed [`event::ResponseEvent`] values out.
 //!
 //! This layer owns the request body shape, the response item shapes, the meaning of each stream
-//! event (`map.rs`), SSE decoding (`sse.rs`), WebSocket message decoding (`websocket.rs`), the
+//! event (`map.rs`), SSE framing (`sse_frame.rs`) and decoding (`sse.rs`), WebSocket message decoding (`websocket.rs`), the
 //! facts read from response headers (`headers.rs`) and the stream failure policies. It has no
 //! HTTP or WebSocket client and spawns no tasks: `client/` feeds it bytes or messages and drives
 //! it. It imports nothing else from the crate.
@@ -13,6 +13,7 @@ pub mod item;
 pub mod map;
 pub mod request;
 pub mod sse;
+pub mod sse_frame;
 pub mod websocket;
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
-//! SSE bytes → frames (eventsource-stream) → [`ResponseEvent`], with the stream policies.
+//! SSE bytes → frames ([`super::sse_frame::SseFramer`]) → [`ResponseEvent`], with the stream
+//! policies.
 //!
-//! eventsource-stream owns the framing: lines split across chunks, multi-byte UTF-8 split across
-//! chunks, CRLF, multi-line `data:`, comments and `event:` names. [`super::map::map_frame`] owns
-//! what a frame means. This file owns when the stream ends. Policies, in the order they apply:
+//! The framer owns the framing: lines split across chunks, multi-byte UTF-8 split across chunks,
+//! CRLF, multi-line `data:`, comments and `event:` names. [`super::map::map_frame`] owns what a
+//! frame means. This file owns when the stream ends. Policies, in the order they apply:
 //! - a transport (framing) error ends the stream with [`StreamError::Transport`];
 //! - a frame whose data is not JSON, or an unknown event type, is skipped (logged);
 //! - a known event missing its required fields yields no event;
@@ -17,16 +18,19 @@ use std::fmt::Display;
 use std::time::Duration;
 
 use bytes::Bytes;
-use eventsource_stream::{EventStream, Eventsource};
 use futures::{Stream, StreamExt};
 
 use super::error::{ApiError, StreamError};
 use super::event::{ResponseEvent, ResponseEventSource};
 use super::map::{map_frame, FrameOutcome};
+use super::sse_frame::{SseFrame, SseFramer};
 
 /// A stream of [`ResponseEvent`] decoded from an SSE byte stream.
 pub struct SseEventStream<S> {
-    frames: EventStream<S>,
+    bytes: S,
+    framer: SseFramer,
+    /// The byte stream returned `None`; it is not polled again.
+    bytes_ended: bool,
     idle_timeout: Duration,
     saved_error: Option<ApiError>,
     finished: bool,
@@ -39,7 +43,9 @@ where
 {
     pub fn new(bytes: S, idle_timeout: Duration) -> SseEventStream<S> {
         SseEventStream {
-            frames: bytes.eventsource(),
+            bytes,
+            framer: SseFramer::new(),
+            bytes_ended: false,
             idle_timeout,
             saved_error: None,
             finished: false,
@@ -50,20 +56,17 @@ where
     /// (after `Completed` or an error), so the stream yields at most one terminal item.
     pub async fn next_event(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
         while !self.finished {
-            // A fresh timeout per frame: the limit is on silence, not on the whole response.
-            let frame = match tokio::time::timeout(self.idle_timeout, self.frames.next()).await {
+            let frame = match self.next_frame_within_idle_timeout().await {
                 Err(_) => return self.finish(Err(StreamError::IdleTimeout(self.idle_timeout))),
-                Ok(None) => {
+                Ok(Ok(None)) => {
                     let error = match self.saved_error.take() {
                         Some(api) => StreamError::Api(api),
                         None => StreamError::ClosedBeforeCompleted,
                     };
                     return self.finish(Err(error));
                 }
-                Ok(Some(Err(error))) => {
-                    return self.finish(Err(StreamError::Transport(error.to_string())))
-                }
-                Ok(Some(Ok(frame))) => frame,
+                Ok(Err(error)) => return self.finish(Err(StreamError::Transport(error))),
+                Ok(Ok(Some(frame))) => frame,
             };
             match map_frame(&frame.data) {
                 FrameOutcome::Event(event @ ResponseEvent::Completed { .. }) => {
@@ -79,6 +82,39 @@ where
             }
         }
         None
+    }
+
+    /// The next frame, waiting at most the idle timeout for it. A fresh timeout per frame: the
+    /// limit is on silence, not on the whole response. A frame already buffered needs no wait, and
+    /// arming no timer for it keeps a timer registration off the path of most frames.
+    async fn next_frame_within_idle_timeout(
+        &mut self,
+    ) -> Result<Result<Option<SseFrame>, String>, tokio::time::error::Elapsed> {
+        if let Some(frame) = self.framer.next_frame() {
+            return Ok(Ok(Some(frame)));
+        }
+        tokio::time::timeout(self.idle_timeout, self.next_frame()).await
+    }
+
+    /// Reads until the framer completes a frame; `Ok(None)` at EOF.
+    async fn next_frame(&mut self) -> Result<Option<SseFrame>, String> {
+        // Bounded by the byte stream: every iteration consumes one chunk of it.
+        loop {
+            if let Some(frame) = self.framer.next_frame() {
+                return Ok(Some(frame));
+            }
+            if self.bytes_ended {
+                return Ok(None);
+            }
+            match self.bytes.next().await {
+                Some(Ok(chunk)) => self.framer.push(&chunk),
+                Some(Err(error)) => return Err(error.to_string()),
+                None => {
+                    self.bytes_ended = true;
+                    self.framer.finish();
+                }
+            }
+        }
     }
 
     fn finish(

@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
+#[allow(unused_imports)] // Not every test binary uses every re-export.
 pub use openturn::mock_provider::{self, MockProvider, Reply, Script};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-pub use openturn::mock_provider::{Fault, SseEvent, SseReply};
+#[allow(unused_imports)]
+pub use crate::support::mock_provider::{Fault, SseEvent, SseReply};
 
 /// A daemon with an initialized connection and one started thread.
 pub struct Session {

@@ -5,6 +5,7 @@
 //! output, so the model learns why and the history never holds a call without its output.
 
 pub(crate) mod client_tool;
+pub(crate) mod process;
 pub(crate) mod shell;
 
 use serde_json::{json, Value};
@@ -156,26 +157,13 @@ mod tests {
 
     fn settings() -> ThreadSettings {
         ThreadSettings {
-            model: "m".into(),
-            provider: crate::client::ProviderInfo::openai(),
-            cwd: "/".into(),
-            base_instructions: String::new(),
-            developer_instructions: None,
-            approval_policy: Default::default(),
-            sandbox: Default::default(),
-            reasoning_effort: None,
-            reasoning_summary: None,
-            show_raw_agent_reasoning: false,
-            originator: String::new(),
-            model_context_window: None,
-            reasoning_summary_mode: Default::default(),
-            plan_mode: false,
             dynamic_tools: vec![DynamicToolSpec {
                 name: "lookup_ticket".into(),
                 namespace: None,
                 description: "d".into(),
                 input_schema: json!({"type": "object"}),
             }],
+            ..ThreadSettings::for_tests()
         }
     }
 

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use super::super::approval::{
@@ -24,6 +23,7 @@ use super::super::event::EventMsg;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::settings::ApprovalPolicy;
 use super::super::turn::{persist_turn_item, TurnContext};
+use super::process::{exit_code_of, kill_group, OutputPipes};
 use super::ToolOutput;
 
 pub(crate) const TOOL_NAME: &str = "exec_command";
@@ -129,6 +129,10 @@ struct Invocation {
 
 impl Invocation {
     fn item(&self, status: ToolItemStatus) -> TurnItem {
+        self.item_with_process(status, None)
+    }
+
+    fn item_with_process(&self, status: ToolItemStatus, process_id: Option<u32>) -> TurnItem {
         TurnItem::CommandExecution {
             id: self.call_id.clone(),
             command: self.display.clone(),
@@ -137,7 +141,7 @@ impl Invocation {
             aggregated_output: None,
             exit_code: None,
             duration_ms: None,
-            process_id: None,
+            process_id: process_id.map(|pid| pid.to_string()),
             raw_command: self.cmd.clone(),
         }
     }
@@ -174,14 +178,20 @@ pub(crate) async fn run(
         cwd,
         timeout: Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
     };
-    if needs_approval(settings.approval_policy, &args) {
+    let approved_before = turn
+        .thread
+        .state()
+        .approved_commands
+        .contains(&invocation.display);
+    // Asking announces the item (without a process yet); otherwise it is announced once the
+    // process exists, with its id.
+    let asked = needs_approval(settings.approval_policy, &args) && !approved_before;
+    if asked {
         if let Some(refusal) = ask_approval(turn, &invocation, args.justification).await? {
             return Some(refusal);
         }
-    } else {
-        emit_item(turn, &invocation.item(ToolItemStatus::InProgress), false).await;
     }
-    execute(turn, &invocation).await
+    execute(turn, &invocation, asked).await
 }
 
 /// Asks; `Some(None)` to go ahead, `Some(Some(output))` when refused, `None` when the turn ended.
@@ -214,8 +224,13 @@ async fn ask_approval(
     })
     .await;
     let (status, text) = match reply {
-        ClientReply::Decision(CommandDecision::Accept | CommandDecision::AcceptForSession) => {
-            return Some(None)
+        ClientReply::Decision(CommandDecision::Accept) => return Some(None),
+        ClientReply::Decision(CommandDecision::AcceptForSession) => {
+            turn.thread
+                .state()
+                .approved_commands
+                .insert(invocation.display.clone());
+            return Some(None);
         }
         ClientReply::Cancelled => return None,
         ClientReply::Decision(CommandDecision::Cancel) => {
@@ -269,9 +284,13 @@ struct RunResult {
     spawn_error: Option<String>,
 }
 
-async fn execute(turn: &TurnContext, invocation: &Invocation) -> Option<ToolOutput> {
+async fn execute(
+    turn: &TurnContext,
+    invocation: &Invocation,
+    announced: bool,
+) -> Option<ToolOutput> {
     let clock = Instant::now();
-    let result = run_process(turn, invocation).await;
+    let result = run_process(turn, invocation, announced).await;
     if result.cancelled {
         return None;
     }
@@ -339,7 +358,9 @@ fn truncate_middle(text: &str, max: usize) -> String {
     )
 }
 
-async fn run_process(turn: &TurnContext, invocation: &Invocation) -> RunResult {
+/// Runs the process to its end (or kill). Unless `announced`, emits the item's start once the
+/// process exists, so the start carries its id.
+async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: bool) -> RunResult {
     let mut result = RunResult {
         exit_code: None,
         output: String::new(),
@@ -359,20 +380,20 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation) -> RunResult {
         // Its own process group, so a kill reaches everything the command started.
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = match command.spawn() {
+    let spawned = command.spawn();
+    result.process_id = spawned.as_ref().ok().and_then(|child| child.id());
+    if !announced {
+        let started = invocation.item_with_process(ToolItemStatus::InProgress, result.process_id);
+        emit_item(turn, &started, false).await;
+    }
+    let mut child = match spawned {
         Ok(child) => child,
         Err(error) => {
             result.spawn_error = Some(error.to_string());
             return result;
         }
     };
-    result.process_id = child.id();
-    let mut pipes = OutputPipes {
-        stdout: child.stdout.take(),
-        stderr: child.stderr.take(),
-        pending_stdout: Vec::new(),
-        pending_stderr: Vec::new(),
-    };
+    let mut pipes = OutputPipes::new(child.stdout.take(), child.stderr.take());
     let deadline = tokio::time::sleep(invocation.timeout);
     tokio::pin!(deadline);
     let mut exit = None;
@@ -407,25 +428,6 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation) -> RunResult {
     result
 }
 
-fn exit_code_of(status: std::process::ExitStatus) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|signal| 128 + signal))
-}
-
-fn kill_group(process_id: Option<u32>) {
-    let Some(pgid) = process_id.and_then(|pid| i32::try_from(pid).ok()) else {
-        return;
-    };
-    // SAFETY: killpg only sends a signal; the group id is the child's pid, which leads the group
-    // we created with `process_group(0)`. A group that already exited yields ESRCH, ignored.
-    let rc = unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    if rc != 0 {
-        tracing::debug!(pgid, "killpg failed (group already gone?)");
-    }
-}
-
 async fn forward_output(
     turn: &TurnContext,
     invocation: &Invocation,
@@ -442,101 +444,6 @@ async fn forward_output(
         delta: text,
     })
     .await;
-}
-
-/// stdout and stderr, read as they come, decoded as UTF-8 without splitting characters.
-struct OutputPipes {
-    stdout: Option<tokio::process::ChildStdout>,
-    stderr: Option<tokio::process::ChildStderr>,
-    pending_stdout: Vec<u8>,
-    pending_stderr: Vec<u8>,
-}
-
-impl OutputPipes {
-    fn is_open(&self) -> bool {
-        self.stdout.is_some() || self.stderr.is_some()
-    }
-
-    /// The next decoded piece; `None` when a pipe closed or nothing decodable arrived yet.
-    /// Never resolves once both pipes are closed.
-    async fn next_chunk(&mut self) -> Option<String> {
-        let mut out_buffer = [0u8; 8192];
-        let mut err_buffer = [0u8; 8192];
-        let (from_stdout, read) = tokio::select! {
-            // Both ready: stdout first, so the order of sequential writes mostly survives.
-            biased;
-            read = read_some(&mut self.stdout, &mut out_buffer) => (true, read),
-            read = read_some_err(&mut self.stderr, &mut err_buffer) => (false, read),
-        };
-        if from_stdout {
-            Self::decode(
-                &mut self.stdout,
-                &mut self.pending_stdout,
-                read,
-                &out_buffer,
-            )
-        } else {
-            Self::decode(
-                &mut self.stderr,
-                &mut self.pending_stderr,
-                read,
-                &err_buffer,
-            )
-        }
-    }
-
-    fn decode<T>(
-        pipe: &mut Option<T>,
-        pending: &mut Vec<u8>,
-        read: std::io::Result<usize>,
-        buffer: &[u8],
-    ) -> Option<String> {
-        match read {
-            Ok(0) | Err(_) => {
-                *pipe = None;
-                let rest = String::from_utf8_lossy(pending).into_owned();
-                pending.clear();
-                Some(rest).filter(|rest| !rest.is_empty())
-            }
-            Ok(n) => {
-                pending.extend_from_slice(&buffer[..n]);
-                take_utf8(pending)
-            }
-        }
-    }
-}
-
-async fn read_some(
-    pipe: &mut Option<tokio::process::ChildStdout>,
-    buffer: &mut [u8],
-) -> std::io::Result<usize> {
-    match pipe {
-        Some(pipe) => pipe.read(buffer).await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn read_some_err(
-    pipe: &mut Option<tokio::process::ChildStderr>,
-    buffer: &mut [u8],
-) -> std::io::Result<usize> {
-    match pipe {
-        Some(pipe) => pipe.read(buffer).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Takes the longest valid UTF-8 prefix of `pending` (invalid bytes become U+FFFD); an
-/// incomplete character at the end waits for the next read.
-fn take_utf8(pending: &mut Vec<u8>) -> Option<String> {
-    let valid = match std::str::from_utf8(pending) {
-        Ok(_) => pending.len(),
-        Err(error) if error.error_len().is_none() => error.valid_up_to(),
-        Err(_) => pending.len(),
-    };
-    let text = String::from_utf8_lossy(&pending[..valid]).into_owned();
-    pending.drain(..valid);
-    Some(text).filter(|text| !text.is_empty())
 }
 
 #[cfg(test)]
@@ -592,11 +499,7 @@ mod tests {
     }
 
     #[test]
-    fn utf8_is_never_split_and_long_output_keeps_head_and_tail() {
-        let mut pending = "é".as_bytes()[..1].to_vec();
-        assert_eq!(take_utf8(&mut pending), None);
-        pending.push("é".as_bytes()[1]);
-        assert_eq!(take_utf8(&mut pending).as_deref(), Some("é"));
+    fn long_output_keeps_head_and_tail() {
         let long = format!("{}{}", "a".repeat(100), "b".repeat(100));
         let cut = truncate_middle(&long, 20);
         assert!(

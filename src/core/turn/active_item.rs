@@ -41,7 +41,8 @@ pub(crate) fn report_protocol_error(error: &ProtocolError) -> String {
 pub(crate) enum ActiveKind {
     AgentMessage {
         phase: Option<String>,
-        parser: AssistantTextParser,
+        /// Boxed: the parser holds two scanners, and the enum moves often.
+        parser: Box<AssistantTextParser>,
         /// Plan mode defers `item/started` until visible text exists.
         started: bool,
         /// Plan mode: whitespace seen before the start, sent with the first visible text.
@@ -66,18 +67,16 @@ pub(crate) struct ActiveItemSlot {
 }
 
 impl ActiveItemSlot {
-    /// Opens `item`. An item still open is abandoned (returned) and the overlap reported.
-    pub(crate) fn open(&mut self, item: ActiveItem) -> Result<(), (ProtocolError, ActiveItem)> {
+    /// Opens `item`. An item still open is abandoned (never committed from its deltas; its
+    /// done event, if it comes, commits it as a complete item) and the overlap reported.
+    pub(crate) fn open(&mut self, item: ActiveItem) -> Result<(), ProtocolError> {
         let new = item.id.clone();
         match self.item.replace(item) {
             None => Ok(()),
-            Some(previous) => Err((
-                ProtocolError::OverlappingItems {
-                    open: previous.id.clone(),
-                    new,
-                },
-                previous,
-            )),
+            Some(previous) => Err(ProtocolError::OverlappingItems {
+                open: previous.id,
+                new,
+            }),
         }
     }
 
@@ -213,7 +212,7 @@ mod tests {
             provider_id: Some(id.to_string()),
             kind: ActiveKind::AgentMessage {
                 phase: None,
-                parser: AssistantTextParser::new(false),
+                parser: Box::new(AssistantTextParser::new(false)),
                 started: true,
                 held_whitespace: String::new(),
             },
@@ -252,9 +251,8 @@ mod tests {
         let mut slot = ActiveItemSlot::default();
         assert!(slot.open(message("a")).is_ok());
         match slot.open(message("b")) {
-            Err((ProtocolError::OverlappingItems { open, new }, previous)) => {
+            Err(ProtocolError::OverlappingItems { open, new }) => {
                 assert_eq!((open.as_str(), new.as_str()), ("a", "b"));
-                assert_eq!(previous.id, "a");
             }
             other => panic!("unexpected {other:?}"),
         }

@@ -5,6 +5,7 @@
 //!
 //! Deltas are display only: nothing here writes history except the done path.
 
+use crate::wire::item::ReasoningContent;
 use crate::wire::{ReasoningSummary, ResponseItem};
 
 use super::super::event::EventMsg;
@@ -35,10 +36,10 @@ pub(super) async fn on_item_added(
     state: &mut ResponseState,
     mut item: ResponseItem,
 ) {
+    let provider_id = item.id().map(str::to_string);
     let Some(id) = ensure_item_id(&mut item, None) else {
         return;
     };
-    let provider_id = item.id().map(str::to_string);
     let opened = match &item {
         ResponseItem::CustomToolCall { call_id, name, .. } => {
             state.tool_input = Some(ToolInputStream::new(call_id.clone(), name.clone()));
@@ -48,25 +49,10 @@ pub(super) async fn on_item_added(
             state.tool_input = None;
             None
         }
-        ResponseItem::Message { role, phase, .. } if role == "assistant" => Some(ActiveItem {
-            id: id.clone(),
-            provider_id,
-            kind: ActiveKind::AgentMessage {
-                phase: phase.clone(),
-                parser: AssistantTextParser::new(state.plan_mode),
-                started: false,
-                held_whitespace: String::new(),
-            },
-        }),
-        ResponseItem::Reasoning { .. } => Some(ActiveItem {
-            id: id.clone(),
-            provider_id,
-            kind: ActiveKind::Reasoning,
-        }),
-        _ => None,
+        _ => streaming_item(&item, id.clone(), provider_id, state.plan_mode),
     };
     let Some(opened) = opened else { return };
-    if let Err((error, _abandoned)) = state.active.open(opened) {
+    if let Err(error) = state.active.open(opened) {
         warn_protocol_error(turn, &error).await;
     }
     let plan_mode = state.plan_mode;
@@ -96,6 +82,32 @@ pub(super) async fn on_item_added(
             }
         }
     }
+}
+
+/// The streaming state for an item that shows deltas to the client, if it is one.
+fn streaming_item(
+    item: &ResponseItem,
+    id: String,
+    provider_id: Option<String>,
+    plan_mode: bool,
+) -> Option<ActiveItem> {
+    let kind = match item {
+        ResponseItem::Message { role, phase, .. } if role == "assistant" => {
+            ActiveKind::AgentMessage {
+                phase: phase.clone(),
+                parser: Box::new(AssistantTextParser::new(plan_mode)),
+                started: false,
+                held_whitespace: String::new(),
+            }
+        }
+        ResponseItem::Reasoning { .. } => ActiveKind::Reasoning,
+        _ => return None,
+    };
+    Some(ActiveItem {
+        id,
+        provider_id,
+        kind,
+    })
 }
 
 async fn emit_started(turn: &TurnContext, item: TurnItem) {
@@ -259,28 +271,8 @@ pub(super) async fn on_item_done(
             let phase = phase.clone();
             commit_agent_message(turn, state, &item, id, phase, streamed).await;
         }
-        ResponseItem::Reasoning {
-            summary, content, ..
-        } => {
-            let completed = TurnItem::Reasoning {
-                id,
-                summary: summary
-                    .iter()
-                    .map(|ReasoningSummary::SummaryText { text }| text.clone())
-                    .collect(),
-                content: if state.show_raw_reasoning {
-                    content
-                        .iter()
-                        .flatten()
-                        .map(|part| match part {
-                            crate::wire::item::ReasoningContent::ReasoningText { text }
-                            | crate::wire::item::ReasoningContent::Text { text } => text.clone(),
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-            };
+        ResponseItem::Reasoning { .. } => {
+            let completed = reasoning_item(&item, id, state.show_raw_reasoning);
             if !streamed {
                 emit_started(turn, completed.clone()).await;
             }
@@ -291,6 +283,40 @@ pub(super) async fn on_item_done(
             commit_tool_call(turn, state, item).await;
         }
         _ => turn.record_history(item).await,
+    }
+}
+
+/// The client's view of a complete reasoning item: one string per summary part, and the raw
+/// parts only when raw reasoning is shown.
+fn reasoning_item(item: &ResponseItem, id: String, show_raw: bool) -> TurnItem {
+    let ResponseItem::Reasoning {
+        summary, content, ..
+    } = item
+    else {
+        return TurnItem::Reasoning {
+            id,
+            summary: Vec::new(),
+            content: Vec::new(),
+        };
+    };
+    let content = match (show_raw, content) {
+        (true, Some(parts)) => parts
+            .iter()
+            .map(|part| match part {
+                ReasoningContent::ReasoningText { text } | ReasoningContent::Text { text } => {
+                    text.clone()
+                }
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    TurnItem::Reasoning {
+        id,
+        summary: summary
+            .iter()
+            .map(|ReasoningSummary::SummaryText { text }| text.clone())
+            .collect(),
+        content,
     }
 }
 

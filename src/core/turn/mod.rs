@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::retry::backoff;
-use crate::client::ClientError;
+use crate::client::{ClientError, TurnState};
 use crate::rollout::RolloutItem;
 use crate::wire::{ResponseItem, StreamError};
 
@@ -29,6 +29,10 @@ use super::thread::{PendingInput, Thread};
 
 pub(crate) use sampling::SamplingError;
 
+/// Recorded in history after an interrupted turn.
+const TURN_ABORTED_NOTE: &str = "<turn_aborted>The user interrupted the previous turn before it \
+finished; anything it was doing may be incomplete.</turn_aborted>";
+
 /// Everything one turn's task needs. Cloned into each tool task of the turn.
 #[derive(Clone)]
 pub(crate) struct TurnContext {
@@ -36,6 +40,8 @@ pub(crate) struct TurnContext {
     pub turn_id: String,
     pub cancel: CancellationToken,
     pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
+    /// The provider's sticky routing value, echoed on every request of this turn.
+    pub provider_turn_state: TurnState,
 }
 
 impl TurnContext {
@@ -93,6 +99,11 @@ pub(crate) async fn run_turn(turn: TurnContext) {
     })
     .await;
     let outcome = sample_until_done(&turn).await;
+    if outcome == TurnOutcome::Interrupted {
+        // The model should know its last turn was cut short, not believe it finished.
+        turn.record_history(ResponseItem::user_text(TURN_ABORTED_NOTE))
+            .await;
+    }
     record_turn_end(&turn, &outcome).await;
     end.end(outcome).await;
 }
@@ -244,5 +255,65 @@ fn client_turn_error(error: &ClientError) -> TurnError {
         message: error.to_string(),
         kind,
         details: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::ModelClient;
+    use crate::core::settings::ThreadSettings;
+    use crate::core::thread::ThreadId;
+    use crate::rollout::RolloutWriter;
+
+    #[tokio::test]
+    async fn a_failed_rollout_append_warns_and_live_history_keeps_the_item() {
+        // Every write to /dev/full fails with ENOSPC.
+        let full = std::path::Path::new("/dev/full");
+        let entry = crate::rollout::IndexEntry {
+            id: "t".into(),
+            path: full.to_path_buf(),
+            created_at: 0,
+            updated_at: 0,
+            updated_at_ms: 0,
+            cwd: "/".into(),
+            model: None,
+            model_provider: "mock".into(),
+            source: None,
+            originator: None,
+            cli_version: String::new(),
+            forked_from_id: None,
+            name: None,
+            preview: String::new(),
+            archived: false,
+        };
+        let rollout =
+            RolloutWriter::open_append(full, None, entry).unwrap_or_else(|e| panic!("{e}"));
+        let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(8);
+        let thread = Arc::new(Thread::new(
+            ThreadId::new(),
+            0,
+            false,
+            None,
+            ThreadSettings::for_tests(),
+            Vec::new(),
+            Some(rollout),
+            events_tx,
+            ModelClient::new().unwrap_or_else(|e| panic!("{e}")),
+            CancellationToken::new(),
+        ));
+        let turn = TurnContext {
+            thread: thread.clone(),
+            turn_id: "t".into(),
+            cancel: CancellationToken::new(),
+            pending_input: Arc::default(),
+            provider_turn_state: Default::default(),
+        };
+        turn.record_history(ResponseItem::user_text("kept")).await;
+        assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);
+        match events_rx.try_recv() {
+            Ok(EventMsg::Warning { message }) => assert!(message.contains("rollout"), "{message}"),
+            other => panic!("expected a warning, got {other:?}"),
+        }
     }
 }

@@ -102,7 +102,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
     let context = RequestContext {
         thread_id: turn.thread.id.to_string(),
         originator: settings.originator.clone(),
-        turn_state: Default::default(),
+        turn_state: turn.provider_turn_state.clone(),
     };
     let provider = settings.provider.clone();
     let stream = tokio::select! {

@@ -11,6 +11,7 @@ use crate::protocol::common::ApprovalsReviewer;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{
     ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
+    WarningNotification,
 };
 use crate::protocol::thread::{
     self as proto, ThreadForkParams, ThreadResumeParams, ThreadResumeResponse, ThreadStartParams,
@@ -98,6 +99,17 @@ async fn resume(
                     },
                 ))
                 .await;
+            // Lines skipped while loading (a torn tail after a crash, unknown types) are worth
+            // telling the client, not only the log.
+            for message in &contents.warnings {
+                let _ = context
+                    .outgoing
+                    .send_notification(&ServerNotification::Warning(WarningNotification {
+                        message: message.clone(),
+                        thread_id: Some(thread_id.clone()),
+                    }))
+                    .await;
+            }
             Some(contents)
         }
     };
@@ -217,26 +229,8 @@ fn settings_from(
     params: &ThreadStartParams,
     persisted: Option<&SessionMeta>,
 ) -> Result<ThreadSettings, HandlerError> {
-    let config_names = |key: &str| params.config.as_ref().is_some_and(|c| c.contains_key(key));
-    let provider_id = params
-        .model_provider
-        .clone()
-        .or_else(|| {
-            persisted
-                .filter(|_| !config_names("model_provider"))
-                .map(|m| m.model_provider.clone())
-        })
-        .unwrap_or_else(|| config.model_provider_id.clone());
+    let (model, provider_id) = model_and_provider(config, params, persisted);
     let provider = config.provider(&provider_id)?;
-    let model = params
-        .model
-        .clone()
-        .or_else(|| {
-            persisted
-                .filter(|_| !config_names("model"))
-                .map(|m| m.model.clone())
-        })
-        .unwrap_or_else(|| config.model.clone());
     let cwd = match (&params.cwd, persisted) {
         (Some(cwd), _) => absolute_cwd(cwd)?,
         (None, Some(meta)) => PathBuf::from(&meta.cwd),
@@ -277,6 +271,35 @@ fn settings_from(
             None => Vec::new(),
         },
     })
+}
+
+/// A persisted thread keeps its model and provider unless the params (or their `config`
+/// object) name new ones.
+fn model_and_provider(
+    config: &Config,
+    params: &ThreadStartParams,
+    persisted: Option<&SessionMeta>,
+) -> (String, String) {
+    let config_names = |key: &str| params.config.as_ref().is_some_and(|c| c.contains_key(key));
+    let provider_id = params
+        .model_provider
+        .clone()
+        .or_else(|| {
+            persisted
+                .filter(|_| !config_names("model_provider"))
+                .map(|m| m.model_provider.clone())
+        })
+        .unwrap_or_else(|| config.model_provider_id.clone());
+    let model = params
+        .model
+        .clone()
+        .or_else(|| {
+            persisted
+                .filter(|_| !config_names("model"))
+                .map(|m| m.model.clone())
+        })
+        .unwrap_or_else(|| config.model.clone());
+    (model, provider_id)
 }
 
 fn absolute_cwd(cwd: &str) -> Result<PathBuf, HandlerError> {

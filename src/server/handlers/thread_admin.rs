@@ -14,22 +14,12 @@ use crate::protocol::thread::{
     ThreadUnsubscribeStatus,
 };
 use crate::protocol::turn::EmptyResponse;
-use crate::rollout::archive::{archive_thread, unarchive_thread};
-use crate::rollout::{IndexEntry, RolloutError, RolloutItem, RolloutWriter};
 
 use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
 use super::super::fanout::{schedule_idle_unload, unload_thread};
-use super::thread_read::{load_contents, thread_from_entry};
+use super::thread_read::thread_from_entry;
 use super::{respond, respond_error};
-
-/// Maps "no such rollout" to the reference's text for this thread.
-fn no_rollout(thread_id: &str) -> impl Fn(RolloutError) -> HandlerError + '_ {
-    move |error| match error {
-        RolloutError::NotFound(_) => CoreError::NoRollout(thread_id.to_string()).into(),
-        other => other.into(),
-    }
-}
 
 /// `thread/archive`: unloads the thread (announcing `notLoaded` before the response), moves its
 /// rollout, answers `{}`, then sends `thread/archived`.
@@ -59,13 +49,7 @@ async fn archive(
         drop(thread);
         unload_thread(context, &thread_id, false).await;
     }
-    let home = context.config.home.clone();
-    let index = context.threads.index().clone();
-    let id = thread_id.clone();
-    tokio::task::spawn_blocking(move || archive_thread(&home, &index, &id))
-        .await
-        .map_err(|e| HandlerError::Internal(e.to_string()))?
-        .map_err(no_rollout(&thread_id))?;
+    context.threads.archive_thread(&thread_id).await?;
     Ok(EmptyResponse {})
 }
 
@@ -96,13 +80,7 @@ async fn unarchive(
     params: &ThreadIdParams,
 ) -> Result<ThreadResponse, HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
-    let home = context.config.home.clone();
-    let index = context.threads.index().clone();
-    let id = thread_id.clone();
-    let entry = tokio::task::spawn_blocking(move || unarchive_thread(&home, &index, &id))
-        .await
-        .map_err(|e| HandlerError::Internal(e.to_string()))?
-        .map_err(no_rollout(&thread_id))?;
+    let entry = context.threads.unarchive_thread(&thread_id).await?;
     Ok(ThreadResponse {
         thread: thread_from_entry(&entry, ThreadStatus::NotLoaded),
     })
@@ -149,30 +127,10 @@ async fn set_name(
         thread.set_name(name.to_string()).await?;
         return Ok(thread_id);
     }
-    // Not loaded here: append the name line under the rollout's lock, as a resume would.
-    let index = context.threads.index().clone();
-    let entry = {
-        let index = index.clone();
-        let id = thread_id.clone();
-        tokio::task::spawn_blocking(move || index.get(&id))
-            .await
-            .map_err(|e| HandlerError::Internal(e.to_string()))??
-    };
-    let entry = entry
-        .filter(|e| e.path.exists())
-        .ok_or_else(|| CoreError::ThreadNotFound(thread_id.clone()))?;
-    let contents = load_contents(Some(entry.path.clone())).await?;
-    let writer = RolloutWriter::open_append(
-        &entry.path,
-        Some(index),
-        IndexEntry::from_contents(&contents, entry.archived),
-    )?;
-    writer
-        .append(RolloutItem::ThreadName {
-            name: name.to_string(),
-        })
+    context
+        .threads
+        .name_persisted_thread(&thread_id, name.to_string())
         .await?;
-    writer.close().await?;
     Ok(thread_id)
 }
 

@@ -1,9 +1,11 @@
 //! Unit tests of the wire layer, fed from in-memory bytes and messages (no sockets, no tasks).
 //!
+//! - `sse_framer.rs` — the framer against the event-stream rules and a reference parser.
 //! - `sse_framing.rs` — one transcript split at every byte offset decodes to the same events.
 //! - `event_mapping.rs` — every `ResponseEvent` a frame can produce, and the skip policies.
 //! - `stream_policies.rs` — when an SSE stream ends: saved errors, EOF, `completed`, idle timeout.
 //! - `websocket.rs` — the same transcript over WebSocket messages, and its ending policy.
+//! - `randomized.rs` — mutated transcripts, random chunking: the fuzz properties, bounded.
 //! - `classification.rs` — provider error codes → `ApiError`.
 #![allow(
     clippy::unwrap_used,
@@ -13,6 +15,8 @@
 
 mod classification;
 mod event_mapping;
+mod randomized;
+mod sse_framer;
 mod sse_framing;
 mod stream_policies;
 mod websocket;

@@ -1,0 +1,124 @@
+//! Throughput of the SSE decoder + event mapping over a 20,000-delta transcript, next to plain
+//! `serde_json` parsing of the same frames' data (the practical limit: any decoder must at least
+//! parse the JSON). Prints a Markdown table.
+//!
+//! Run: `cargo bench --bench wire_decode`. Each measurement is repeated and the best run is
+//! reported, which filters out noise from other processes on a shared machine.
+
+use std::convert::Infallible;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use openturn::mock_provider::{many_deltas, SseEvent};
+use openturn::wire::map::{map_frame, FrameOutcome};
+use openturn::wire::sse::SseEventStream;
+
+const DELTAS: usize = 20_000;
+const RUNS: usize = 7;
+/// A typical socket read size; frames straddle chunk boundaries as they do on the network.
+const CHUNK_BYTES: usize = 16 * 1024;
+
+fn render(events: &[SseEvent]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for event in events {
+        if let Some(name) = event.event_name() {
+            out.extend_from_slice(format!("event: {name}\n").as_bytes());
+        }
+        for line in event.data.split('\n') {
+            out.extend_from_slice(format!("data: {line}\n").as_bytes());
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Best wall time of `RUNS` runs of `run`, which returns how many events it produced.
+fn best_of(mut run: impl FnMut() -> usize) -> (Duration, usize) {
+    let mut best = Duration::MAX;
+    let mut events = 0;
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        events = black_box(run());
+        best = best.min(started.elapsed());
+    }
+    (best, events)
+}
+
+fn decode_and_map(runtime: &tokio::runtime::Runtime, chunks: &[Bytes]) -> usize {
+    runtime.block_on(async {
+        let bytes = futures::stream::iter(chunks.iter().cloned().map(Ok::<Bytes, Infallible>));
+        let mut stream = SseEventStream::new(bytes, Duration::from_secs(60));
+        let mut events = 0;
+        while let Some(event) = stream.next_event().await {
+            if event.is_err() {
+                panic!("the benchmark transcript must decode cleanly: {event:?}");
+            }
+            events += 1;
+        }
+        events
+    })
+}
+
+fn main() {
+    let reply = many_deltas("resp_bench", "msg_bench", DELTAS, "Hello, wörld 👋 ");
+    let body = render(&reply.events);
+    let chunks: Vec<Bytes> = body
+        .chunks(CHUNK_BYTES)
+        .map(Bytes::copy_from_slice)
+        .collect();
+    let frames: Vec<&str> = reply.events.iter().map(|e| e.data.as_str()).collect();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("no runtime: {error}"),
+    };
+
+    let decoded = best_of(|| decode_and_map(&runtime, &chunks));
+    let mapped = best_of(|| {
+        frames
+            .iter()
+            .filter(|data| matches!(map_frame(data), FrameOutcome::Event(_)))
+            .count()
+    });
+    let value = best_of(|| {
+        frames
+            .iter()
+            .filter(|data| serde_json::from_str::<serde_json::Value>(data).is_ok())
+            .count()
+    });
+    let ignored = best_of(|| {
+        frames
+            .iter()
+            .filter(|data| serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok())
+            .count()
+    });
+
+    let megabytes = body.len() as f64 / 1_000_000.0;
+    println!(
+        "{} frames, {:.2} MB of SSE, {} KiB chunks, best of {RUNS} runs\n",
+        frames.len(),
+        megabytes,
+        CHUNK_BYTES / 1024
+    );
+    println!("| measurement | time (ms) | MB/s | events/s | vs serde_json::Value |");
+    println!("|---|---:|---:|---:|---:|");
+    let baseline = value.0.as_secs_f64();
+    for (name, (elapsed, events)) in [
+        ("SSE decode + map (SseEventStream)", decoded),
+        ("map only (map_frame on frame data)", mapped),
+        ("serde_json::Value per frame", value),
+        ("serde_json IgnoredAny per frame", ignored),
+    ] {
+        let seconds = elapsed.as_secs_f64();
+        println!(
+            "| {name} | {:.2} | {:.1} | {:.0} | {:.2}x |",
+            seconds * 1000.0,
+            megabytes / seconds,
+            events as f64 / seconds,
+            baseline / seconds
+        );
+    }
+}

@@ -1,0 +1,81 @@
+//! Fuzzes the SSE decoder + event mapping (`openturn::wire::sse::SseEventStream`) and the
+//! WebSocket decoder over the same frames.
+//!
+//! Input: the first byte picks a chunk size (1..=64), the rest is the SSE body. Checked beyond
+//! "no panic, no hang": the decoder ends after at most one terminal item and yields nothing after
+//! it; it yields no more items than there are frames plus one; and chunking never changes the
+//! result (the body decoded whole and in chunks gives identical items).
+
+#![no_main]
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use bytes::Bytes;
+use libfuzzer_sys::fuzz_target;
+use openturn::wire::sse::SseEventStream;
+use openturn::wire::sse_frame::frames_of;
+use openturn::wire::websocket::{WebSocketEventStream, WebSocketMessage};
+use openturn::wire::{ResponseEvent, StreamError};
+
+type Item = Result<ResponseEvent, StreamError>;
+
+thread_local! {
+    static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap_or_else(|error| panic!("no runtime: {error}"));
+}
+
+/// Far beyond anything a fuzz input needs: an idle timeout must never fire on in-memory bytes.
+const IDLE: Duration = Duration::from_secs(3600);
+
+fn decode_sse(chunks: Vec<Bytes>, frame_count: usize) -> Vec<Item> {
+    let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<Bytes, Infallible>));
+    let mut stream = SseEventStream::new(bytes, IDLE);
+    RUNTIME.with(|runtime| runtime.block_on(drain(|| stream.next_event(), frame_count)))
+}
+
+fn decode_websocket(messages: Vec<String>) -> Vec<Item> {
+    let count = messages.len();
+    let messages = futures::stream::iter(
+        messages
+            .into_iter()
+            .map(|text| Ok::<_, Infallible>(WebSocketMessage::Text(text))),
+    );
+    let mut stream = WebSocketEventStream::new(messages, IDLE);
+    RUNTIME.with(|runtime| runtime.block_on(drain(|| stream.next_event(), count)))
+}
+
+/// Collects items until the end, checking the terminal-item invariants on the way.
+async fn drain<'a, F, Fut>(mut next: F, frame_count: usize) -> Vec<Item>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<Item>>,
+{
+    let mut items = Vec::new();
+    while let Some(item) = next().await {
+        items.push(item);
+        assert!(items.len() <= frame_count + 1, "more items than frames");
+    }
+    assert!(next().await.is_none(), "an item after the end");
+    let terminal = |item: &Item| matches!(item, Err(_) | Ok(ResponseEvent::Completed { .. }));
+    if let Some((last, rest)) = items.split_last() {
+        assert!(terminal(last), "the stream ended without a terminal item");
+        assert!(!rest.iter().any(terminal), "a terminal item before the last");
+    }
+    items
+}
+
+fuzz_target!(|input: &[u8]| {
+    let Some((&selector, body)) = input.split_first() else {
+        return;
+    };
+    let frames = frames_of(body);
+    let whole = decode_sse(vec![Bytes::copy_from_slice(body)], frames.len());
+    let size = usize::from(selector % 64) + 1;
+    let chunks = body.chunks(size).map(Bytes::copy_from_slice).collect();
+    assert_eq!(decode_sse(chunks, frames.len()), whole, "chunking changed the result");
+    let messages = frames.into_iter().map(|frame| frame.data).collect();
+    decode_websocket(messages);
+});
