@@ -55,6 +55,12 @@ pub(crate) struct ActiveTurn {
     pub cancel: CancellationToken,
     /// Input steered into the running turn, delivered at the next sampling boundary.
     pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
+    /// Set (under the state lock) once the turn has decided to end: from then on it takes no
+    /// more input, so nothing steered can be accepted and then silently dropped.
+    pub closing: bool,
+    /// Cancelled after the turn's terminal event was emitted; a turn started meanwhile waits on it
+    /// so its `turn/started` follows this turn's `turn/completed`.
+    pub finished: CancellationToken,
 }
 
 #[derive(Debug, Clone)]
@@ -202,21 +208,29 @@ impl Thread {
         client_id: Option<String>,
     ) -> Result<StartedTurn, CoreError> {
         let mut state = self.state();
-        if let Some(active) = &state.active {
-            push_pending(active, input, client_id);
-            return Ok(StartedTurn {
-                turn_id: active.turn_id.clone(),
-                steered: true,
-                gate: None,
-            });
-        }
+        let previous_finished = match &state.active {
+            Some(active) if !active.closing => {
+                push_pending(active, input, client_id);
+                return Ok(StartedTurn {
+                    turn_id: active.turn_id.clone(),
+                    steered: true,
+                    gate: None,
+                });
+            }
+            // The running turn is ending: this input starts the next turn, after it.
+            Some(active) => Some(active.finished.clone()),
+            None => None,
+        };
         let turn_id = uuid::Uuid::now_v7().to_string();
         let cancel = self.shutdown.child_token();
+        let finished = CancellationToken::new();
         let pending_input = Arc::new(Mutex::new(vec![PendingInput { input, client_id }]));
         state.active = Some(ActiveTurn {
             turn_id: turn_id.clone(),
             cancel: cancel.clone(),
             pending_input: pending_input.clone(),
+            closing: false,
+            finished: finished.clone(),
         });
         drop(state);
         let (gate_tx, gate_rx) = tokio::sync::oneshot::channel();
@@ -225,11 +239,15 @@ impl Thread {
             turn_id: turn_id.clone(),
             cancel,
             pending_input,
+            finished,
             provider_turn_state: Default::default(),
         };
         self.tasks.spawn(async move {
             // Either outcome means "go": the caller answered, or gave up the gate.
             let _ = gate_rx.await;
+            if let Some(previous) = previous_finished {
+                previous.cancelled().await;
+            }
             turn::run_turn(context).await
         });
         Ok(StartedTurn {
@@ -250,6 +268,7 @@ impl Thread {
         let active = state
             .active
             .as_ref()
+            .filter(|active| !active.closing)
             .ok_or(CoreError::NoActiveTurnToSteer)?;
         if active.turn_id != expected_turn_id {
             return Err(CoreError::SteerTurnMismatch {
@@ -276,6 +295,36 @@ impl Thread {
                 active: active.turn_id.clone(),
             }),
             None => Err(CoreError::NoActiveTurnToInterrupt),
+        }
+    }
+
+    /// Closes the turn to new input unless some is pending; true when it closed. Checking and
+    /// closing under one lock is what keeps a steer from slipping in between.
+    pub(crate) fn close_turn_unless_pending(&self, turn_id: &str) -> bool {
+        let mut state = self.state();
+        let Some(active) = state.active.as_mut().filter(|a| a.turn_id == turn_id) else {
+            return true;
+        };
+        let has_pending = active
+            .pending_input
+            .lock()
+            .map(|pending| !pending.is_empty())
+            .unwrap_or(false);
+        if !has_pending {
+            active.closing = true;
+        }
+        !has_pending
+    }
+
+    /// Closes the turn to new input; what is still pending will not be delivered.
+    pub(crate) fn close_turn(&self, turn_id: &str) {
+        if let Some(active) = self
+            .state()
+            .active
+            .as_mut()
+            .filter(|a| a.turn_id == turn_id)
+        {
+            active.closing = true;
         }
     }
 
@@ -318,5 +367,67 @@ impl Thread {
 fn push_pending(active: &ActiveTurn, input: Vec<UserInput>, client_id: Option<String>) {
     if let Ok(mut pending) = active.pending_input.lock() {
         pending.push(PendingInput { input, client_id });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread() -> Arc<Thread> {
+        let (events_tx, _events_rx) = mpsc::channel(8);
+        Arc::new(Thread::new(
+            ThreadId::new(),
+            0,
+            true,
+            None,
+            ThreadSettings::for_tests(),
+            Vec::new(),
+            None,
+            events_tx,
+            ModelClient::new().unwrap_or_else(|e| panic!("{e}")),
+            CancellationToken::new(),
+        ))
+    }
+
+    fn text(text: &str) -> Vec<UserInput> {
+        vec![UserInput::Text { text: text.into() }]
+    }
+
+    #[tokio::test]
+    async fn a_closing_turn_takes_no_steer_and_new_input_starts_the_next_turn() {
+        let thread = thread();
+        // The gate stays closed: the turn task never reaches the provider.
+        let first = thread
+            .start_turn(text("one"), None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let steered = thread
+            .start_turn(text("two"), None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(steered.steered);
+        assert_eq!(steered.turn_id, first.turn_id);
+        // Pending input keeps the turn open...
+        assert!(!thread.close_turn_unless_pending(&first.turn_id));
+        if let Some(active) = &thread.state().active {
+            if let Ok(mut pending) = active.pending_input.lock() {
+                pending.clear();
+            }
+        }
+        // ...and once it is delivered the turn may close, after which nothing is accepted.
+        assert!(thread.close_turn_unless_pending(&first.turn_id));
+        assert_eq!(
+            thread.steer(&first.turn_id, text("late"), None),
+            Err(CoreError::NoActiveTurnToSteer)
+        );
+        let next = thread
+            .start_turn(text("three"), None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!next.steered);
+        assert_ne!(next.turn_id, first.turn_id);
+        assert_eq!(thread.active_turn_id(), Some(next.turn_id.clone()));
+        // The first turn ending does not free the slot the second one holds.
+        thread.turn_ended(&first.turn_id);
+        assert_eq!(thread.active_turn_id(), Some(next.turn_id));
+        thread.shutdown.cancel();
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::super::error::{TurnError, TurnErrorKind};
 use super::super::event::{EventMsg, TurnOutcome};
@@ -21,6 +22,8 @@ pub(crate) struct TurnEnd {
     events_tx: mpsc::Sender<EventMsg>,
     /// Frees the thread's active-turn slot; `None` once used.
     thread: Option<Arc<Thread>>,
+    /// Cancelled after the terminal event is sent, releasing a turn queued behind this one.
+    finished: CancellationToken,
 }
 
 impl TurnEnd {
@@ -29,6 +32,7 @@ impl TurnEnd {
         started_at: i64,
         events_tx: mpsc::Sender<EventMsg>,
         thread: Option<Arc<Thread>>,
+        finished: CancellationToken,
     ) -> TurnEnd {
         TurnEnd {
             turn_id,
@@ -36,6 +40,7 @@ impl TurnEnd {
             clock: Instant::now(),
             events_tx,
             thread,
+            finished,
         }
     }
 
@@ -62,6 +67,7 @@ impl TurnEnd {
         }
         // Mark as ended: Drop must not emit a second terminal event.
         self.events_tx = closed_sender();
+        self.finished.cancel();
     }
 }
 
@@ -80,6 +86,7 @@ impl Drop for TurnEnd {
         if self.events_tx.try_send(event).is_err() {
             tracing::warn!(turn_id = %self.turn_id, "could not deliver the failed turn end");
         }
+        self.finished.cancel();
     }
 }
 
@@ -106,7 +113,7 @@ mod tests {
     #[tokio::test]
     async fn a_turn_ends_exactly_once_when_ended() {
         let (events_tx, mut events_rx) = mpsc::channel(8);
-        let end = TurnEnd::new("t".into(), 0, events_tx, None);
+        let end = TurnEnd::new("t".into(), 0, events_tx, None, CancellationToken::new());
         end.end(TurnOutcome::Interrupted).await;
         assert_eq!(ended(&mut events_rx), vec!["interrupted"]);
     }
@@ -115,7 +122,7 @@ mod tests {
     async fn a_turn_dropped_without_an_end_still_ends_once_as_failed() {
         let (events_tx, mut events_rx) = mpsc::channel(8);
         let task = tokio::spawn(async move {
-            let _end = TurnEnd::new("t".into(), 0, events_tx, None);
+            let _end = TurnEnd::new("t".into(), 0, events_tx, None, CancellationToken::new());
             panic!("tool crashed");
         });
         assert!(task.await.is_err());

@@ -40,6 +40,8 @@ pub(crate) struct TurnContext {
     pub turn_id: String,
     pub cancel: CancellationToken,
     pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
+    /// Cancelled once this turn's terminal event is out (see `ActiveTurn::finished`).
+    pub finished: CancellationToken,
     /// The provider's sticky routing value, echoed on every request of this turn.
     pub provider_turn_state: TurnState,
 }
@@ -87,6 +89,7 @@ pub(crate) async fn run_turn(turn: TurnContext) {
         started_at,
         turn.thread.events_tx.clone(),
         Some(turn.thread.clone()),
+        turn.finished.clone(),
     );
     turn.emit(EventMsg::TurnStarted {
         turn_id: turn.turn_id.clone(),
@@ -99,6 +102,8 @@ pub(crate) async fn run_turn(turn: TurnContext) {
     })
     .await;
     let outcome = sample_until_done(&turn).await;
+    // Whatever the outcome, the turn takes no more input from here on.
+    turn.thread.close_turn(&turn.turn_id);
     if outcome == TurnOutcome::Interrupted {
         // The model should know its last turn was cut short, not believe it finished.
         turn.record_history(ResponseItem::user_text(TURN_ABORTED_NOTE))
@@ -119,12 +124,7 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
         match sampling::sample_once(turn).await {
             Ok(result) => {
                 retries = 0;
-                let has_pending = turn
-                    .pending_input
-                    .lock()
-                    .map(|pending| !pending.is_empty())
-                    .unwrap_or(false);
-                if !result.needs_follow_up && !has_pending {
+                if !result.needs_follow_up && turn.thread.close_turn_unless_pending(&turn.turn_id) {
                     return TurnOutcome::Completed {
                         final_items: result.final_items,
                     };
@@ -307,6 +307,7 @@ mod tests {
             turn_id: "t".into(),
             cancel: CancellationToken::new(),
             pending_input: Arc::default(),
+            finished: CancellationToken::new(),
             provider_turn_state: Default::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
