@@ -10,9 +10,11 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use openturn::mock_provider::{many_deltas, SseEvent};
+use openturn::client::{ModelClient, ProviderInfo, RequestContext};
+use openturn::mock_provider::{many_deltas, MockProvider, Reply, Script, SseEvent};
 use openturn::wire::map::{map_frame, FrameOutcome};
 use openturn::wire::sse::SseEventStream;
+use openturn::wire::{ResponseItem, ResponsesRequest};
 
 const DELTAS: usize = 20_000;
 const RUNS: usize = 7;
@@ -60,6 +62,48 @@ fn decode_and_map(runtime: &tokio::runtime::Runtime, chunks: &[Bytes]) -> usize 
     })
 }
 
+/// The whole client path: HTTP over loopback from the mock provider, the decoder task, the
+/// mapper task and both channels, as the turn loop consumes it. Returns events received.
+fn through_client(runtime: &tokio::runtime::Runtime, reply: &Reply) -> usize {
+    runtime.block_on(async {
+        let mock = match MockProvider::start(Script::new([reply.clone()])).await {
+            Ok(mock) => mock,
+            Err(error) => panic!("mock provider: {error}"),
+        };
+        let mut provider = ProviderInfo::openai();
+        provider.base_url = mock.base_url();
+        provider.env_key = None;
+        let request = ResponsesRequest {
+            model: "bench".to_string(),
+            instructions: String::new(),
+            input: vec![ResponseItem::user_text("go")],
+            tools: vec![],
+            tool_choice: "auto",
+            parallel_tool_calls: false,
+            reasoning: None,
+            store: false,
+            stream: true,
+            include: vec![],
+            prompt_cache_key: None,
+            text: None,
+        };
+        let client = ModelClient::new().unwrap_or_else(|error| panic!("{error}"));
+        let mut stream = client
+            .stream(&provider, &request, &RequestContext::default())
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        let mut events = 0;
+        while let Some(event) = stream.next().await {
+            if let Err(error) = event {
+                panic!("the benchmark transcript must stream cleanly: {error}");
+            }
+            events += 1;
+        }
+        mock.shutdown().await;
+        events
+    })
+}
+
 fn main() {
     let reply = many_deltas("resp_bench", "msg_bench", DELTAS, "Hello, wörld 👋 ");
     let body = render(&reply.events);
@@ -69,7 +113,7 @@ fn main() {
         .collect();
     let frames: Vec<&str> = reply.events.iter().map(|e| e.data.as_str()).collect();
     let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
@@ -77,6 +121,12 @@ fn main() {
     };
 
     let decoded = best_of(|| decode_and_map(&runtime, &chunks));
+    let reply_whole = Reply::Sse(
+        reply
+            .clone()
+            .with_chunking(openturn::mock_provider::Chunking::FixedBytes(CHUNK_BYTES)),
+    );
+    let piped = best_of(|| through_client(&runtime, &reply_whole));
     let mapped = best_of(|| {
         frames
             .iter()
@@ -108,6 +158,7 @@ fn main() {
     let baseline = value.0.as_secs_f64();
     for (name, (elapsed, events)) in [
         ("SSE decode + map (SseEventStream)", decoded),
+        ("HTTP loopback → ModelClient → ResponseStream", piped),
         ("map only (map_frame on frame data)", mapped),
         ("serde_json::Value per frame", value),
         ("serde_json IgnoredAny per frame", ignored),

@@ -16,7 +16,7 @@ use libfuzzer_sys::fuzz_target;
 use openturn::wire::sse::SseEventStream;
 use openturn::wire::sse_frame::frames_of;
 use openturn::wire::websocket::{WebSocketEventStream, WebSocketMessage};
-use openturn::wire::{ResponseEvent, StreamError};
+use openturn::wire::{ResponseEvent, ResponseEventSource, StreamError};
 
 type Item = Result<ResponseEvent, StreamError>;
 
@@ -33,7 +33,7 @@ const IDLE: Duration = Duration::from_secs(3600);
 fn decode_sse(chunks: Vec<Bytes>, frame_count: usize) -> Vec<Item> {
     let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<Bytes, Infallible>));
     let mut stream = SseEventStream::new(bytes, IDLE);
-    RUNTIME.with(|runtime| runtime.block_on(drain(|| stream.next_event(), frame_count)))
+    RUNTIME.with(|runtime| runtime.block_on(drain(&mut stream, frame_count)))
 }
 
 fn decode_websocket(messages: Vec<String>) -> Vec<Item> {
@@ -44,25 +44,24 @@ fn decode_websocket(messages: Vec<String>) -> Vec<Item> {
             .map(|text| Ok::<_, Infallible>(WebSocketMessage::Text(text))),
     );
     let mut stream = WebSocketEventStream::new(messages, IDLE);
-    RUNTIME.with(|runtime| runtime.block_on(drain(|| stream.next_event(), count)))
+    RUNTIME.with(|runtime| runtime.block_on(drain(&mut stream, count)))
 }
 
 /// Collects items until the end, checking the terminal-item invariants on the way.
-async fn drain<'a, F, Fut>(mut next: F, frame_count: usize) -> Vec<Item>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<Item>>,
-{
+async fn drain<S: ResponseEventSource>(source: &mut S, frame_count: usize) -> Vec<Item> {
     let mut items = Vec::new();
-    while let Some(item) = next().await {
+    while let Some(item) = source.next_event().await {
         items.push(item);
         assert!(items.len() <= frame_count + 1, "more items than frames");
     }
-    assert!(next().await.is_none(), "an item after the end");
+    assert!(source.next_event().await.is_none(), "an item after the end");
     let terminal = |item: &Item| matches!(item, Err(_) | Ok(ResponseEvent::Completed { .. }));
     if let Some((last, rest)) = items.split_last() {
         assert!(terminal(last), "the stream ended without a terminal item");
-        assert!(!rest.iter().any(terminal), "a terminal item before the last");
+        assert!(
+            !rest.iter().any(terminal),
+            "a terminal item before the last"
+        );
     }
     items
 }
@@ -75,7 +74,11 @@ fuzz_target!(|input: &[u8]| {
     let whole = decode_sse(vec![Bytes::copy_from_slice(body)], frames.len());
     let size = usize::from(selector % 64) + 1;
     let chunks = body.chunks(size).map(Bytes::copy_from_slice).collect();
-    assert_eq!(decode_sse(chunks, frames.len()), whole, "chunking changed the result");
+    assert_eq!(
+        decode_sse(chunks, frames.len()),
+        whole,
+        "chunking changed the result"
+    );
     let messages = frames.into_iter().map(|frame| frame.data).collect();
     decode_websocket(messages);
 });

@@ -230,3 +230,7 @@ impl Mapper {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;

@@ -12,6 +12,22 @@ pub enum UserInput {
     LocalImage { path: String },
 }
 
+/// The memory files and earlier threads an agent message cited (hidden from its text).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MemoryCitation {
+    pub entries: Vec<MemoryCitationEntry>,
+    pub thread_ids: Vec<String>,
+}
+
+/// One cited line range of a memory file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryCitationEntry {
+    pub path: String,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub note: String,
+}
+
 /// A completed (or starting) item of a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -27,6 +43,9 @@ pub enum TurnItem {
         text: String,
         #[serde(default)]
         phase: Option<String>,
+        /// What the hidden `<oai-mem-citation>` blocks of the message cited.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        memory_citation: Option<MemoryCitation>,
     },
     Reasoning {
         id: String,

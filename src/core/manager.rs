@@ -19,7 +19,7 @@ use crate::wire::ResponseItem;
 
 use super::error::CoreError;
 use super::event::EventMsg;
-use super::settings::ThreadSettings;
+use super::settings::{PersistedSettings, ThreadSettings};
 use super::thread::{Thread, ThreadId};
 
 /// Core events buffered per thread before the server's projection task takes them. When the
@@ -105,6 +105,7 @@ impl ThreadManager {
                 cli_version: env!("CARGO_PKG_VERSION").to_string(),
                 forked_from_id: forked_from_id.clone(),
                 source: Some("appServer".to_string()),
+                settings: Some(settings.persisted().to_value()),
             };
             let storage = |e: RolloutError| CoreError::Storage(e.to_string());
             writer
@@ -176,7 +177,7 @@ impl ThreadManager {
         let entry = IndexEntry::from_contents(contents, false);
         let writer = RolloutWriter::open_append(&contents.path, Some(self.index.clone()), entry)
             .map_err(|error| rollout_error(id.as_str(), error))?;
-        Ok(self.insert_thread(
+        let spawn = self.insert_thread(
             id,
             contents.meta.created_at,
             false,
@@ -184,7 +185,10 @@ impl ThreadManager {
             settings,
             Some(writer),
             LoadedState::from_items(&contents.items),
-        ))
+        );
+        // What the file says, so overrides given to this resume are recorded by the next turn.
+        spawn.thread.state().persisted_settings = PersistedSettings::from_rollout(contents);
+        Ok(spawn)
     }
 
     /// Creates a new thread holding a copy of `source`'s turns and history (up to `last_turn_id`,
@@ -196,8 +200,11 @@ impl ThreadManager {
         settings: ThreadSettings,
         ephemeral: bool,
     ) -> Result<ThreadSpawn, CoreError> {
-        let items = fork_items(&source.items, last_turn_id, chrono::Utc::now().timestamp())
+        let mut items = fork_items(&source.items, last_turn_id, chrono::Utc::now().timestamp())
             .map_err(|error| CoreError::InvalidInput(error.to_string()))?;
+        // The fork's own session meta records the settings it starts with; the source's
+        // changes would override them on a later resume.
+        items.retain(|item| !matches!(item, RolloutItem::SettingsChanged { .. }));
         self.create_thread(settings, ephemeral, Some(source.meta.id.clone()), items)
             .await
     }

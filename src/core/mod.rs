@@ -16,10 +16,13 @@ pub mod turn;
 
 pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};
-pub use items::{ToolContent, ToolItemStatus, TurnItem, UserInput};
+pub use items::{
+    MemoryCitation, MemoryCitationEntry, ToolContent, ToolItemStatus, TurnItem, UserInput,
+};
 pub use manager::{ThreadManager, ThreadSpawn};
 pub use settings::{
-    ApprovalPolicy, DynamicToolSpec, ReasoningSummaryMode, SandboxMode, ThreadSettings,
+    ApprovalPolicy, DynamicToolSpec, PersistedSettings, ReasoningSummaryMode, SandboxMode,
+    ThreadSettings,
 };
 pub use thread::{StartedTurn, Thread, ThreadId, TurnGate};
 

@@ -37,9 +37,10 @@ pub enum ReasoningSummaryMode {
 }
 
 /// A client-implemented tool declared on `thread/start` (`dynamicTools`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DynamicToolSpec {
     pub name: String,
+    #[serde(default)]
     pub namespace: Option<String>,
     pub description: String,
     pub input_schema: serde_json::Value,
@@ -67,6 +68,102 @@ pub struct ThreadSettings {
     /// become a plan item.
     pub plan_mode: bool,
     pub dynamic_tools: Vec<DynamicToolSpec>,
+}
+
+/// The part of [`ThreadSettings`] a thread keeps across daemon restarts: what `thread/start`
+/// set and later `turn/start` overrides changed, so a resumed thread's next request is built as
+/// it would have been. Every field is optional (older files, partial snapshots) and unknown
+/// fields are ignored, so the format can grow. The provider is not here: the session meta has it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PersistedSettings {
+    pub model: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub base_instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub approval_policy: Option<ApprovalPolicy>,
+    pub sandbox: Option<SandboxMode>,
+    pub reasoning_effort: Option<String>,
+    pub reasoning_summary: Option<String>,
+    pub plan_mode: Option<bool>,
+    pub dynamic_tools: Option<Vec<DynamicToolSpec>>,
+}
+
+impl PersistedSettings {
+    /// Serialized form for the rollout (`SessionMeta::settings`, `settings_changed`).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Reads a stored snapshot; one that does not parse is ignored (logged), never fatal: the
+    /// thread then falls back to its configuration.
+    pub fn from_value(value: &serde_json::Value) -> Option<PersistedSettings> {
+        match serde_json::from_value(value.clone()) {
+            Ok(settings) => Some(settings),
+            Err(error) => {
+                tracing::warn!(%error, "ignoring unreadable persisted thread settings");
+                None
+            }
+        }
+    }
+
+    /// What a rollout says the thread's settings are: the session meta's snapshot, then each
+    /// `settings_changed` line in order (fields it carries replace earlier ones).
+    pub fn from_rollout(contents: &crate::rollout::RolloutContents) -> PersistedSettings {
+        let mut merged = contents
+            .meta
+            .settings
+            .as_ref()
+            .and_then(PersistedSettings::from_value)
+            .unwrap_or_default();
+        for item in &contents.items {
+            if let crate::rollout::RolloutItem::SettingsChanged { settings } = item {
+                if let Some(changed) = PersistedSettings::from_value(settings) {
+                    merged.merge(changed);
+                }
+            }
+        }
+        merged
+    }
+
+    fn merge(&mut self, newer: PersistedSettings) {
+        fn take<T>(slot: &mut Option<T>, newer: Option<T>) {
+            if newer.is_some() {
+                *slot = newer;
+            }
+        }
+        take(&mut self.model, newer.model);
+        take(&mut self.cwd, newer.cwd);
+        take(&mut self.base_instructions, newer.base_instructions);
+        take(
+            &mut self.developer_instructions,
+            newer.developer_instructions,
+        );
+        take(&mut self.approval_policy, newer.approval_policy);
+        take(&mut self.sandbox, newer.sandbox);
+        take(&mut self.reasoning_effort, newer.reasoning_effort);
+        take(&mut self.reasoning_summary, newer.reasoning_summary);
+        take(&mut self.plan_mode, newer.plan_mode);
+        take(&mut self.dynamic_tools, newer.dynamic_tools);
+    }
+}
+
+impl ThreadSettings {
+    /// The snapshot of these settings that the rollout keeps.
+    pub fn persisted(&self) -> PersistedSettings {
+        PersistedSettings {
+            model: Some(self.model.clone()),
+            cwd: Some(self.cwd.clone()),
+            base_instructions: Some(self.base_instructions.clone()),
+            developer_instructions: self.developer_instructions.clone(),
+            approval_policy: Some(self.approval_policy),
+            sandbox: Some(self.sandbox),
+            reasoning_effort: self.reasoning_effort.clone(),
+            reasoning_summary: self.reasoning_summary.clone(),
+            plan_mode: Some(self.plan_mode),
+            dynamic_tools: Some(self.dynamic_tools.clone()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -97,3 +194,49 @@ impl ThreadSettings {
 pub const DEFAULT_INSTRUCTIONS: &str = "You are openturn, a coding agent running in the user's \
 editor. Be concise and precise. Use the tools you are given to inspect and change the workspace \
 when that helps, and explain what you did.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn persisted_settings_read_old_files_and_tolerate_unknown_fields() {
+        let old = concat!(
+            r#"{"timestamp":"t","type":"session_meta","payload":{"id":"0","created_at":0,"#,
+            r#""cwd":"/","model":"m","model_provider":"p","cli_version":"0"}}"#,
+            "\n",
+            r#"{"timestamp":"t","type":"settings_changed","payload":{"settings":"#,
+            r#"{"model":"gpt-5-mini","plan_mode":true,"a_later_field":1}}}"#,
+            "\n",
+            r#"{"timestamp":"t","type":"settings_changed","payload":{"settings":"#,
+            r#"{"reasoning_effort":"high"}}}"#,
+            "\n",
+        );
+        let contents =
+            crate::rollout::reader::parse_rollout(std::path::Path::new("x"), old.as_bytes())
+                .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(contents.meta.settings, None);
+        let merged = PersistedSettings::from_rollout(&contents);
+        assert_eq!(merged.model.as_deref(), Some("gpt-5-mini"));
+        assert_eq!(merged.plan_mode, Some(true));
+        assert_eq!(merged.reasoning_effort.as_deref(), Some("high"));
+        assert_eq!(merged.dynamic_tools, None);
+    }
+
+    #[test]
+    fn a_snapshot_round_trips_through_its_stored_form() {
+        let mut settings = ThreadSettings::for_tests();
+        settings.dynamic_tools = vec![DynamicToolSpec {
+            name: "t".into(),
+            namespace: None,
+            description: "d".into(),
+            input_schema: serde_json::json!({"type": "object"}),
+        }];
+        settings.plan_mode = true;
+        let snapshot = settings.persisted();
+        assert_eq!(
+            PersistedSettings::from_value(&snapshot.to_value()),
+            Some(snapshot)
+        );
+    }
+}

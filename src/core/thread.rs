@@ -13,7 +13,7 @@ use crate::wire::{ResponseItem, TokenUsage};
 use super::error::CoreError;
 use super::event::EventMsg;
 use super::items::UserInput;
-use super::settings::ThreadSettings;
+use super::settings::{PersistedSettings, ThreadSettings};
 use super::turn::{self, TurnContext};
 
 /// A thread id: a UUID (v7 for threads we create), kept as its canonical string.
@@ -79,6 +79,9 @@ pub(crate) struct ThreadState {
     pub ended_turn_ids: std::collections::VecDeque<String>,
     /// Commands the user approved "for this session" (display form); not asked about again.
     pub approved_commands: std::collections::HashSet<String>,
+    /// The settings as the rollout last recorded them; a turn that finds `settings` moved on
+    /// records the new snapshot first.
+    pub persisted_settings: PersistedSettings,
 }
 
 /// How many ended turn ids a thread remembers for idempotent interrupts.
@@ -143,6 +146,7 @@ impl Thread {
             events_tx,
             client,
             state: Mutex::new(ThreadState {
+                persisted_settings: settings.persisted(),
                 settings,
                 history,
                 active: None,
@@ -171,6 +175,18 @@ impl Thread {
 
     pub fn update_settings(&self, update: impl FnOnce(&mut ThreadSettings)) {
         update(&mut self.state().settings);
+    }
+
+    /// The settings snapshot to record when they changed since the rollout last recorded them
+    /// (and marks it recorded).
+    pub(crate) fn take_settings_change(&self) -> Option<PersistedSettings> {
+        let mut state = self.state();
+        let current = state.settings.persisted();
+        if current == state.persisted_settings {
+            return None;
+        }
+        state.persisted_settings = current.clone();
+        Some(current)
     }
 
     pub fn history(&self) -> Vec<ResponseItem> {

@@ -450,6 +450,7 @@ mod tests {
             cli_version: "0".to_string(),
             forked_from_id: None,
             source: None,
+            settings: None,
         }
     }
 

@@ -42,6 +42,12 @@ pub enum RolloutItem {
     ThreadName {
         name: String,
     },
+    /// The thread's sticky settings changed (a `turn/start` override, a resume override): the
+    /// full new snapshot, in core's own serialized form. The last one (else the session meta's)
+    /// is what a resume restores.
+    SettingsChanged {
+        settings: Value,
+    },
 }
 
 /// Facts about the thread fixed at creation.
@@ -60,6 +66,10 @@ pub struct SessionMeta {
     pub forked_from_id: Option<String>,
     #[serde(default)]
     pub source: Option<String>,
+    /// The thread's settings at creation (tools, instructions, policies), in core's own
+    /// serialized form. Absent in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<Value>,
 }
 
 impl RolloutLine {

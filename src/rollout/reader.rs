@@ -94,6 +94,7 @@ fn is_known_type(value: &Value) -> bool {
                 | "turn_item"
                 | "turn_ended"
                 | "thread_name"
+                | "settings_changed"
         )
     )
 }

@@ -26,12 +26,17 @@ pub fn thread_item(
             content: content.iter().map(user_input_out).collect(),
             client_id: client_id.clone(),
         },
-        core::TurnItem::AgentMessage { id, text, phase } => ThreadItemDetails::AgentMessage {
+        core::TurnItem::AgentMessage {
+            id,
+            text,
+            phase,
+            memory_citation,
+        } => ThreadItemDetails::AgentMessage {
             id: id.clone(),
             text: text.clone(),
             phase: phase.clone(),
             moderation: None,
-            memory_citation: None,
+            memory_citation: memory_citation.as_ref().map(memory_citation_out),
             delivery: None,
             questions: None,
         },
@@ -316,4 +321,17 @@ pub fn sandbox_policy_out(mode: core::SandboxMode, cwd: &str) -> SandboxPolicy {
         },
         core::SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
     }
+}
+
+/// `MemoryCitation` as the reference's schema spells it (camelCase, all fields required).
+fn memory_citation_out(citation: &core::MemoryCitation) -> Value {
+    serde_json::json!({
+        "entries": citation.entries.iter().map(|entry| serde_json::json!({
+            "path": entry.path,
+            "lineStart": entry.line_start,
+            "lineEnd": entry.line_end,
+            "note": entry.note,
+        })).collect::<Vec<_>>(),
+        "threadIds": citation.thread_ids,
+    })
 }

@@ -6,6 +6,7 @@
 //!
 //! This module is pure text: it knows nothing of events, items or turns.
 
+pub(crate) mod citation;
 mod tags;
 
 use tags::{TagEvent, TagScanner};
@@ -172,6 +173,14 @@ impl PlanParser {
             None => text,
         }
     }
+}
+
+/// The hidden citation payloads of a complete message.
+pub(crate) fn citations_in(text: &str) -> Vec<String> {
+    let mut parser = AssistantTextParser::new(false);
+    let mut citations = parser.push(text).citations;
+    citations.extend(parser.finish().citations);
+    citations
 }
 
 /// The visible text and the plan text of a complete message, parsed in one go.

@@ -10,7 +10,10 @@ use crate::wire::{ReasoningSummary, ResponseItem};
 
 use super::super::event::EventMsg;
 use super::super::items::TurnItem;
-use super::super::text::{split_complete_text, AssistantTextParser, PlanSegment, TextChunk};
+use super::super::text::citation::parse_memory_citation;
+use super::super::text::{
+    citations_in, split_complete_text, AssistantTextParser, PlanSegment, TextChunk,
+};
 use super::super::tools::{self, Routed, ToolOutput};
 use super::active_item::{
     ensure_item_id, report_protocol_error, ActiveItem, ActiveKind, ProtocolError, ToolInputStream,
@@ -140,6 +143,7 @@ async fn start_agent_message(turn: &TurnContext, active: &mut ActiveItem, text: 
         id: active.id.clone(),
         text,
         phase: phase.clone(),
+        memory_citation: None,
     };
     emit_started(turn, item).await;
 }
@@ -164,7 +168,8 @@ pub(super) async fn emit_text_chunk(
     chunk: TextChunk,
 ) {
     if !chunk.citations.is_empty() {
-        // Citations stay local: the visible text already omits their markup.
+        // The completed item carries them, parsed from its complete text; the visible text
+        // already omits their markup.
         tracing::debug!(count = chunk.citations.len(), "memory citations extracted");
     }
     let Some(plan) = plan.as_mut() else {
@@ -345,6 +350,8 @@ async fn commit_agent_message(
         id,
         text: visible,
         phase,
+        // From the complete text, which is authoritative (and exists for unstreamed items too).
+        memory_citation: parse_memory_citation(&citations_in(&raw_text)),
     };
     if !streamed {
         let mut started = completed.clone();

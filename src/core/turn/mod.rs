@@ -96,6 +96,14 @@ pub(crate) async fn run_turn(turn: TurnContext) {
         started_at,
     })
     .await;
+    // Sticky overrides this turn brought (or a resume's) are recorded before the turn, so a
+    // daemon restart resumes the thread with them.
+    if let Some(settings) = turn.thread.take_settings_change() {
+        turn.persist(RolloutItem::SettingsChanged {
+            settings: settings.to_value(),
+        })
+        .await;
+    }
     turn.persist(RolloutItem::TurnStarted {
         turn_id: turn.turn_id.clone(),
         started_at,
@@ -131,7 +139,14 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
                 }
             }
             Err(SamplingError::Interrupted) => return TurnOutcome::Interrupted,
-            Err(SamplingError::Stream(error)) if error.is_retryable() && retries < max_retries => {
+            Err(failure)
+                if failure
+                    .stream_error()
+                    .is_some_and(|error| error.is_retryable() && retries < max_retries) =>
+            {
+                let Some(error) = failure.stream_error() else {
+                    continue;
+                };
                 retries += 1;
                 let delay = backoff(retries, error.retry_delay());
                 turn.emit(EventMsg::Error {
@@ -151,6 +166,10 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
             }
             Err(SamplingError::Stream(error)) => {
                 return TurnOutcome::Failed(stream_turn_error(&error, retries))
+            }
+            Err(SamplingError::StreamAfterHeaders(error, rate_limits)) => {
+                sampling::emit_failed_usage(turn, rate_limits).await;
+                return TurnOutcome::Failed(stream_turn_error(&error, retries));
             }
             Err(SamplingError::Client(error)) => {
                 return TurnOutcome::Failed(client_turn_error(&error))

@@ -30,6 +30,21 @@ pub(crate) enum SamplingError {
     Interrupted,
     Client(ClientError),
     Stream(StreamError),
+    /// The stream failed after the provider answered: the response's rate-limit headers are
+    /// kept so a failure that ends the turn can still report them (see [`emit_failed_usage`]).
+    StreamAfterHeaders(StreamError, Option<RateLimitSnapshot>),
+}
+
+impl SamplingError {
+    /// The stream error, whichever variant carries it.
+    pub(crate) fn stream_error(&self) -> Option<&StreamError> {
+        match self {
+            SamplingError::Stream(error) | SamplingError::StreamAfterHeaders(error, _) => {
+                Some(error)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What one successful response means for the turn.
@@ -114,8 +129,24 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
     let mut state = ResponseState::new(turn, settings);
     let outcome = consume_stream(turn, &mut state, stream).await;
     drain_in_flight(turn, &mut state).await;
-    let completed = outcome?;
-    emit_usage(turn, completed.token_usage, &state).await;
+    let completed = match outcome {
+        Ok(completed) => completed,
+        Err(SamplingError::Stream(error)) => {
+            return Err(SamplingError::StreamAfterHeaders(
+                error,
+                state.rate_limits.take(),
+            ))
+        }
+        Err(other) => return Err(other),
+    };
+    let window = state.settings.model_context_window;
+    emit_usage(
+        turn,
+        completed.token_usage,
+        state.rate_limits.clone(),
+        window,
+    )
+    .await;
     Ok(SamplingResult {
         needs_follow_up: state.needs_follow_up,
         final_items: state.final_items,
@@ -349,7 +380,21 @@ async fn drain_in_flight(turn: &TurnContext, state: &mut ResponseState) {
     }
 }
 
-async fn emit_usage(turn: &TurnContext, usage: Option<TokenUsage>, state: &ResponseState) {
+/// A response that failed and ends the turn still reports usage and rate limits before the
+/// failure, as the reference does. Its usage is not added (the wire layer does not pass on a
+/// failed response's usage); a failure that is retried reports nothing, so the successful retry
+/// is counted once.
+pub(crate) async fn emit_failed_usage(turn: &TurnContext, rate_limits: Option<RateLimitSnapshot>) {
+    let window = turn.thread.settings().model_context_window;
+    emit_usage(turn, None, rate_limits, window).await;
+}
+
+async fn emit_usage(
+    turn: &TurnContext,
+    usage: Option<TokenUsage>,
+    rate_limits: Option<RateLimitSnapshot>,
+    model_context_window: Option<i64>,
+) {
     let last = usage.unwrap_or_default();
     let total = {
         let mut thread_state = turn.thread.state();
@@ -365,12 +410,12 @@ async fn emit_usage(turn: &TurnContext, usage: Option<TokenUsage>, state: &Respo
         turn_id: turn.turn_id.clone(),
         total,
         last,
-        model_context_window: state.settings.model_context_window,
+        model_context_window,
     })
     .await;
     turn.emit(EventMsg::RateLimits {
         turn_id: turn.turn_id.clone(),
-        snapshot: state.rate_limits.clone(),
+        snapshot: rate_limits,
     })
     .await;
 }

@@ -130,7 +130,7 @@ fn demo_tool_calls_exec_command_then_answers() {
     let arguments = call["arguments"].as_str().unwrap();
     assert_eq!(
         serde_json::from_str::<Value>(arguments).unwrap(),
-        json!({"cmd": "echo hello from a tool"})
+        json!({"cmd": "echo hello from a tool", "login": false})
     );
     assert_eq!(
         delta_text(&first, "response.function_call_arguments.delta"),

@@ -15,7 +15,9 @@ pub fn initialize(
     {
         let mut connection = context.connection();
         connection.initialized = true;
-        connection.client_name = params.client_info.name.clone();
+        // The name travels upstream as the `originator` header: keep it a valid header value,
+        // so one odd client name cannot make every turn fail.
+        connection.client_name = header_safe(&params.client_info.name);
         connection.client_version = params.client_info.version.clone();
         connection.experimental_api = params
             .capabilities
@@ -30,12 +32,13 @@ pub fn initialize(
     }
     let version = env!("CARGO_PKG_VERSION");
     let client = &params.client_info;
+    let safe_name = header_safe(&client.name);
     let user_agent = format!(
         "{name}/{version} ({os}; {arch}) openturn ({name}; {client_version})",
-        name = if client.name.is_empty() {
+        name = if safe_name.is_empty() {
             SERVER_NAME
         } else {
-            &client.name
+            &safe_name
         },
         os = std::env::consts::OS,
         arch = std::env::consts::ARCH,
@@ -57,4 +60,32 @@ pub fn initialize(
             version: version.to_string(),
         },
     })
+}
+
+/// Visible ASCII only (what an HTTP header value may carry), other characters as `_`, at most
+/// 128 characters.
+fn header_safe(name: &str) -> String {
+    name.trim()
+        .chars()
+        .take(128)
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_safe;
+
+    #[test]
+    fn client_names_become_valid_header_values() {
+        assert_eq!(header_safe("my\teditor\n"), "my_editor");
+        assert_eq!(header_safe("Zed ✓"), "Zed _");
+        assert_eq!(header_safe("codex_python_sdk"), "codex_python_sdk");
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::core::settings::DEFAULT_INSTRUCTIONS;
-use crate::core::{Thread, ThreadId, ThreadSettings, ThreadSpawn};
+use crate::core::{PersistedSettings, Thread, ThreadId, ThreadSettings, ThreadSpawn};
 use crate::protocol::common::ApprovalsReviewer;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{
@@ -85,8 +85,7 @@ async fn resume(
         Err(_) => {
             let contents = load_contents_by_id(context, &thread_id).await?;
             let config = thread_config(context, &params.overrides)?;
-            let settings =
-                settings_from(context, &config, &params.overrides, Some(&contents.meta))?;
+            let settings = settings_from(context, &config, &params.overrides, Some(&contents))?;
             let spawn = context.threads.resume_thread(&contents, settings)?;
             spawn_thread_projection(context, thread_id.clone(), spawn.events_rx);
             // Loading announces the thread's status before the response (PROTOCOL.md §4).
@@ -167,7 +166,7 @@ async fn fork(
         Err(_) => load_contents_by_id(context, &thread_id).await?,
     };
     let config = thread_config(context, &params.overrides)?;
-    let settings = settings_from(context, &config, &params.overrides, Some(&source.meta))?;
+    let settings = settings_from(context, &config, &params.overrides, Some(&source))?;
     let spawn = context
         .threads
         .fork_thread(&source, params.last_turn_id.as_deref(), settings, ephemeral)
@@ -221,22 +220,40 @@ fn thread_config(
     })
 }
 
-/// Settings for a new or loaded thread: explicit params win, then (for a persisted thread) what
-/// its rollout recorded, then configuration.
+/// Settings for a new or loaded thread: explicit params (and keys their `config` object names)
+/// win, then (for a persisted thread) what its rollout recorded, then configuration.
 fn settings_from(
     context: &ServerContext,
     config: &Config,
     params: &ThreadStartParams,
-    persisted: Option<&SessionMeta>,
+    persisted: Option<&RolloutContents>,
 ) -> Result<ThreadSettings, HandlerError> {
-    let (model, provider_id) = model_and_provider(config, params, persisted);
+    let meta = persisted.map(|contents| &contents.meta);
+    let saved = persisted
+        .map(PersistedSettings::from_rollout)
+        .unwrap_or_default();
+    let config_names = |key: &str| params.config.as_ref().is_some_and(|c| c.contains_key(key));
+    // A saved value, unless the params' `config` object names its key.
+    let saved_unless = |key: &str, value: Option<String>| value.filter(|_| !config_names(key));
+    let (mut model, provider_id) = model_and_provider(config, params, meta);
+    if let (None, Some(saved_model)) = (&params.model, saved_unless("model", saved.model)) {
+        model = saved_model;
+    }
     let provider = config.provider(&provider_id)?;
-    let cwd = match (&params.cwd, persisted) {
-        (Some(cwd), _) => absolute_cwd(cwd)?,
-        (None, Some(meta)) => PathBuf::from(&meta.cwd),
-        (None, None) => {
+    let cwd = match (&params.cwd, saved.cwd, meta) {
+        (Some(cwd), _, _) => absolute_cwd(cwd)?,
+        (None, Some(cwd), _) => cwd,
+        (None, None, Some(meta)) => PathBuf::from(&meta.cwd),
+        (None, None, None) => {
             std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string()))?
         }
+    };
+    let dynamic_tools = match (&params.dynamic_tools, saved.dynamic_tools) {
+        (Some(tools), _) => {
+            convert::dynamic_tools_in(tools).map_err(HandlerError::InvalidParams)?
+        }
+        (None, Some(tools)) => tools,
+        (None, None) => Vec::new(),
     };
     Ok(ThreadSettings {
         model,
@@ -245,31 +262,36 @@ fn settings_from(
         base_instructions: params
             .base_instructions
             .clone()
+            .or_else(|| saved_unless("instructions", saved.base_instructions))
             .or_else(|| config.instructions.clone())
             .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_string()),
         developer_instructions: params
             .developer_instructions
             .clone()
+            .or_else(|| saved_unless("developer_instructions", saved.developer_instructions))
             .or_else(|| config.developer_instructions.clone()),
         approval_policy: params
             .approval_policy
             .map(convert::approval_policy_in)
+            .or(saved
+                .approval_policy
+                .filter(|_| !config_names("approval_policy")))
             .unwrap_or(config.approval_policy),
         sandbox: params
             .sandbox
             .map(convert::sandbox_mode_in)
+            .or(saved.sandbox.filter(|_| !config_names("sandbox_mode")))
             .unwrap_or(config.sandbox_mode),
-        reasoning_effort: config.model_reasoning_effort.clone(),
-        reasoning_summary: config.model_reasoning_summary.clone(),
+        reasoning_effort: saved_unless("model_reasoning_effort", saved.reasoning_effort)
+            .or_else(|| config.model_reasoning_effort.clone()),
+        reasoning_summary: saved_unless("model_reasoning_summary", saved.reasoning_summary)
+            .or_else(|| config.model_reasoning_summary.clone()),
         show_raw_agent_reasoning: config.show_raw_agent_reasoning,
         originator: context.connection().client_name.clone(),
         model_context_window: config.model_context_window,
         reasoning_summary_mode: config.reasoning_summary_mode,
-        plan_mode: false,
-        dynamic_tools: match &params.dynamic_tools {
-            Some(tools) => convert::dynamic_tools_in(tools).map_err(HandlerError::InvalidParams)?,
-            None => Vec::new(),
-        },
+        plan_mode: saved.plan_mode.unwrap_or(false),
+        dynamic_tools,
     })
 }
 
