@@ -2,7 +2,7 @@
 //! the same loopback provider, scenario by scenario (one daemon after the other, so machine noise
 //! hits both alike), and prints a Markdown table of both figures, their ratio and the target.
 //!
-//! Usage: `compare_driver --openturn PATH [--reference PATH] [--quick]`. Without `--reference`
+//! Usage: `compare_driver --openturn PATH [--reference PATH] [--quick] [--only SCENARIO]`. Without `--reference`
 //! only openturn's column is filled (useful while profiling). Run by `cargo test` (no `--bench`
 //! argument, no `--openturn`), it does a smoke run of the debug binary at tiny sizes and fails if
 //! any openturn scenario fails, so the harness cannot rot unnoticed.
@@ -18,6 +18,8 @@ use scenarios::Sizes;
 
 /// The reason recorded for the reference when no `--reference` was given.
 const NOT_RUN: &str = "not run";
+/// The reason recorded for scenarios left out by `--only`.
+const SKIPPED: &str = "skipped";
 
 /// One row: a figure per daemon, and how the ratio is judged.
 struct Row {
@@ -62,6 +64,8 @@ struct Args {
     reference: Option<PathBuf>,
     sizes: Sizes,
     smoke: bool,
+    /// Run only this scenario (startup, throughput, latency, resume, concurrent).
+    only: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -69,28 +73,36 @@ fn parse_args() -> Result<Args, String> {
     let mut reference = None;
     let mut sizes = Sizes::full();
     let mut under_cargo_bench = false;
+    let mut only = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--openturn" => openturn = args.next().map(PathBuf::from),
             "--reference" => reference = args.next().map(PathBuf::from),
             "--quick" => sizes = Sizes::quick(),
+            "--only" => only = args.next(),
             "--bench" => under_cargo_bench = true,
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
+    // Daemons run with their home as working directory, so relative paths would break.
+    let absolute = |path: PathBuf| std::fs::canonicalize(&path).unwrap_or(path);
+    let openturn = openturn.map(absolute);
+    let reference = reference.map(absolute);
     match openturn {
         Some(openturn) => Ok(Args {
             openturn,
             reference,
             sizes,
             smoke: false,
+            only,
         }),
         None if !under_cargo_bench => Ok(Args {
             openturn: PathBuf::from(env!("CARGO_BIN_EXE_openturn")),
             reference: None,
             sizes: Sizes::smoke(),
             smoke: true,
+            only,
         }),
         None => Err("--openturn PATH is required".to_string()),
     }
@@ -128,7 +140,7 @@ fn smoke_passed(rows: &[Row]) -> bool {
     let mut passed = true;
     for row in rows {
         if let Err(reason) = &row.openturn {
-            if !reason.contains("Method not found") {
+            if !reason.contains("Method not found") && reason != SKIPPED {
                 eprintln!("compare_driver smoke: {}: {reason}", row.metric);
                 passed = false;
             }
@@ -143,6 +155,9 @@ where
     F: Fn(DaemonKind, Sizes) -> Fut,
     Fut: std::future::Future<Output = BenchResult<T>>,
 {
+    if args.only.as_deref().is_some_and(|only| only != name) {
+        return (Err(SKIPPED.to_string()), Err(SKIPPED.to_string()));
+    }
     eprintln!("compare_driver: {name}: openturn");
     let openturn = scenario(DaemonKind::openturn(args.openturn.clone()), args.sizes).await;
     let reference = match &args.reference {
@@ -375,7 +390,7 @@ fn render(rows: &[Row]) -> String {
         ));
         for (label, value) in [("openturn", &row.openturn), ("reference", &row.reference)] {
             if let Err(reason) = value {
-                if reason == NOT_RUN {
+                if reason == NOT_RUN || reason == SKIPPED {
                     continue;
                 }
                 let note = format!("- {label}, {}: {reason}", row.metric);

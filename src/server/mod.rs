@@ -33,7 +33,7 @@ use outgoing::{OutgoingSender, OUTGOING_CAPACITY};
 
 /// Serves one connection on stdin/stdout until EOF or a termination signal.
 pub async fn run_stdio(config: Config) -> Result<(), CoreError> {
-    serve(config, tokio::io::stdin(), tokio::io::stdout()).await
+    serve(config, tokio::io::stdin(), stdio::stdout_writer()).await
 }
 
 /// Serves one connection over any byte streams.
