@@ -1,4 +1,8 @@
-//! `RolloutWriter`: one blocking writer thread owns each rollout file.
+//! `RolloutWriter`: one writer task owns each rollout file.
+//!
+//! The task is async and does each write or fsync through a short `spawn_blocking` call, so an
+//! idle thread holds no blocking-pool thread (the pool is bounded; thousands of loaded threads
+//! must not exhaust it).
 //!
 //! Every line is written with a single `write(2)` of the whole line plus `\n`, so a crash leaves
 //! at most one torn last line, which the reader skips. `flush` fsyncs and acknowledges.
@@ -106,8 +110,8 @@ impl RolloutWriter {
 
     fn start(file: File, path: &Path, state: IndexState) -> RolloutWriter {
         let (commands_tx, commands_rx) = mpsc::channel(WRITER_QUEUE);
-        // The thread ends when every handle is dropped (the channel closes) or on `close`.
-        tokio::task::spawn_blocking(move || run_writer(file, commands_rx, state));
+        // The task ends when every handle is dropped (the channel closes) or on `close`.
+        tokio::spawn(run_writer(file, commands_rx, state));
         RolloutWriter {
             commands_tx,
             path: path.to_path_buf(),
@@ -168,35 +172,70 @@ impl RolloutWriter {
     }
 }
 
-fn run_writer(
-    mut file: File,
-    mut commands_rx: mpsc::Receiver<WriterCommand>,
-    mut state: IndexState,
-) {
-    while let Some(command) = commands_rx.blocking_recv() {
+async fn run_writer(file: File, mut commands_rx: mpsc::Receiver<WriterCommand>, state: IndexState) {
+    // The file and index state travel into each blocking call and back, so this task stays
+    // their single owner and lines are written strictly in queue order.
+    let mut owned = Some((file, state));
+    while let Some(command) = commands_rx.recv().await {
+        let Some((file, state)) = owned.take() else {
+            return;
+        };
         match command {
             WriterCommand::Append(bytes, item, ack) => {
-                let result = write_line(&mut file, &bytes);
-                // The index is updated before the acknowledgement, so once a caller has seen
-                // its line written (e.g. `thread/start` answered), `thread/list` shows it.
-                if result.is_ok() {
-                    update_index(&mut state, &item);
-                }
+                let done = blocking(move || {
+                    let (mut file, mut state) = (file, state);
+                    let result = write_line(&mut file, &bytes);
+                    // The index is updated before the acknowledgement, so once a caller has
+                    // seen its line written (e.g. `thread/start` answered), `thread/list`
+                    // shows it.
+                    if result.is_ok() {
+                        update_index(&mut state, &item);
+                    }
+                    (file, state, result)
+                })
+                .await;
+                let Some((file, state, result)) = done else {
+                    return;
+                };
+                owned = Some((file, state));
                 let _ = ack.send(result);
             }
             WriterCommand::Flush(ack) => {
-                let _ = ack.send(file.sync_data());
+                let done = blocking(move || {
+                    let result = file.sync_data();
+                    (file, state, result)
+                })
+                .await;
+                let Some((file, state, result)) = done else {
+                    return;
+                };
+                owned = Some((file, state));
+                let _ = ack.send(result);
             }
             WriterCommand::Close(ack) => {
-                let result = file.sync_data();
                 // Dropping the file releases the flock before the caller hears back.
-                drop(file);
-                let _ = ack.send(result);
+                let result = blocking(move || {
+                    let result = file.sync_data();
+                    drop(file);
+                    drop(state);
+                    result
+                })
+                .await;
+                let _ = ack
+                    .send(result.unwrap_or_else(|| Err(std::io::Error::other("writer panicked"))));
                 return;
             }
         }
     }
-    let _ = file.sync_data();
+    if let Some((file, _)) = owned {
+        let _ = blocking(move || file.sync_data()).await;
+    }
+}
+
+/// Runs one short blocking file operation off the async workers; `None` if it panicked or the
+/// runtime is shutting down.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    tokio::task::spawn_blocking(work).await.ok()
 }
 
 /// Keeps the shared index in step with what was just written. Best effort: the rollout is the
