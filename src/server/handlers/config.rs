@@ -115,10 +115,54 @@ fn model_entry(id: &str, spec: Option<&toml::Value>, is_default: bool) -> Model 
     }
 }
 
-/// Key names whose values never leave the daemon.
+/// Key names whose values never leave the daemon: anything named like a key, token, secret,
+/// password, credential, cookie or authorization (`api_key`, `x-api-key`, `api_key_header`).
+/// `env_key` names an environment variable, not its value, so it stays visible.
 fn is_secret(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
-    key.contains("token") || key.contains("secret") || key.contains("password") || key == "api_key"
+    if key == "env_key" {
+        return false;
+    }
+    let named_key = key
+        .split(|c: char| c == '_' || c == '-' || c == '.')
+        .any(|part| part == "key" || part == "apikey");
+    named_key
+        || [
+            "token",
+            "secret",
+            "password",
+            "credential",
+            "cookie",
+            "authoriz",
+        ]
+        .iter()
+        .any(|word| key.contains(word))
+}
+
+/// Tables whose every value is hidden, whatever the header is called: headers commonly carry
+/// credentials under arbitrary names.
+fn hides_all_values(key: &str) -> bool {
+    key == "http_headers" || key == "env_http_headers"
+}
+
+/// The value shown in place of a secret.
+fn redacted() -> Value {
+    Value::String("<redacted>".to_string())
+}
+
+/// `value` with every leaf replaced by the redaction marker, keeping its shape (the header
+/// names stay visible).
+fn redact_leaves(value: &toml::Value) -> Value {
+    match value {
+        toml::Value::Table(table) => Value::Object(
+            table
+                .iter()
+                .map(|(k, v)| (k.clone(), redact_leaves(v)))
+                .collect(),
+        ),
+        toml::Value::Array(items) => Value::Array(items.iter().map(redact_leaves).collect()),
+        _ => redacted(),
+    }
 }
 
 pub fn config_read(
@@ -249,8 +293,10 @@ fn toml_to_json(value: &toml::Value) -> Value {
             table
                 .iter()
                 .map(|(k, v)| {
-                    let value = if is_secret(k) {
-                        Value::String("<redacted>".to_string())
+                    let value = if hides_all_values(k) {
+                        redact_leaves(v)
+                    } else if is_secret(k) {
+                        redacted()
                     } else {
                         toml_to_json(v)
                     };
