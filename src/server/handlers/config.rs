@@ -124,7 +124,7 @@ fn is_secret(key: &str) -> bool {
         return false;
     }
     let named_key = key
-        .split(|c: char| c == '_' || c == '-' || c == '.')
+        .split(['_', '-', '.'])
         .any(|part| part == "key" || part == "apikey");
     named_key
         || [
