@@ -29,7 +29,20 @@ use super::stdio::{InputLine, LineReader};
 /// for one to finish (bounded work, and the queue's -32001 still applies behind it).
 pub const MAX_CONCURRENT_READS: usize = 8;
 
-pub type IngressSender = mpsc::Sender<(RequestId, ClientRequest)>;
+pub type IngressSender = mpsc::Sender<(RequestId, Queued)>;
+
+/// One request as it waits in the ingress queue. Requests that failed to decode queue too, so
+/// their errors keep arrival order and the handshake applies to them like to any request.
+#[derive(Debug)]
+pub enum Queued {
+    /// Boxed: decoded params can be large, the undecodable case is small.
+    Request(Box<ClientRequest>),
+    Undecodable {
+        /// The method as sent, so a malformed `initialize` is told apart from other methods.
+        method: String,
+        error: ErrorObject,
+    },
+}
 
 /// Why the read loop ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,14 +116,11 @@ async fn route_line(context: &Arc<ServerContext>, bytes: &[u8], ingress_tx: &Ing
     match message.classify() {
         Incoming::Request { id, method, params } => {
             let request = match ClientRequest::decode(&method, params) {
-                Ok(request) => request,
-                Err(error) => {
-                    let _ = context
-                        .outgoing
-                        .send_error(Some(&id), &decode_error(&error))
-                        .await;
-                    return;
-                }
+                Ok(request) => Queued::Request(Box::new(request)),
+                Err(error) => Queued::Undecodable {
+                    method,
+                    error: decode_error(&error),
+                },
             };
             if let Err(mpsc::error::TrySendError::Full((id, _))) =
                 ingress_tx.try_send((id, request))
@@ -158,34 +168,43 @@ fn runs_concurrently(request: &ClientRequest) -> bool {
 /// read-only ones concurrently (see the module docs). Each gets exactly one response.
 pub async fn run_dispatcher(
     context: Arc<ServerContext>,
-    mut ingress_rx: mpsc::Receiver<(RequestId, ClientRequest)>,
+    mut ingress_rx: mpsc::Receiver<(RequestId, Queued)>,
 ) {
     let reads = Arc::new(Semaphore::new(MAX_CONCURRENT_READS));
-    while let Some((id, request)) = ingress_rx.recv().await {
+    while let Some((id, queued)) = ingress_rx.recv().await {
         let initialized = context.connection().initialized;
-        let refusal = match (&request, initialized) {
-            (ClientRequest::Initialize(_), true) => Some(already_initialized()),
-            (ClientRequest::Initialize(_), false) => None,
-            (_, false) => Some(not_initialized()),
-            (_, true) => None,
+        let (is_initialize, request) = match queued {
+            Queued::Request(request) => (
+                matches!(*request, ClientRequest::Initialize(_)),
+                Ok(*request),
+            ),
+            Queued::Undecodable { method, error } => (method == "initialize", Err(error)),
         };
-        match refusal {
-            Some(error) => {
+        let refusal = match (is_initialize, initialized) {
+            (true, true) => Some(already_initialized()),
+            (false, false) => Some(not_initialized()),
+            _ => None,
+        };
+        let request = match (refusal, request) {
+            (Some(error), _) | (None, Err(error)) => {
                 let _ = context.outgoing.send_error(Some(&id), &error).await;
+                continue;
             }
-            None if runs_concurrently(&request) => {
-                // The semaphore is never closed; should that change, run the request inline.
-                let Ok(permit) = reads.clone().acquire_owned().await else {
-                    handlers::handle(&context, id, request).await;
-                    continue;
-                };
-                let context = context.clone();
-                context.clone().handlers.spawn(async move {
-                    handlers::handle(&context, id, request).await;
-                    drop(permit);
-                });
-            }
-            None => handlers::handle(&context, id, request).await,
+            (None, Ok(request)) => request,
+        };
+        if runs_concurrently(&request) {
+            // The semaphore is never closed; should that change, run the request inline.
+            let Ok(permit) = reads.clone().acquire_owned().await else {
+                handlers::handle(&context, id, request).await;
+                continue;
+            };
+            let context = context.clone();
+            context.clone().handlers.spawn(async move {
+                handlers::handle(&context, id, request).await;
+                drop(permit);
+            });
+        } else {
+            handlers::handle(&context, id, request).await;
         }
     }
 }
