@@ -77,10 +77,17 @@ pub async fn graceful(
     // The client is gone or going: nobody will answer our requests, so no turn may wait on one.
     context.server_requests.drain();
     let drain = async {
-        // Stop taking requests: the dispatcher ends once the ingress sender is gone (the caller
-        // dropped it) and the queue is empty.
-        let _ = dispatcher.await;
+        // Interrupt turns while the dispatcher drains, not after: a client that stopped reading
+        // stdout can keep the dispatcher stuck on a response, and the turns must still record
+        // their end and be fsynced within the budget. The dispatcher ends once the ingress
+        // sender is gone (the caller dropped it) and the queue is empty.
+        let dispatcher_done = async {
+            let _ = dispatcher.await;
+        };
+        tokio::join!(context.threads.shutdown(), dispatcher_done);
         context.handlers_stop.cancel();
+        // Again, for threads that requests still queued at EOF loaded meanwhile; turns started
+        // after the first call are cancelled at once by the manager's shutdown token.
         context.threads.shutdown().await;
         context.handlers.close();
         context.handlers.wait().await;
