@@ -45,6 +45,9 @@ pub struct ServerContext {
     pub projections: TaskTracker,
     /// Cancelled once every turn has ended, so projection tasks drain and stop.
     pub projections_stop: CancellationToken,
+    /// Cancelled when shutdown gives up on a client that stopped reading stdout: projections
+    /// then drop notifications instead of waiting, so core's turns can still end and record.
+    pub output_abandoned: CancellationToken,
     /// Owns long-running request handlers (none may outlive the connection).
     pub handlers: TaskTracker,
     /// Cancelled when shutdown begins: long-running handlers (command/exec) stop early.

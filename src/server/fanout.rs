@@ -50,10 +50,15 @@ pub fn spawn_thread_projection(
             };
             let now_ms = chrono::Utc::now().timestamp_millis();
             for notification in projection.project(event, now_ms) {
-                if send_thread_notification(&context, &thread_id, &notification)
-                    .await
-                    .is_err()
-                {
+                if context.output_abandoned.is_cancelled() {
+                    break;
+                }
+                let sent = tokio::select! {
+                    sent = send_thread_notification(&context, &thread_id, &notification) => sent,
+                    // Shutdown gave up on the client: keep consuming core's events unsent.
+                    _ = context.output_abandoned.cancelled() => Ok(()),
+                };
+                if sent.is_err() {
                     return;
                 }
             }

@@ -67,6 +67,7 @@ where
         loaded: Mutex::new(LoadedThreads::default()),
         projections: TaskTracker::new(),
         projections_stop: CancellationToken::new(),
+        output_abandoned: CancellationToken::new(),
         handlers: TaskTracker::new(),
         handlers_stop: CancellationToken::new(),
     });

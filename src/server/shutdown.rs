@@ -84,7 +84,20 @@ pub async fn graceful(
         let dispatcher_done = async {
             let _ = dispatcher.await;
         };
-        tokio::join!(context.threads.shutdown(), dispatcher_done);
+        // Past half the budget, stop waiting on the client's output: the turns' ends must reach
+        // the rollout even if their notifications never reach the client.
+        let abandon_output = async {
+            tokio::time::sleep(SHUTDOWN_BUDGET / 2).await;
+            context.output_abandoned.cancel();
+        };
+        let turns_and_dispatcher = async {
+            tokio::join!(context.threads.shutdown(), dispatcher_done);
+        };
+        tokio::pin!(turns_and_dispatcher);
+        tokio::select! {
+            _ = &mut turns_and_dispatcher => {}
+            _ = abandon_output => turns_and_dispatcher.await,
+        }
         context.handlers_stop.cancel();
         // Again, for threads that requests still queued at EOF loaded meanwhile; turns started
         // after the first call are cancelled at once by the manager's shutdown token.

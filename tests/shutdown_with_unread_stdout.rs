@@ -1,0 +1,142 @@
+//! Shutdown does not wait on a stuck client before ending turns: when the client stopped reading
+//! stdout (so the dispatcher is blocked on a response), stdin EOF still interrupts the running
+//! turn, records it as interrupted in the fsynced rollout, and exits 0.
+
+mod support;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::*;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout, Command};
+
+/// Generous bound on a shutdown budgeted at under two seconds plus the writer's grace.
+const EXIT_BOUND: Duration = Duration::from_secs(10);
+/// Deltas the stalled turn streams before it stalls: more than the outbound queue and the pipe
+/// hold, so the daemon's output is stuck once stdout goes unread.
+const DELTAS: usize = 5_000;
+
+/// Bytes waiting in a full Linux pipe (64 KiB by default), less a few lines of slack.
+const PIPE_FULL: i32 = 48 * 1024;
+
+/// Bytes waiting unread in the daemon's stdout pipe.
+fn pipe_bytes(stdout: &ChildStdout) -> i32 {
+    use std::os::fd::AsRawFd;
+    let mut waiting: libc::c_int = 0;
+    // SAFETY: FIONREAD on our own open pipe fd writes one c_int.
+    let result = unsafe { libc::ioctl(stdout.as_raw_fd(), libc::FIONREAD, &mut waiting) };
+    assert_eq!(result, 0, "FIONREAD failed");
+    waiting
+}
+
+async fn send(stdin: &mut ChildStdin, message: Value) {
+    let mut line = message.to_string().into_bytes();
+    line.push(b'\n');
+    stdin
+        .write_all(&line)
+        .await
+        .unwrap_or_else(|e| panic!("write: {e}"));
+}
+
+/// Reads until the response with `id`, skipping notifications.
+async fn response(stdout: &mut BufReader<ChildStdout>, id: i64) -> Value {
+    for _ in 0..1_000 {
+        let mut line = String::new();
+        let read = tokio::time::timeout(TIMEOUT, stdout.read_line(&mut line))
+            .await
+            .unwrap_or_else(|_| panic!("timed out reading the daemon's stdout"))
+            .unwrap_or_else(|e| panic!("read: {e}"));
+        assert!(read > 0, "daemon closed stdout");
+        let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        if value["id"] == id && value.get("method").is_none() {
+            return value;
+        }
+    }
+    panic!("no response to request {id}");
+}
+
+#[tokio::test]
+async fn eof_with_unread_stdout_still_records_the_turn_interrupted_and_exits_zero() {
+    let deltas: Vec<String> = (0..DELTAS).map(|n| format!("delta {n} ")).collect();
+    let deltas: Vec<&str> = deltas.iter().map(String::as_str).collect();
+    let provider = MockProvider::start(Script::new([stalled_text_reply("msg_p", &deltas)]))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut child = Command::new(openturn_bin())
+        .args(
+            mock_overrides(&provider)
+                .iter()
+                .flat_map(|o| ["-c", o.as_str()]),
+        )
+        .arg("app-server")
+        .env("OPENTURN_HOME", home.path())
+        .env("OPENTURN_TEST_KEY", "sk-test-secret-key")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
+    let mut stdout = BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("stdout")));
+    let init = json!({"id": 1, "method": "initialize",
+        "params": {"clientInfo": {"name": "t", "version": "1"}}});
+    send(&mut stdin, init).await;
+    response(&mut stdout, 1).await;
+    send(&mut stdin, json!({"method": "initialized"})).await;
+    send(
+        &mut stdin,
+        json!({"id": 2, "method": "thread/start", "params": {}}),
+    )
+    .await;
+    let started = response(&mut stdout, 2).await;
+    let id = started["result"]["thread"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_string();
+    let turn = json!({"id": 3, "method": "turn/start",
+        "params": {"threadId": id, "input": [{"type": "text", "text": "go"}]}});
+    send(&mut stdin, turn).await;
+    response(&mut stdout, 3).await;
+    // From here on stdout is never read again (but stays open).
+    // Wait until the pipe is full, so the daemon's writer is blocked; then give the deltas
+    // still streaming a moment to fill the outbound queue behind it.
+    let mut full = false;
+    for _ in 0..400 {
+        if pipe_bytes(stdout.get_ref()) >= PIPE_FULL {
+            full = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(
+        full,
+        "the daemon never filled its stdout pipe: {} bytes, {} requests",
+        pipe_bytes(stdout.get_ref()),
+        provider.requests().len()
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // An ordered request whose answer cannot be written: the dispatcher is stuck on it.
+    let request = json!({"id": 4, "method": "thread/start", "params": {"ephemeral": true}});
+    send(&mut stdin, request).await;
+    drop(stdin);
+    let status = tokio::time::timeout(EXIT_BOUND, child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("daemon did not exit within {EXIT_BOUND:?}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status.code(), Some(0));
+    let rollout =
+        std::fs::read_to_string(rollout_of(home.path(), &id)).unwrap_or_else(|e| panic!("{e}"));
+    let ended: Vec<Value> = rollout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "turn_ended")
+        .collect();
+    assert_eq!(ended.len(), 1, "{rollout}");
+    assert_eq!(ended[0]["payload"]["status"], "interrupted", "{rollout}");
+    drop(stdout);
+}
