@@ -14,6 +14,9 @@ pub struct RolloutContents {
     pub path: PathBuf,
     pub meta: SessionMeta,
     pub items: Vec<RolloutItem>,
+    /// When each of `items` was written (its line's timestamp, in Unix ms), index for index;
+    /// `None` where the timestamp does not parse.
+    pub item_times_ms: Vec<Option<i64>>,
     /// Human-readable notes about skipped lines (torn tail, unknown types).
     pub warnings: Vec<String>,
 }
@@ -35,6 +38,7 @@ pub fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents, Rollo
     };
     let mut meta = None;
     let mut items = Vec::new();
+    let mut item_times_ms = Vec::new();
     let mut warnings = Vec::new();
     // A file that does not end in '\n' was cut mid-write: its last segment is torn.
     let ends_cleanly = bytes.ends_with(b"\n");
@@ -72,7 +76,14 @@ pub fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents, Rollo
         };
         match line.item {
             RolloutItem::SessionMeta(found) if meta.is_none() => meta = Some(found),
-            other => items.push(other),
+            other => {
+                items.push(other);
+                item_times_ms.push(
+                    chrono::DateTime::parse_from_rfc3339(&line.timestamp)
+                        .ok()
+                        .map(|at| at.timestamp_millis()),
+                );
+            }
         }
     }
     let meta = meta.ok_or_else(|| corrupt(1, "no session_meta line".to_string()))?;
@@ -80,6 +91,7 @@ pub fn parse_rollout(path: &Path, bytes: &[u8]) -> Result<RolloutContents, Rollo
         path: path.to_path_buf(),
         meta,
         items,
+        item_times_ms,
         warnings,
     })
 }

@@ -18,15 +18,20 @@ use super::errors::HandlerError;
 /// the work, so a page converts only the turns it returns.
 struct TurnSkeleton<'a> {
     turn: Turn,
-    items: Vec<&'a serde_json::Value>,
+    /// Each stored item with its line's write time (Unix ms), if known.
+    items: Vec<(&'a serde_json::Value, Option<i64>)>,
 }
 
 /// One pass over the lines; a turn id maps to its turn through a table, so lines of a turn that
 /// is not the latest (or of no known turn) cost the same as any other line.
-fn skeletons<'a>(items: &'a [RolloutItem], active_turn_id: Option<&str>) -> Vec<TurnSkeleton<'a>> {
+fn skeletons<'a>(
+    items: &'a [RolloutItem],
+    item_times_ms: &[Option<i64>],
+    active_turn_id: Option<&str>,
+) -> Vec<TurnSkeleton<'a>> {
     let mut turns: Vec<TurnSkeleton<'a>> = Vec::new();
     let mut by_id: HashMap<&'a str, usize> = HashMap::new();
-    for item in items {
+    for (index, item) in items.iter().enumerate() {
         match item {
             RolloutItem::TurnStarted {
                 turn_id,
@@ -40,7 +45,8 @@ fn skeletons<'a>(items: &'a [RolloutItem], active_turn_id: Option<&str>) -> Vec<
             }
             RolloutItem::TurnItem { turn_id, item } => {
                 if let Some(&at) = by_id.get(turn_id.as_str()) {
-                    turns[at].items.push(item);
+                    let written = item_times_ms.get(index).copied().flatten();
+                    turns[at].items.push((item, written));
                 }
             }
             RolloutItem::TurnEnded {
@@ -84,20 +90,28 @@ fn finish(skeleton: TurnSkeleton<'_>) -> Turn {
     turn.items = skeleton
         .items
         .into_iter()
-        .filter_map(|value| match core::TurnItem::deserialize(value) {
-            Ok(item) => Some(convert::thread_item(&item, None, None)),
-            Err(error) => {
-                tracing::debug!(%error, "stored turn item of an unknown kind");
-                None
-            }
-        })
+        .filter_map(
+            |(value, written)| match core::TurnItem::deserialize(value) {
+                // Core's stored items carry no times; an item's line is written when it completes,
+                // so its write time stands for both ends (the reference always has both).
+                Ok(item) => Some(convert::thread_item(&item, written, written)),
+                Err(error) => {
+                    tracing::debug!(%error, "stored turn item of an unknown kind");
+                    None
+                }
+            },
+        )
         .collect();
     turn
 }
 
 /// Rebuilds every turn of a thread (see [`started_turn`] for turns without an end).
-pub fn turns_from_items(items: &[RolloutItem], active_turn_id: Option<&str>) -> Vec<Turn> {
-    skeletons(items, active_turn_id)
+pub fn turns_from_items(
+    items: &[RolloutItem],
+    item_times_ms: &[Option<i64>],
+    active_turn_id: Option<&str>,
+) -> Vec<Turn> {
+    skeletons(items, item_times_ms, active_turn_id)
         .into_iter()
         .map(finish)
         .collect()
@@ -107,11 +121,12 @@ pub fn turns_from_items(items: &[RolloutItem], active_turn_id: Option<&str>) -> 
 /// page), oldest first. Only the returned turns' items are converted.
 pub fn turns_page(
     items: &[RolloutItem],
+    item_times_ms: &[Option<i64>],
     active_turn_id: Option<&str>,
     limit: Option<u32>,
     cursor: Option<&str>,
 ) -> Result<TurnsPage, HandlerError> {
-    let mut turns = skeletons(items, active_turn_id);
+    let mut turns = skeletons(items, item_times_ms, active_turn_id);
     if let Some(cursor) = cursor {
         let end = turns
             .iter()
@@ -210,16 +225,17 @@ mod tests {
             message("gone", "for no turn"),
             started("c"),
         ];
-        let turns = turns_from_items(&items, Some("c"));
+        let turns = turns_from_items(&items, &[], Some("c"));
         assert_eq!(turns.len(), 3);
         assert_eq!(turns[0].items.len(), 1);
         assert_eq!(turns[1].items.len(), 1);
         assert_eq!(turns[2].status, TurnStatus::InProgress);
-        let page = turns_page(&items, None, Some(2), None).unwrap_or_else(|e| panic!("{e}"));
+        let page = turns_page(&items, &[], None, Some(2), None).unwrap_or_else(|e| panic!("{e}"));
         let ids: Vec<&str> = page.turns.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["b", "c"]);
         assert_eq!(page.backwards_cursor.as_deref(), Some("b"));
-        let before = turns_page(&items, None, Some(2), Some("b")).unwrap_or_else(|e| panic!("{e}"));
+        let before =
+            turns_page(&items, &[], None, Some(2), Some("b")).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(before.turns.len(), 1);
         assert_eq!(before.backwards_cursor, None);
     }

@@ -21,6 +21,9 @@ use super::convert;
 pub struct ThreadProjection {
     thread_id: String,
     item_started_ms: HashMap<String, i64>,
+    /// When each item of the running turn started and completed, for `turn/completed`'s
+    /// summary items.
+    item_times_ms: HashMap<String, (Option<i64>, i64)>,
 }
 
 impl ThreadProjection {
@@ -28,6 +31,7 @@ impl ThreadProjection {
         ThreadProjection {
             thread_id,
             item_started_ms: HashMap::new(),
+            item_times_ms: HashMap::new(),
         }
     }
 
@@ -39,6 +43,7 @@ impl ThreadProjection {
                 started_at,
             } => {
                 self.item_started_ms.clear();
+                self.item_times_ms.clear();
                 vec![
                     self.status(ThreadStatus::Active {
                         active_flags: Vec::new(),
@@ -60,6 +65,8 @@ impl ThreadProjection {
             }
             EventMsg::ItemCompleted { turn_id, item } => {
                 let started = self.item_started_ms.remove(item.id());
+                self.item_times_ms
+                    .insert(item.id().to_string(), (started, now_ms));
                 vec![ServerNotification::ItemCompleted(ItemCompletedNotification {
                     thread_id,
                     turn_id,
@@ -227,6 +234,7 @@ impl ThreadProjection {
         duration_ms: i64,
     ) -> Vec<ServerNotification> {
         self.item_started_ms.clear();
+        let item_times = std::mem::take(&mut self.item_times_ms);
         let mut turn = Turn {
             id: turn_id.clone(),
             root_turn_id: Some(turn_id.clone()),
@@ -241,9 +249,17 @@ impl ThreadProjection {
         let mut out = Vec::new();
         match outcome {
             TurnOutcome::Completed { final_items } => {
+                // Items core never announced (none today) read as of the turn's end.
+                let end_ms = completed_at.saturating_mul(1000);
                 turn.items = final_items
                     .iter()
-                    .map(|item| convert::thread_item(item, None, None))
+                    .map(|item| {
+                        let (started, completed) = item_times
+                            .get(item.id())
+                            .copied()
+                            .unwrap_or((Some(end_ms), end_ms));
+                        convert::thread_item(item, started.or(Some(completed)), Some(completed))
+                    })
                     .collect();
                 turn.items_view = "summary".to_string();
                 out.push(self.status(ThreadStatus::Idle));

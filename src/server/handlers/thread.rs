@@ -133,8 +133,16 @@ async fn resume(
     if let (false, Some(contents)) = (params.exclude_turns, contents) {
         let active = thread.active_turn_id();
         let limit = params.turns_limit;
-        let page =
-            blocking(move || turns_page(&contents.items, active.as_deref(), limit, None)).await??;
+        let page = blocking(move || {
+            turns_page(
+                &contents.items,
+                &contents.item_times_ms,
+                active.as_deref(),
+                limit,
+                None,
+            )
+        })
+        .await??;
         base.thread.turns = page.turns;
         turns_backwards_cursor = page.backwards_cursor;
     }
@@ -202,7 +210,9 @@ async fn fork(
         .map(|c| IndexEntry::from_contents(c, false));
     let mut response = start_response(&spawn.thread, ThreadStatus::Idle, entry.as_ref());
     if let (false, Some(contents)) = (params.exclude_turns, contents) {
-        response.thread.turns = blocking(move || turns_from_items(&contents.items, None)).await?;
+        response.thread.turns =
+            blocking(move || turns_from_items(&contents.items, &contents.item_times_ms, None))
+                .await?;
     }
     Ok((response, spawn))
 }

@@ -145,6 +145,7 @@ pub async fn thread_read(
         let page = blocking(move || {
             turns_page(
                 &contents.items,
+                &contents.item_times_ms,
                 active.as_deref(),
                 params.turns_limit,
                 params.turns_cursor.as_deref(),
