@@ -2,7 +2,7 @@
 //! run after its item is done, its output is recorded with the same call id and carried by the
 //! next request; `end_turn: false` follows up; a call that cannot run is answered with a
 //! synthetic output; client tools (`dynamicTools`) go to the client as `item/tool/call`; a
-//! command timeout kills its whole process group.
+//! command timeout kills its whole process group; `outputSchema` shapes its own turn's requests only.
 
 mod support;
 mod turn_support;
@@ -331,4 +331,34 @@ async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_delta
         output["output"],
         "unsupported custom tool call: apply_patch"
     );
+}
+
+#[tokio::test]
+async fn an_output_schema_constrains_every_request_of_its_turn_and_no_later_turn() {
+    let cwd = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let first = response(
+        "r1",
+        vec![exec_call(
+            "fc_1",
+            "call_1",
+            json!({"cmd": "echo hi", "login": false}),
+        )],
+        None,
+    );
+    let second = response("r2", vec![message("msg_1", &["{\"answer\":1}"])], None);
+    let third = response("r3", vec![message("msg_2", &["plain"])], None);
+    let script = Script::new([first, second, third]);
+    let mut s = session(script, &[], never_ask(cwd.path())).await;
+    let schema = json!({"type": "object", "properties": {"answer": {"type": "integer"}},
+        "required": ["answer"], "additionalProperties": false});
+    s.start_turn("structured", json!({"outputSchema": schema}))
+        .await;
+    single_turn_end(&s.daemon.until_turn_completed().await, "completed");
+    single_turn_end(&s.run_turn("free").await, "completed");
+    let bodies = s.bodies(3).await;
+    let expected = json!({"format": {"type": "json_schema", "strict": true,
+        "name": "codex_output_schema", "schema": schema}});
+    assert_eq!(bodies[0]["text"], expected);
+    assert_eq!(bodies[1]["text"], expected);
+    assert!(bodies[2].get("text").is_none(), "{}", bodies[2]);
 }

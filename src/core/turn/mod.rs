@@ -44,6 +44,8 @@ pub(crate) struct TurnContext {
     pub finished: CancellationToken,
     /// The provider's sticky routing value, echoed on every request of this turn.
     pub provider_turn_state: TurnState,
+    /// `turn/start`'s `outputSchema`: constrains this turn's final message, not later turns'.
+    pub output_schema: Option<serde_json::Value>,
 }
 
 impl TurnContext {
@@ -328,6 +330,7 @@ mod tests {
             pending_input: Arc::default(),
             finished: CancellationToken::new(),
             provider_turn_state: Default::default(),
+            output_schema: None,
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
         assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);

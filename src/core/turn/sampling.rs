@@ -114,6 +114,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         turn.thread.history(),
         turn.thread.id.as_str(),
         tools::tool_specs(&settings),
+        turn.output_schema.as_ref(),
     );
     let context = RequestContext {
         thread_id: turn.thread.id.to_string(),
