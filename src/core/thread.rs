@@ -261,6 +261,7 @@ impl Thread {
             finished,
             provider_turn_state: Default::default(),
             output_schema,
+            rerouted_announced: Arc::default(),
         };
         self.tasks.spawn(async move {
             // Either outcome means "go": the caller answered, or gave up the gate.

@@ -46,6 +46,9 @@ pub(crate) struct TurnContext {
     pub provider_turn_state: TurnState,
     /// `turn/start`'s `outputSchema`: constrains this turn's final message, not later turns'.
     pub output_schema: Option<serde_json::Value>,
+    /// Set once `model/rerouted` went out: every request of a rerouted turn carries the header,
+    /// but the client should hear about it once per turn.
+    pub rerouted_announced: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl TurnContext {
@@ -331,6 +334,7 @@ mod tests {
             finished: CancellationToken::new(),
             provider_turn_state: Default::default(),
             output_schema: None,
+            rerouted_announced: Arc::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
         assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);

@@ -9,6 +9,7 @@
 //! token usage emitted and the result returned. Nothing after `completed` belongs to the response.
 
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 
 use tokio::task::JoinHandle;
 
@@ -227,7 +228,10 @@ async fn on_event(turn: &TurnContext, state: &mut ResponseState, event: Response
                 input.consume(call_id.as_deref(), &delta);
             }
         }
-        ResponseEvent::ServerModel(model) if model != state.settings.model => {
+        ResponseEvent::ServerModel(model)
+            if model != state.settings.model
+                && !turn.rerouted_announced.swap(true, Ordering::Relaxed) =>
+        {
             turn.emit(EventMsg::ModelRerouted {
                 turn_id: turn.turn_id.clone(),
                 from_model: state.settings.model.clone(),
