@@ -142,7 +142,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         }
         Err(other) => return Err(other),
     };
-    let window = state.settings.model_context_window;
+    let window = Some(state.settings.context_window());
     emit_usage(
         turn,
         completed.token_usage,
@@ -391,7 +391,7 @@ async fn drain_in_flight(turn: &TurnContext, state: &mut ResponseState) {
 /// failed response's usage); a failure that is retried reports nothing, so the successful retry
 /// is counted once.
 pub(crate) async fn emit_failed_usage(turn: &TurnContext, rate_limits: Option<RateLimitSnapshot>) {
-    let window = turn.thread.settings().model_context_window;
+    let window = Some(turn.thread.settings().context_window());
     emit_usage(turn, None, rate_limits, window).await;
 }
 
