@@ -1,5 +1,7 @@
-//! Command approvals (PROTOCOL.md §8.1) as the approval policy says: `on-request` asks only for
-//! escalated commands, `untrusted` asks for everything but known read-only commands; accept runs,
+//! Command approvals (PROTOCOL.md §8.1) as the approval policy says: `untrusted` asks for
+//! everything but known read-only commands, and so does `on-request` while no sandbox exists
+//! (unless the sandbox mode is `danger-full-access`, where it asks only for escalated commands);
+//! `never` never asks; accept runs,
 //! decline (or a malformed reply) tells the model, cancel ends the turn; the request is resolved
 //! with `serverRequest/resolved`, after `turn/completed` when the turn was interrupted.
 
@@ -163,9 +165,9 @@ async fn cancel_declines_and_ends_the_turn_interrupted_and_the_next_turn_works()
     assert_eq!(call_outputs(&bodies[1])[0].0, "call_1");
 }
 
-#[tokio::test]
-async fn untrusted_asks_for_everything_but_known_read_only_commands() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+/// Runs `ls` and `touch x.txt` (neither escalated) under `params`, declining any approval; the
+/// messages of the turn.
+async fn run_ls_and_touch(params: Value) -> Vec<Value> {
     let calls = vec![
         exec_call("fc_1", "call_ls", json!({"cmd": "ls", "login": false})),
         exec_call(
@@ -174,26 +176,74 @@ async fn untrusted_asks_for_everything_but_known_read_only_commands() {
             json!({"cmd": "touch x.txt", "login": false}),
         ),
     ];
-    let mut s = approval_session("untrusted", calls, workdir.path()).await;
+    let first = response("r1", calls, None);
+    let second = response("r2", vec![message("msg_f", &["after"])], None);
+    let mut s = session(Script::new([first, second]), &[], params).await;
     s.start_turn("look", json!({})).await;
-    let before = until_approval(&mut s).await;
-    let request = before.last().cloned().unwrap_or_default();
-    assert_eq!(request["params"]["itemId"], "call_touch");
-    s.answer(&request["id"], json!({"decision": "decline"}))
-        .await;
-    let mut all = before;
-    all.extend(s.daemon.until_turn_completed().await);
+    let mut all = Vec::new();
+    for _ in 0..3 {
+        let batch = s
+            .daemon
+            .collect_until(|m| m["method"] == APPROVAL || m["method"] == "turn/completed")
+            .await;
+        let last = batch.last().cloned().unwrap_or_default();
+        all.extend(batch);
+        if last["method"] == "turn/completed" {
+            break;
+        }
+        s.answer(&last["id"], json!({"decision": "decline"})).await;
+    }
     single_turn_end(&all, "completed");
-    assert_eq!(params_of(&all, APPROVAL).len(), 1);
-    let completed = items_of(&all, "item/completed", "commandExecution");
-    let status = |id: &str| {
-        completed
-            .iter()
-            .find(|i| i["id"] == id)
-            .map(|i| i["status"].clone())
-    };
-    assert_eq!(status("call_ls"), Some(json!("completed")));
-    assert_eq!(status("call_touch"), Some(json!("declined")));
+    all
+}
+
+fn status_of(all: &[Value], id: &str) -> Option<Value> {
+    items_of(all, "item/completed", "commandExecution")
+        .iter()
+        .find(|i| i["id"] == id)
+        .map(|i| i["status"].clone())
+}
+
+#[tokio::test]
+async fn untrusted_asks_for_everything_but_known_read_only_commands() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let params =
+        json!({"approvalPolicy": "untrusted", "cwd": workdir.path().display().to_string()});
+    let all = run_ls_and_touch(params).await;
+    let asked = params_of(&all, APPROVAL);
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["itemId"], "call_touch");
+    assert_eq!(status_of(&all, "call_ls"), Some(json!("completed")));
+    assert_eq!(status_of(&all, "call_touch"), Some(json!("declined")));
+}
+
+#[tokio::test]
+async fn on_request_without_an_enforced_sandbox_asks_before_any_command_not_known_read_only() {
+    for sandbox in ["read-only", "workspace-write"] {
+        let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let params = json!({"approvalPolicy": "on-request", "sandbox": sandbox,
+            "cwd": workdir.path().display().to_string()});
+        let all = run_ls_and_touch(params).await;
+        let asked = params_of(&all, APPROVAL);
+        assert_eq!(asked.len(), 1, "{sandbox}");
+        assert_eq!(asked[0]["itemId"], "call_touch", "{sandbox}");
+        assert_eq!(status_of(&all, "call_ls"), Some(json!("completed")));
+        assert_eq!(status_of(&all, "call_touch"), Some(json!("declined")));
+        assert!(!workdir.path().join("x.txt").exists(), "{sandbox}");
+    }
+}
+
+#[tokio::test]
+async fn on_request_with_danger_full_access_and_never_run_unescalated_commands_without_asking() {
+    for (policy, sandbox) in [("on-request", "danger-full-access"), ("never", "read-only")] {
+        let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let params = json!({"approvalPolicy": policy, "sandbox": sandbox,
+            "cwd": workdir.path().display().to_string()});
+        let all = run_ls_and_touch(params).await;
+        assert!(params_of(&all, APPROVAL).is_empty(), "{policy}");
+        assert_eq!(status_of(&all, "call_touch"), Some(json!("completed")));
+        assert!(workdir.path().join("x.txt").exists(), "{policy}");
+    }
 }
 
 #[tokio::test]

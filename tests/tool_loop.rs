@@ -2,7 +2,8 @@
 //! run after its item is done, its output is recorded with the same call id and carried by the
 //! next request; `end_turn: false` follows up; a call that cannot run is answered with a
 //! synthetic output; client tools (`dynamicTools`) go to the client as `item/tool/call`; a
-//! command timeout kills its whole process group.
+//! command timeout kills its whole process group; `outputSchema` shapes its own turn's requests only;
+//! a rerouted model is announced once per turn.
 
 mod support;
 mod turn_support;
@@ -331,4 +332,65 @@ async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_delta
         output["output"],
         "unsupported custom tool call: apply_patch"
     );
+}
+
+#[tokio::test]
+async fn an_output_schema_constrains_every_request_of_its_turn_and_no_later_turn() {
+    let cwd = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let first = response(
+        "r1",
+        vec![exec_call(
+            "fc_1",
+            "call_1",
+            json!({"cmd": "echo hi", "login": false}),
+        )],
+        None,
+    );
+    let second = response("r2", vec![message("msg_1", &["{\"answer\":1}"])], None);
+    let third = response("r3", vec![message("msg_2", &["plain"])], None);
+    let script = Script::new([first, second, third]);
+    let mut s = session(script, &[], never_ask(cwd.path())).await;
+    let schema = json!({"type": "object", "properties": {"answer": {"type": "integer"}},
+        "required": ["answer"], "additionalProperties": false});
+    s.start_turn("structured", json!({"outputSchema": schema}))
+        .await;
+    single_turn_end(&s.daemon.until_turn_completed().await, "completed");
+    single_turn_end(&s.run_turn("free").await, "completed");
+    let bodies = s.bodies(3).await;
+    let expected = json!({"format": {"type": "json_schema", "strict": true,
+        "name": "codex_output_schema", "schema": schema}});
+    assert_eq!(bodies[0]["text"], expected);
+    assert_eq!(bodies[1]["text"], expected);
+    assert!(bodies[2].get("text").is_none(), "{}", bodies[2]);
+}
+
+/// A response whose `openai-model` header says the provider served another model.
+fn rerouted(id: &str, events: Vec<Vec<SseEvent>>) -> Reply {
+    let mut all = vec![created(id)];
+    all.extend(events.into_iter().flatten());
+    all.push(completed(id, None));
+    Reply::Sse(SseReply::new(all).with_header("openai-model", "rerouted-model"))
+}
+
+#[tokio::test]
+async fn a_rerouted_model_is_announced_once_per_turn_not_once_per_request() {
+    let cwd = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let call = exec_call("fc_1", "call_1", json!({"cmd": "echo hi", "login": false}));
+    let script = Script::new([
+        rerouted("r1", vec![call]),
+        rerouted("r2", vec![message("msg_1", &["done"])]),
+        rerouted("r3", vec![message("msg_2", &["again"])]),
+    ]);
+    let mut s = session(script, &[], never_ask(cwd.path())).await;
+    let first = s.run_turn("go").await;
+    single_turn_end(&first, "completed");
+    assert_eq!(s.bodies(2).await.len(), 2);
+    let reroutes = params_of(&first, "model/rerouted");
+    assert_eq!(reroutes.len(), 1, "{first:?}");
+    assert_eq!(reroutes[0]["toModel"], "rerouted-model");
+    assert_eq!(params_of(&first, "warning").len(), 1, "{first:?}");
+    // A new turn that is rerouted again is announced again.
+    let second = s.run_turn("more").await;
+    single_turn_end(&second, "completed");
+    assert_eq!(params_of(&second, "model/rerouted").len(), 1);
 }

@@ -2,7 +2,7 @@
 //!
 //! Invariants checked: the notification order of a simple turn (PROTOCOL.md §10.1); the
 //! concatenated deltas equal the completed text; the second request carries the first turn's
-//! items as input; the rollout holds the thread's items.
+//! items as input; the rollout holds the thread's items; token usage always names a context window.
 
 mod support;
 
@@ -250,5 +250,40 @@ async fn an_unknown_provider_or_unreachable_server_fails_clearly() {
     assert!(
         message.contains("could not reach provider `dead`"),
         "{message}"
+    );
+}
+
+/// `modelContextWindow` of the one turn's `thread/tokenUsage/updated`, run with `extra` overrides.
+async fn context_window_reported(extra: &[&str]) -> Value {
+    let provider = MockProvider::start(two_turn_script())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut overrides = mock_overrides(&provider);
+    overrides.extend(extra.iter().map(|o| o.to_string()));
+    let mut daemon = Daemon::spawn(home.path(), &overrides);
+    daemon.initialize().await;
+    let thread_id = daemon.start_thread(json!({})).await;
+    daemon
+        .ok(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": "hello"}]}),
+        )
+        .await;
+    let turn = daemon.until_turn_completed().await;
+    let usage: Vec<&Value> = turn
+        .iter()
+        .filter(|m| m["method"] == "thread/tokenUsage/updated")
+        .collect();
+    assert_eq!(usage.len(), 1, "{turn:?}");
+    usage[0]["params"]["tokenUsage"]["modelContextWindow"].clone()
+}
+
+#[tokio::test]
+async fn token_usage_reports_the_configured_context_window_or_95_percent_of_272000() {
+    assert_eq!(context_window_reported(&[]).await, json!(258_400));
+    assert_eq!(
+        context_window_reported(&["model_context_window=100000"]).await,
+        json!(100_000)
     );
 }

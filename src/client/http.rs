@@ -3,6 +3,9 @@
 //! An attempt either yields a [`ResponseStream`] (status 2xx: from here on nothing is replayed)
 //! or a [`ClientError`] saying whether another attempt may help; the retry loop is in
 //! `transport.rs`.
+//!
+//! An error body is read only up to [`MAX_ERROR_BODY_BYTES`]: it is shown to the user, not
+//! parsed at length, and a provider or proxy must not be able to make us buffer without limit.
 
 use std::time::Duration;
 
@@ -16,6 +19,9 @@ use super::headers::{header_str, read_facts, request_headers, Accept, HeaderInpu
 use super::provider::ProviderInfo;
 use super::stream::{ResponseStream, StreamDiagnostics};
 use super::transport::RequestContext;
+
+/// The most bytes of a non-success response body that are read.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// Sends the serialized request once.
 pub(super) async fn open_sse_stream(
@@ -47,7 +53,7 @@ pub(super) async fn open_sse_stream(
     let status = response.status().as_u16();
     if !response.status().is_success() {
         let retry_after = retry_after(response.headers());
-        let text = response.text().await.unwrap_or_default();
+        let text = bounded_text(response, MAX_ERROR_BODY_BYTES).await;
         return Err(ClientError::from_status(
             provider,
             status,
@@ -70,6 +76,23 @@ pub(super) async fn open_sse_stream(
         request_id: facts.request_id,
     };
     Ok(ResponseStream::spawn(source, facts.events, diagnostics))
+}
+
+/// At most `limit` bytes of the body, decoded lossily (a cut character becomes U+FFFD). A body
+/// that fails midway keeps what arrived: the status already says what went wrong.
+async fn bounded_text(mut response: reqwest::Response, limit: usize) -> String {
+    let mut body = Vec::new();
+    // Bounded: each iteration reads one chunk, and it stops at `limit` bytes.
+    while body.len() < limit {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let take = chunk.len().min(limit - body.len());
+                body.extend_from_slice(&chunk[..take]);
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 /// `retry-after-ms` (milliseconds) or `retry-after` (seconds, possibly fractional). HTTP dates are

@@ -6,6 +6,12 @@
 //! exponential backoff and jitter, honouring `Retry-After`, up to `request_max_retries`; any other
 //! status fails at once with the provider's message. Once a stream exists, errors go up through
 //! it and nothing is replayed here: the turn decides whether to re-sample from history.
+//!
+//! Each attempt (connect, send, response headers, any error body) is bounded by the provider's
+//! `stream_idle_timeout`: a provider that accepts the connection but never answers would otherwise
+//! hang the turn with no error. Running out of that time counts as a connection failure.
+
+use std::time::Duration;
 
 use crate::wire::ResponsesRequest;
 
@@ -16,6 +22,10 @@ use super::provider::{ProviderInfo, WireApi};
 use super::retry::backoff;
 use super::stream::ResponseStream;
 use super::websocket::open_websocket_stream;
+
+/// How long establishing a TCP (and TLS) connection may take. The whole attempt is bounded too,
+/// by the provider's idle timeout; this keeps a black-holed address from using all of it.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Per-request facts that are not part of the body.
 #[derive(Debug, Clone, Default)]
@@ -37,6 +47,7 @@ impl ModelClient {
     pub fn new() -> Result<ModelClient, ClientError> {
         let http = reqwest::Client::builder()
             .user_agent(concat!("openturn/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .map_err(|error| ClientError::Config {
                 provider: "http".to_string(),
@@ -65,12 +76,7 @@ impl ModelClient {
         let mut retries = 0u32;
         let mut auth_recovered = false;
         loop {
-            let attempt = match provider.wire_api {
-                WireApi::Responses => open_sse_stream(&self.http, provider, &body, context).await,
-                WireApi::ResponsesWebsocket => {
-                    open_websocket_stream(provider, request, context).await
-                }
-            };
+            let attempt = self.attempt(provider, request, &body, context).await;
             match attempt {
                 Ok(stream) => return Ok(stream),
                 Err(ClientError::Unauthorized { .. }) if !auth_recovered => {
@@ -89,5 +95,36 @@ impl ModelClient {
                 Err(error) => return Err(error),
             }
         }
+    }
+
+    /// One attempt, bounded by the provider's idle timeout until the stream exists.
+    async fn attempt(
+        &self,
+        provider: &ProviderInfo,
+        request: &ResponsesRequest,
+        body: &[u8],
+        context: &RequestContext,
+    ) -> Result<ResponseStream, ClientError> {
+        let open = async {
+            match provider.wire_api {
+                WireApi::Responses => open_sse_stream(&self.http, provider, body, context).await,
+                WireApi::ResponsesWebsocket => {
+                    open_websocket_stream(provider, request, context).await
+                }
+            }
+        };
+        let limit = provider.stream_idle_timeout();
+        tokio::time::timeout(limit, open)
+            .await
+            .unwrap_or_else(|_elapsed| {
+                Err(ClientError::Connect {
+                    provider: provider.display_name().to_string(),
+                    url: provider.responses_url(),
+                    message: format!(
+                        "no response within {} ms (stream_idle_timeout_ms)",
+                        limit.as_millis()
+                    ),
+                })
+            })
     }
 }

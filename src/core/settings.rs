@@ -148,6 +148,10 @@ impl PersistedSettings {
     }
 }
 
+/// The usable context window of a model the configuration says nothing about: 95% of 272000,
+/// the rest left for the model's own overhead (PROTOCOL.md §11).
+pub const DEFAULT_CONTEXT_WINDOW: i64 = 272_000 * 95 / 100;
+
 impl ThreadSettings {
     /// The snapshot of these settings that the rollout keeps.
     pub fn persisted(&self) -> PersistedSettings {
@@ -163,6 +167,12 @@ impl ThreadSettings {
             plan_mode: Some(self.plan_mode),
             dynamic_tools: Some(self.dynamic_tools.clone()),
         }
+    }
+
+    /// The context window reported with token usage: `model_context_window` from the
+    /// configuration, else [`DEFAULT_CONTEXT_WINDOW`].
+    pub fn context_window(&self) -> i64 {
+        self.model_context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW)
     }
 }
 

@@ -218,10 +218,13 @@ impl Thread {
     }
 
     /// Starts a turn, or, when one is running, steers the input into it and returns its id.
+    /// `output_schema` (a JSON Schema for the final message) applies to a new turn only; steered
+    /// input joins a turn whose requests are already shaped.
     pub fn start_turn(
         self: &Arc<Self>,
         input: Vec<UserInput>,
         client_id: Option<String>,
+        output_schema: Option<serde_json::Value>,
     ) -> Result<StartedTurn, CoreError> {
         let mut state = self.state();
         let previous_finished = match &state.active {
@@ -257,6 +260,8 @@ impl Thread {
             pending_input,
             finished,
             provider_turn_state: Default::default(),
+            output_schema,
+            rerouted_announced: Arc::default(),
         };
         self.tasks.spawn(async move {
             // Either outcome means "go": the caller answered, or gave up the gate.
@@ -415,10 +420,10 @@ mod tests {
         let thread = thread();
         // The gate stays closed: the turn task never reaches the provider.
         let first = thread
-            .start_turn(text("one"), None)
+            .start_turn(text("one"), None, None)
             .unwrap_or_else(|e| panic!("{e}"));
         let steered = thread
-            .start_turn(text("two"), None)
+            .start_turn(text("two"), None, None)
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(steered.steered);
         assert_eq!(steered.turn_id, first.turn_id);
@@ -436,7 +441,7 @@ mod tests {
             Err(CoreError::NoActiveTurnToSteer)
         );
         let next = thread
-            .start_turn(text("three"), None)
+            .start_turn(text("three"), None, None)
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(!next.steered);
         assert_ne!(next.turn_id, first.turn_id);

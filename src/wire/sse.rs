@@ -4,7 +4,9 @@
 //! The framer owns the framing: lines split across chunks, multi-byte UTF-8 split across chunks,
 //! CRLF, multi-line `data:`, comments and `event:` names. [`super::map::map_frame`] owns what a
 //! frame means. This file owns when the stream ends. Policies, in the order they apply:
-//! - a transport (framing) error ends the stream with [`StreamError::Transport`];
+//! - a transport (framing) error, or a frame growing past
+//!   [`MAX_FRAME_BYTES`](super::sse_frame::MAX_FRAME_BYTES), ends the stream with
+//!   [`StreamError::Transport`];
 //! - a frame whose data is not JSON, or an unknown event type, is skipped (logged);
 //! - a known event missing its required fields yields no event;
 //! - `response.failed` / `response.incomplete` / `error` are classified and *saved*: a later
@@ -23,7 +25,7 @@ use futures::{Stream, StreamExt};
 use super::error::{ApiError, StreamError};
 use super::event::{ResponseEvent, ResponseEventSource};
 use super::map::{map_frame, FrameOutcome};
-use super::sse_frame::{SseFrame, SseFramer};
+use super::sse_frame::{SseFrame, SseFramer, MAX_FRAME_BYTES};
 
 /// A stream of [`ResponseEvent`] decoded from an SSE byte stream.
 pub struct SseEventStream<S> {
@@ -102,6 +104,11 @@ where
         loop {
             if let Some(frame) = self.framer.next_frame() {
                 return Ok(Some(frame));
+            }
+            if self.framer.frame_too_large() {
+                return Err(format!(
+                    "an SSE frame exceeded {MAX_FRAME_BYTES} bytes without ending"
+                ));
             }
             if self.bytes_ended {
                 return Ok(None);

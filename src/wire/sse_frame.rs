@@ -8,6 +8,10 @@
 //! ignored (nothing reconnects a Responses stream); a leading UTF-8 BOM is dropped; a frame not
 //! closed by a blank line before EOF is discarded.
 //!
+//! A frame is bounded by [`MAX_FRAME_BYTES`]: a provider (or proxy) sending a line that never ends,
+//! or data lines with no blank line, would otherwise grow the buffer without limit.
+//! [`SseFramer::frame_too_large`] tells the caller to end the stream with an error.
+//!
 //! Lines split only at CR/LF bytes, which never occur inside a multi-byte UTF-8 sequence, so a
 //! character cut by a chunk boundary is whole again by the time its line is decoded. Invalid UTF-8
 //! is replaced (U+FFFD) rather than fatal, as the standard says.
@@ -46,6 +50,10 @@ pub struct SseFramer {
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The most bytes one frame may hold while incomplete (its unfinished line plus the `data` and
+/// `event` gathered so far). Far above any real event, small enough to never exhaust memory.
+pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
 impl SseFramer {
     pub fn new() -> SseFramer {
         SseFramer::default()
@@ -66,6 +74,13 @@ impl SseFramer {
     pub fn finish(&mut self) {
         self.at_eof = true;
         self.bom_checked = true;
+    }
+
+    /// Whether the frame being assembled already exceeds [`MAX_FRAME_BYTES`]. Meaningful once
+    /// [`SseFramer::next_frame`] returned `None`: then the unparsed bytes are one unfinished line.
+    pub fn frame_too_large(&self) -> bool {
+        let unparsed = self.buffer.len() - self.consumed;
+        unparsed + self.data.len() + self.event.len() > MAX_FRAME_BYTES
     }
 
     /// The next complete frame from the bytes pushed so far; `None` when more bytes are needed.

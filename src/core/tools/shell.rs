@@ -2,11 +2,12 @@
 //! working directory (or `workdir`), streaming its output as it arrives.
 //!
 //! The argument names follow the shape models are trained on (`cmd`, `workdir`, `shell`, `login`,
-//! `sandbox_permissions`, `justification`) plus `timeout_ms`. Approval follows the thread's
-//! policy: `never` never asks; `on-request` asks when the model requests to run outside the
-//! sandbox (`sandbox_permissions: "require_escalated"`); `untrusted` asks for everything but a
-//! short list of read-only commands. Every command runs in its own process group, and a timeout
-//! or an interrupt kills the whole group, not just the shell.
+//! `sandbox_permissions`, `justification`) plus `timeout_ms`. There is no sandbox yet, so
+//! approval cannot lean on one: `never` never asks (the user chose that); `untrusted` asks for
+//! everything but a short list of read-only commands; `on-request` does the same unless the
+//! sandbox mode is `danger-full-access`, where it asks only when the model requests escalation
+//! (`sandbox_permissions: "require_escalated"`). Every command runs in its own process group,
+//! and a timeout or an interrupt kills the whole group, not just the shell.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,7 +22,7 @@ use super::super::approval::{
 };
 use super::super::event::EventMsg;
 use super::super::items::{ToolItemStatus, TurnItem};
-use super::super::settings::ApprovalPolicy;
+use super::super::settings::{ApprovalPolicy, SandboxMode};
 use super::super::turn::{persist_turn_item, TurnContext};
 use super::process::{exit_code_of, kill_group, OutputPipes};
 use super::ToolOutput;
@@ -34,11 +35,18 @@ const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_AGGREGATED_BYTES: usize = 1024 * 1024;
 /// The model sees at most this much output: the head and the tail, the middle elided.
 const MAX_MODEL_OUTPUT_BYTES: usize = 32 * 1024;
-/// Commands `untrusted` runs without asking: they only read. Anything with shell operators
-/// (pipes, redirections, substitutions, sequencing) is asked about regardless.
+/// Commands run without asking under `untrusted` (and sandboxed `on-request`): they only read,
+/// whatever their arguments. Tools whose flags can write or run programs (`rg --pre`,
+/// `date -s`, `find -exec`, `sort -o`) are deliberately absent. Anything with shell operators
+/// (pipes, redirections, substitutions, sequencing, globs) is asked about regardless.
 const KNOWN_READ_ONLY: &[&str] = &[
-    "cat", "cd", "date", "echo", "false", "head", "id", "ls", "nl", "pwd", "rg", "tail", "true",
-    "uname", "wc", "which", "whoami",
+    "cat", "cd", "echo", "false", "head", "id", "ls", "nl", "pwd", "tail", "true", "uname", "wc",
+    "which", "whoami",
+];
+/// Characters that let a command line do more than run one program with literal arguments.
+const SHELL_METACHARACTERS: &[char] = &[
+    ';', '|', '&', '>', '<', '`', '$', '(', ')', '{', '}', '\\', '\'', '"', '*', '?', '[', '~',
+    '!', '#', '\n', '\r',
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -83,19 +91,26 @@ pub(crate) fn spec() -> Value {
 }
 
 /// Whether the approval policy requires asking before running `args`.
-pub(crate) fn needs_approval(policy: ApprovalPolicy, args: &ShellArgs) -> bool {
-    match policy {
-        ApprovalPolicy::Never => false,
-        ApprovalPolicy::OnRequest => {
-            args.sandbox_permissions.as_deref() == Some("require_escalated")
-        }
-        ApprovalPolicy::Untrusted => !is_known_read_only(&args.cmd),
+///
+/// No sandbox is enforced yet, so a sandbox mode other than `danger-full-access` cannot make
+/// `on-request` safe to run unasked: until one exists it behaves like `untrusted`.
+pub(crate) fn needs_approval(
+    policy: ApprovalPolicy,
+    sandbox: SandboxMode,
+    args: &ShellArgs,
+) -> bool {
+    let escalated = args.sandbox_permissions.as_deref() == Some("require_escalated");
+    match (policy, sandbox) {
+        (ApprovalPolicy::Never, _) => false,
+        (ApprovalPolicy::OnRequest, SandboxMode::DangerFullAccess) => escalated,
+        (ApprovalPolicy::OnRequest, _) => escalated || !is_known_read_only(&args.cmd),
+        (ApprovalPolicy::Untrusted, _) => !is_known_read_only(&args.cmd),
     }
 }
 
+/// A known read-only program with plain literal arguments and nothing else.
 fn is_known_read_only(cmd: &str) -> bool {
-    const OPERATORS: &[char] = &[';', '|', '&', '>', '<', '`', '$', '(', ')', '\n'];
-    if cmd.contains(OPERATORS) {
+    if cmd.contains(SHELL_METACHARACTERS) {
         return false;
     }
     cmd.split_whitespace()
@@ -185,7 +200,8 @@ pub(crate) async fn run(
         .contains(&invocation.display);
     // Asking announces the item (without a process yet); otherwise it is announced once the
     // process exists, with its id.
-    let asked = needs_approval(settings.approval_policy, &args) && !approved_before;
+    let asked =
+        needs_approval(settings.approval_policy, settings.sandbox, &args) && !approved_before;
     if asked {
         if let Some(refusal) = ask_approval(turn, &invocation, args.justification).await? {
             return Some(refusal);
@@ -463,31 +479,48 @@ mod tests {
     }
 
     #[test]
-    fn approval_follows_the_policy() {
-        assert!(!needs_approval(
-            ApprovalPolicy::Never,
-            &args("rm -rf x", true)
-        ));
-        assert!(!needs_approval(
-            ApprovalPolicy::OnRequest,
-            &args("touch x", false)
-        ));
-        assert!(needs_approval(
-            ApprovalPolicy::OnRequest,
-            &args("touch x", true)
-        ));
-        assert!(!needs_approval(
-            ApprovalPolicy::Untrusted,
-            &args("ls -la", false)
-        ));
-        assert!(needs_approval(
-            ApprovalPolicy::Untrusted,
-            &args("ls; rm x", false)
-        ));
-        assert!(needs_approval(
-            ApprovalPolicy::Untrusted,
-            &args("touch x", false)
-        ));
+    fn approval_follows_the_policy_while_no_sandbox_exists() {
+        use ApprovalPolicy::{Never, OnRequest, Untrusted};
+        use SandboxMode::{DangerFullAccess, ReadOnly, WorkspaceWrite};
+        let asks = |policy, sandbox, cmd, escalated| {
+            needs_approval(policy, sandbox, &args(cmd, escalated))
+        };
+        assert!(!asks(Never, ReadOnly, "rm -rf x", true));
+        assert!(!asks(OnRequest, DangerFullAccess, "touch x", false));
+        assert!(asks(OnRequest, DangerFullAccess, "touch x", true));
+        for sandbox in [ReadOnly, WorkspaceWrite] {
+            assert!(asks(OnRequest, sandbox, "touch x", false));
+            assert!(!asks(OnRequest, sandbox, "ls -la", false));
+            assert!(asks(OnRequest, sandbox, "ls -la", true));
+        }
+        assert!(!asks(Untrusted, DangerFullAccess, "ls -la", false));
+        assert!(asks(Untrusted, DangerFullAccess, "touch x", false));
+    }
+
+    #[test]
+    fn only_plain_read_only_commands_skip_approval() {
+        for cmd in ["ls -la", "cat README.md", "wc -l src/main.rs", "pwd"] {
+            assert!(is_known_read_only(cmd), "{cmd}");
+        }
+        for cmd in [
+            "ls; rm x",
+            "cat a | sh",
+            "echo x > f",
+            "echo $(rm x)",
+            "echo `rm x`",
+            "ls && rm x",
+            "cat <f",
+            "echo 'a;b'",
+            "rg --pre sh x",
+            "date -s 2020-01-01",
+            "find . -delete",
+            "find . -exec rm {} +",
+            "sort -o f g",
+            "ls\nrm x",
+            "touch x",
+        ] {
+            assert!(!is_known_read_only(cmd), "{cmd}");
+        }
     }
 
     #[test]

@@ -44,6 +44,11 @@ pub(crate) struct TurnContext {
     pub finished: CancellationToken,
     /// The provider's sticky routing value, echoed on every request of this turn.
     pub provider_turn_state: TurnState,
+    /// `turn/start`'s `outputSchema`: constrains this turn's final message, not later turns'.
+    pub output_schema: Option<serde_json::Value>,
+    /// Set once `model/rerouted` went out: every request of a rerouted turn carries the header,
+    /// but the client should hear about it once per turn.
+    pub rerouted_announced: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl TurnContext {
@@ -328,6 +333,8 @@ mod tests {
             pending_input: Arc::default(),
             finished: CancellationToken::new(),
             provider_turn_state: Default::default(),
+            output_schema: None,
+            rerouted_announced: Arc::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
         assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);

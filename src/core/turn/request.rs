@@ -13,6 +13,7 @@ pub(super) fn build_request(
     history: Vec<ResponseItem>,
     thread_id: &str,
     tools: Vec<serde_json::Value>,
+    output_schema: Option<&serde_json::Value>,
 ) -> ResponsesRequest {
     let mut input = Vec::with_capacity(history.len() + 1);
     if let Some(developer) = settings.developer_instructions.as_deref() {
@@ -46,8 +47,20 @@ pub(super) fn build_request(
         stream: true,
         include: vec!["reasoning.encrypted_content".to_string()],
         prompt_cache_key: Some(thread_id.to_string()),
-        text: None,
+        text: output_schema.map(text_format),
     }
+}
+
+/// The `text` control that makes the final message follow `schema` (PROTOCOL.md §5.1).
+fn text_format(schema: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "format": {
+            "type": "json_schema",
+            "strict": true,
+            "name": "codex_output_schema",
+            "schema": schema,
+        }
+    })
 }
 
 /// The user's input as one `user` message item.

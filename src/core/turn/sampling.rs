@@ -9,6 +9,7 @@
 //! token usage emitted and the result returned. Nothing after `completed` belongs to the response.
 
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 
 use tokio::task::JoinHandle;
 
@@ -114,6 +115,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         turn.thread.history(),
         turn.thread.id.as_str(),
         tools::tool_specs(&settings),
+        turn.output_schema.as_ref(),
     );
     let context = RequestContext {
         thread_id: turn.thread.id.to_string(),
@@ -140,7 +142,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         }
         Err(other) => return Err(other),
     };
-    let window = state.settings.model_context_window;
+    let window = Some(state.settings.context_window());
     emit_usage(
         turn,
         completed.token_usage,
@@ -226,7 +228,10 @@ async fn on_event(turn: &TurnContext, state: &mut ResponseState, event: Response
                 input.consume(call_id.as_deref(), &delta);
             }
         }
-        ResponseEvent::ServerModel(model) if model != state.settings.model => {
+        ResponseEvent::ServerModel(model)
+            if model != state.settings.model
+                && !turn.rerouted_announced.swap(true, Ordering::Relaxed) =>
+        {
             turn.emit(EventMsg::ModelRerouted {
                 turn_id: turn.turn_id.clone(),
                 from_model: state.settings.model.clone(),
@@ -386,7 +391,7 @@ async fn drain_in_flight(turn: &TurnContext, state: &mut ResponseState) {
 /// failed response's usage); a failure that is retried reports nothing, so the successful retry
 /// is counted once.
 pub(crate) async fn emit_failed_usage(turn: &TurnContext, rate_limits: Option<RateLimitSnapshot>) {
-    let window = turn.thread.settings().model_context_window;
+    let window = Some(turn.thread.settings().context_window());
     emit_usage(turn, None, rate_limits, window).await;
 }
 

@@ -21,7 +21,11 @@ pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: Tu
         let thread = context.threads.get(&params.thread_id)?;
         let input = convert::user_input_in(&params.input).map_err(HandlerError::InvalidParams)?;
         apply_overrides(&thread, &params);
-        Ok::<_, HandlerError>(thread.start_turn(input, params.client_user_message_id.clone())?)
+        Ok::<_, HandlerError>(thread.start_turn(
+            input,
+            params.client_user_message_id.clone(),
+            params.output_schema.clone(),
+        )?)
     })();
     match started {
         Ok(started) => {

@@ -114,3 +114,26 @@ async fn frames_match_eventsource_stream_on_the_transcript() {
         assert_eq!(frames_of(&bytes), reference);
     }
 }
+
+/// Many short `data` lines with no blank line count toward the cap like one long line.
+#[test]
+fn data_lines_without_a_blank_line_count_toward_the_frame_cap() {
+    use super::super::sse_frame::MAX_FRAME_BYTES;
+    let line = format!("data: {}\n", "y".repeat(64 * 1024 - 7));
+    let mut framer = SseFramer::new();
+    for _ in 0..MAX_FRAME_BYTES / line.len() {
+        framer.push(line.as_bytes());
+        assert_eq!(framer.next_frame(), None);
+    }
+    assert!(!framer.frame_too_large());
+    framer.push(line.as_bytes());
+    framer.push(line.as_bytes());
+    assert_eq!(framer.next_frame(), None);
+    assert!(framer.frame_too_large());
+    framer.push(b"\n");
+    assert!(
+        framer.next_frame().is_some(),
+        "a blank line still dispatches it"
+    );
+    assert!(!framer.frame_too_large());
+}

@@ -200,3 +200,22 @@ async fn idle_timeout_fires_when_no_frame_arrives_within_it() {
         Some(Err(StreamError::IdleTimeout(idle)))
     );
 }
+
+/// A line that never ends must not grow the buffer forever: past the cap the stream fails.
+#[tokio::test]
+async fn a_frame_growing_past_the_cap_ends_the_stream_with_an_error() {
+    use super::super::sse_frame::MAX_FRAME_BYTES;
+    const CHUNK: usize = 1024 * 1024;
+    let mut chunks = vec![Bytes::from_static(b"data: ")];
+    chunks.extend((0..=MAX_FRAME_BYTES / CHUNK).map(|_| Bytes::from(vec![b'x'; CHUNK])));
+    // What follows the cap is never read: the stream has already failed.
+    chunks.push(Bytes::from(render_sse(&[completed_frame()], LF)));
+    let events = decode_chunks(chunks).await;
+    assert_eq!(events.len(), 1, "one error, nothing else");
+    match &events[0] {
+        Err(StreamError::Transport(message)) => {
+            assert!(message.contains("exceeded"), "{message}");
+        }
+        other => panic!("expected a transport error, got {other:?}"),
+    }
+}
