@@ -282,6 +282,12 @@ impl ThreadManager {
         ids
     }
 
+    /// Marks every running turn interrupted, at once and without waiting. Whatever a turn does
+    /// next (a tool that gets no approval, a finished response) it ends `interrupted`.
+    pub fn interrupt_all(&self) {
+        self.shutdown.cancel();
+    }
+
     /// Interrupts every running turn, waits for them to record their end, flushes rollouts.
     pub async fn shutdown(&self) {
         self.shutdown.cancel();

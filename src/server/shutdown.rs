@@ -74,7 +74,10 @@ pub async fn graceful(
     writer: JoinHandle<()>,
     writer_finish: CancellationToken,
 ) {
-    // The client is gone or going: nobody will answer our requests, so no turn may wait on one.
+    // The client is gone or going. Interrupt the turns first, then answer their pending requests
+    // `Cancelled`: in the other order a turn could take the unanswered request as a plain refusal,
+    // sample again and complete before the interruption reached it.
+    context.threads.interrupt_all();
     context.server_requests.drain();
     let drain = async {
         // Interrupt turns while the dispatcher drains, not after: a client that stopped reading
