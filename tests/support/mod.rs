@@ -83,46 +83,8 @@ impl Daemon {
         for (k, v) in env {
             command.env(k, v);
         }
-        let mut child = command
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn openturn: {e}"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-        let stdin = child.stdin.take();
-        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-        let stderr_lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let stderr_sink = stderr_lines.clone();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                eprintln!("[openturn] {line}");
-                if let Ok(mut sink) = stderr_sink.lock() {
-                    sink.push(line);
-                }
-            }
-        });
-        let (lines_tx, lines_rx) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stdout).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("daemon wrote a non-JSON line {line:?}: {e}"));
-                if lines_tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        Daemon {
-            child,
-            stdin,
-            lines_rx,
-            backlog: VecDeque::new(),
-            transcript: Vec::new(),
-            next_id: 1,
-            methods_by_id: HashMap::new(),
-            check_shapes: true,
-            stderr_lines,
-        }
+        command.stderr(Stdio::piped());
+        Daemon::from_command(command)
     }
 
     pub async fn send_raw(&mut self, line: &[u8]) {
@@ -451,13 +413,27 @@ impl Daemon {
         Daemon::from_command(command)
     }
 
-    /// Spawns a prepared command (stdin and stdout must be piped) and starts reading its stdout.
+    /// Spawns a prepared command (stdin and stdout must be piped) and starts reading its stdout;
+    /// a piped stderr is echoed with a prefix and kept for tests that inspect the logs.
     pub fn from_command(mut command: Command) -> Daemon {
         let mut child = command
             .spawn()
             .unwrap_or_else(|e| panic!("spawn openturn: {e}"));
         let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
         let stdin = child.stdin.take();
+        let stderr_lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        if let Some(stderr) = child.stderr.take() {
+            let stderr_sink = stderr_lines.clone();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    eprintln!("[openturn] {line}");
+                    if let Ok(mut sink) = stderr_sink.lock() {
+                        sink.push(line);
+                    }
+                }
+            });
+        }
         let (lines_tx, lines_rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
@@ -478,8 +454,7 @@ impl Daemon {
             next_id: 1,
             methods_by_id: HashMap::new(),
             check_shapes: true,
-            // This daemon's stderr goes where the caller's command sends it.
-            stderr_lines: std::sync::Arc::new(std::sync::Mutex::new(Vec::new())),
+            stderr_lines,
         }
     }
 }
