@@ -16,6 +16,13 @@ pub trait ResponseEventSource {
     fn next_event(
         &mut self,
     ) -> impl Future<Output = Option<Result<ResponseEvent, StreamError>>> + Send;
+
+    /// The next event if the input already received decides it, without waiting; `None` when
+    /// only more input can tell (or the stream has ended). Lets a consumer take a burst of
+    /// events in one go instead of one wake-up per event.
+    fn next_buffered_event(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
+        None
+    }
 }
 
 /// One event of a streamed response.

@@ -19,13 +19,15 @@
 use std::fmt::Display;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use bytes::Bytes;
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 
 use super::error::{ApiError, StreamError};
 use super::event::{ResponseEvent, ResponseEventSource};
 use super::map::{map_frame, FrameOutcome};
-use super::sse_frame::{SseFrame, SseFramer, MAX_FRAME_BYTES};
+use super::sse_frame::{SseFramer, MAX_FRAME_BYTES};
 
 /// A stream of [`ResponseEvent`] decoded from an SSE byte stream.
 pub struct SseEventStream<S> {
@@ -36,6 +38,16 @@ pub struct SseEventStream<S> {
     idle_timeout: Duration,
     saved_error: Option<ApiError>,
     finished: bool,
+    /// When the wait for the next frame began; `None` while frames are being taken.
+    waiting_since: Option<Instant>,
+}
+
+/// What the buffered bytes say about the next event.
+enum Buffered {
+    /// The next event, the terminal error, or `None` once the stream has ended.
+    Decided(Option<Result<ResponseEvent, StreamError>>),
+    /// Only more bytes can tell.
+    NeedInput,
 }
 
 impl<S, E> SseEventStream<S>
@@ -51,77 +63,93 @@ where
             idle_timeout,
             saved_error: None,
             finished: false,
+            waiting_since: None,
         }
     }
 
     /// The next event, or the error that ended the stream. `None` after the stream has ended
     /// (after `Completed` or an error), so the stream yields at most one terminal item.
     pub async fn next_event(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
-        while !self.finished {
-            let frame = match self.next_frame_within_idle_timeout().await {
-                Err(_) => return self.finish(Err(StreamError::IdleTimeout(self.idle_timeout))),
-                Ok(Ok(None)) => {
-                    let error = match self.saved_error.take() {
-                        Some(api) => StreamError::Api(api),
-                        None => StreamError::ClosedBeforeCompleted,
-                    };
-                    return self.finish(Err(error));
-                }
-                Ok(Err(error)) => return self.finish(Err(StreamError::Transport(error))),
-                Ok(Ok(Some(frame))) => frame,
-            };
-            match map_frame(&frame.data) {
-                FrameOutcome::Event(event @ ResponseEvent::Completed { .. }) => {
-                    return self.finish(Ok(event))
-                }
-                FrameOutcome::Event(event) => return Some(Ok(event)),
-                FrameOutcome::Skip => {}
-                FrameOutcome::SaveError(error) => {
-                    tracing::debug!(%error, "provider reported a failure; kept until EOF");
-                    self.saved_error = Some(error);
-                }
-                FrameOutcome::Fatal(error) => return self.finish(Err(error)),
-            }
-        }
-        None
-    }
-
-    /// The next frame, waiting at most the idle timeout for it. A fresh timeout per frame: the
-    /// limit is on silence, not on the whole response. A frame already buffered needs no wait, and
-    /// arming no timer for it keeps a timer registration off the path of most frames.
-    async fn next_frame_within_idle_timeout(
-        &mut self,
-    ) -> Result<Result<Option<SseFrame>, String>, tokio::time::error::Elapsed> {
-        if let Some(frame) = self.framer.next_frame() {
-            return Ok(Ok(Some(frame)));
-        }
-        tokio::time::timeout(self.idle_timeout, self.next_frame()).await
-    }
-
-    /// Reads until the framer completes a frame; `Ok(None)` at EOF.
-    async fn next_frame(&mut self) -> Result<Option<SseFrame>, String> {
-        // Bounded by the byte stream: every iteration consumes one chunk of it.
+        // Bounded by the byte stream: every iteration consumes one chunk of it, or ends.
         loop {
-            if let Some(frame) = self.framer.next_frame() {
-                return Ok(Some(frame));
+            match self.decide_from_buffer() {
+                Buffered::Decided(outcome) => return outcome,
+                Buffered::NeedInput => {}
             }
-            if self.framer.frame_too_large() {
-                return Err(format!(
-                    "an SSE frame exceeded {MAX_FRAME_BYTES} bytes without ending"
-                ));
+            // The limit is on silence between frames, not on the whole response: the clock
+            // starts when the last frame was taken and only runs while we wait for bytes.
+            let since = *self.waiting_since.get_or_insert_with(Instant::now);
+            match tokio::time::timeout_at(since + self.idle_timeout, self.bytes.next()).await {
+                Err(_) => return self.finish(Err(StreamError::IdleTimeout(self.idle_timeout))),
+                Ok(Some(Ok(chunk))) => self.framer.push(&chunk),
+                Ok(Some(Err(error))) => {
+                    return self.finish(Err(StreamError::Transport(error.to_string())))
+                }
+                Ok(None) => {
+                    self.bytes_ended = true;
+                    self.framer.finish();
+                }
             }
-            if self.bytes_ended {
-                return Ok(None);
+        }
+    }
+
+    /// The next event if the bytes already received decide it, without waiting for more. Bytes
+    /// the transport already holds count as received: an HTTP body hands over one chunk at a
+    /// time, and a provider writing one chunk per event would otherwise never fill a burst.
+    pub fn next_buffered_event(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
+        // Bounded: every round consumes one chunk the transport already had, or returns.
+        loop {
+            if let Buffered::Decided(outcome) = self.decide_from_buffer() {
+                return outcome;
             }
-            match self.bytes.next().await {
+            // Polled once without waiting; a later `next_event` polls again with a real waker.
+            match self.bytes.next().now_or_never()? {
                 Some(Ok(chunk)) => self.framer.push(&chunk),
-                Some(Err(error)) => return Err(error.to_string()),
+                Some(Err(error)) => {
+                    return self.finish(Err(StreamError::Transport(error.to_string())))
+                }
                 None => {
                     self.bytes_ended = true;
                     self.framer.finish();
                 }
             }
         }
+    }
+
+    /// Applies the stream policies to the frames already buffered.
+    fn decide_from_buffer(&mut self) -> Buffered {
+        // Bounded by the buffer: every iteration consumes one frame.
+        while !self.finished {
+            let Some(frame) = self.framer.next_frame() else {
+                if self.framer.frame_too_large() {
+                    let error =
+                        format!("an SSE frame exceeded {MAX_FRAME_BYTES} bytes without ending");
+                    return Buffered::Decided(self.finish(Err(StreamError::Transport(error))));
+                }
+                if !self.bytes_ended {
+                    return Buffered::NeedInput;
+                }
+                let error = match self.saved_error.take() {
+                    Some(api) => StreamError::Api(api),
+                    None => StreamError::ClosedBeforeCompleted,
+                };
+                return Buffered::Decided(self.finish(Err(error)));
+            };
+            self.waiting_since = None;
+            match map_frame(&frame.data) {
+                FrameOutcome::Event(event @ ResponseEvent::Completed { .. }) => {
+                    return Buffered::Decided(self.finish(Ok(event)))
+                }
+                FrameOutcome::Event(event) => return Buffered::Decided(Some(Ok(event))),
+                FrameOutcome::Skip => {}
+                FrameOutcome::SaveError(error) => {
+                    tracing::debug!(%error, "provider reported a failure; kept until EOF");
+                    self.saved_error = Some(error);
+                }
+                FrameOutcome::Fatal(error) => return Buffered::Decided(self.finish(Err(error))),
+            }
+        }
+        Buffered::Decided(None)
     }
 
     fn finish(
@@ -140,5 +168,9 @@ where
 {
     async fn next_event(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
         SseEventStream::next_event(self).await
+    }
+
+    fn next_buffered_event(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
+        SseEventStream::next_buffered_event(self)
     }
 }

@@ -121,6 +121,31 @@ where
     panic!("decoder yielded too many events")
 }
 
+/// Like [`collect`], but after each awaited event takes every event the received bytes already
+/// decide through `next_buffered_event`, the way the client's decoder task builds a burst.
+async fn collect_in_bursts<S, E>(
+    mut stream: SseEventStream<S>,
+) -> Vec<Result<ResponseEvent, StreamError>>
+where
+    S: futures::Stream<Item = Result<Bytes, E>> + Unpin,
+    E: std::fmt::Display,
+{
+    let mut events = Vec::new();
+    // Bounded: a correct decoder ends after at most one item per frame plus the terminal one.
+    for _ in 0..10_000 {
+        match tokio::time::timeout(STEP, stream.next_event()).await {
+            Ok(Some(event)) => events.push(event),
+            Ok(None) => return events,
+            Err(_) => panic!("decoder did not finish; got {events:?}"),
+        }
+        while let Some(event) = stream.next_buffered_event() {
+            events.push(event);
+            assert!(events.len() < 10_000, "decoder yielded too many events");
+        }
+    }
+    panic!("decoder yielded too many events")
+}
+
 /// SSE text of frames given as JSON values.
 fn sse_of(events: &[Value]) -> Vec<Bytes> {
     vec![Bytes::from(render_sse(events, LF))]
