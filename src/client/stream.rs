@@ -12,20 +12,29 @@
 //! `ResponseStream` cancels the token both tasks watch; the mapper stops polling and returns, the
 //! decoder stops reading and drops the transport, which closes the connection to the provider.
 //! No event is injected on cancellation: the consumer is gone, so there is nobody to tell.
+//!
+//! Events travel in batches: the decoder sends, with each event it waited for, every further
+//! event the bytes already read decide (up to [`MAX_BATCH`]). A provider that writes faster than
+//! the turn consumes costs one hand-off per burst, not per event; a paced one still gets each
+//! event forwarded the moment it is decoded.
 
 use std::future::Future;
+use std::pin::Pin;
 
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::{CancellationToken, DropGuard, WaitForCancellationFuture};
 
 use crate::wire::{ResponseEvent, ResponseEventSource, ResponseItem, StreamError};
 
-/// Decoded events buffered between the decoder and the mapper. The mapper only clones items and
+/// Batches of decoded events buffered between the decoder and the mapper. The mapper only clones items and
 /// forwards, so a modest buffer absorbs bursts; when full, the decoder stops reading the socket,
 /// which is the backpressure we want (memory stays bounded however fast the provider writes).
-const DECODED_CHANNEL_CAPACITY: usize = 128;
-/// Events buffered between the mapper and the turn loop, bounded for the same reason.
-const EVENT_CHANNEL_CAPACITY: usize = 128;
+const DECODED_CHANNEL_CAPACITY: usize = 16;
+/// Batches buffered between the mapper and the turn loop, bounded for the same reason.
+const EVENT_CHANNEL_CAPACITY: usize = 16;
+/// Most events in one batch, so the channels bound memory in events, not only in batches
+/// (at most `MAX_BATCH` × capacity events wait in each).
+const MAX_BATCH: usize = 64;
 
 /// The outcome of a successful response, for callers that want the items without having
 /// collected them from the events (e.g. diagnostics, compaction).
@@ -46,7 +55,9 @@ pub struct StreamDiagnostics {
 }
 
 pub struct ResponseStream {
-    events_rx: mpsc::Receiver<Result<ResponseEvent, StreamError>>,
+    events_rx: mpsc::Receiver<Batch>,
+    /// The rest of the batch being handed out, front first.
+    pending: std::vec::IntoIter<Result<ResponseEvent, StreamError>>,
     last_response_rx: oneshot::Receiver<LastResponse>,
     diagnostics: StreamDiagnostics,
     _cancel_on_drop: DropGuard,
@@ -85,6 +96,7 @@ impl ResponseStream {
         tokio::spawn(mapper.run(cancel.child_token()));
         ResponseStream {
             events_rx,
+            pending: Vec::new().into_iter(),
             last_response_rx,
             diagnostics,
             _cancel_on_drop: cancel.drop_guard(),
@@ -93,7 +105,13 @@ impl ResponseStream {
 
     /// The next event; `None` once the stream has ended (after `Completed` or an error).
     pub async fn next(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
-        self.events_rx.recv().await
+        // Bounded: each round takes one batch off the channel; batches are never empty.
+        loop {
+            if let Some(event) = self.pending.next() {
+                return Some(event);
+            }
+            self.pending = self.events_rx.recv().await?.into_iter();
+        }
     }
 
     /// The provider's request id (`x-request-id`), for error reports and traces.
@@ -108,20 +126,31 @@ impl ResponseStream {
     }
 }
 
-/// Sends `value` unless `cancel` fires first; `false` when the stream is over for this sender.
-async fn send_or_cancelled<T>(tx: &mpsc::Sender<T>, value: T, cancel: &CancellationToken) -> bool {
+/// Events decoded from one burst of input, in order. Batching keeps the cost of a channel hand-off
+/// (and of waking the task on the other side) per burst instead of per event.
+type Batch = Vec<Result<ResponseEvent, StreamError>>;
+
+/// Sends `value` unless `cancelled` fires first; `false` when the stream is over for this sender.
+async fn send_or_cancelled<T>(
+    tx: &mpsc::Sender<T>,
+    value: T,
+    cancelled: Pin<&mut WaitForCancellationFuture<'_>>,
+) -> bool {
     tokio::select! {
         biased;
-        () = cancel.cancelled() => false,
+        () = cancelled => false,
         sent = tx.send(value) => sent.is_ok(),
     }
 }
 
-/// Awaits `future` unless `cancel` fires first.
-async fn unless_cancelled<F: Future>(future: F, cancel: &CancellationToken) -> Option<F::Output> {
+/// Awaits `future` unless `cancelled` fires first.
+async fn unless_cancelled<F: Future>(
+    future: F,
+    cancelled: Pin<&mut WaitForCancellationFuture<'_>>,
+) -> Option<F::Output> {
     tokio::select! {
         biased;
-        () = cancel.cancelled() => None,
+        () = cancelled => None,
         output = future => Some(output),
     }
 }
@@ -131,22 +160,35 @@ async fn unless_cancelled<F: Future>(future: F, cancel: &CancellationToken) -> O
 async fn run_decoder<S>(
     mut source: S,
     header_events: Vec<ResponseEvent>,
-    decoded_tx: mpsc::Sender<Result<ResponseEvent, StreamError>>,
+    decoded_tx: mpsc::Sender<Batch>,
     cancel: CancellationToken,
 ) where
     S: ResponseEventSource,
 {
-    for event in header_events {
-        if !send_or_cancelled(&decoded_tx, Ok(event), &cancel).await {
+    // One registration with the token for the task's life, not one per event.
+    let cancelled = cancel.cancelled();
+    tokio::pin!(cancelled);
+    if !header_events.is_empty() {
+        let batch = header_events.into_iter().map(Ok).collect();
+        if !send_or_cancelled(&decoded_tx, batch, cancelled.as_mut()).await {
             return;
         }
     }
     loop {
-        let Some(next) = unless_cancelled(source.next_event(), &cancel).await else {
+        let Some(next) = unless_cancelled(source.next_event(), cancelled.as_mut()).await else {
             return;
         };
-        let Some(next) = next else { return };
-        if !send_or_cancelled(&decoded_tx, next, &cancel).await {
+        let Some(first) = next else { return };
+        // Whatever else the bytes already read decide goes in the same batch.
+        let mut batch = Vec::with_capacity(8);
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match source.next_buffered_event() {
+                Some(event) => batch.push(event),
+                None => break,
+            }
+        }
+        if !send_or_cancelled(&decoded_tx, batch, cancelled.as_mut()).await {
             return;
         }
     }
@@ -154,8 +196,8 @@ async fn run_decoder<S>(
 
 /// The mapper task's state: the completed items so far and where the outcome goes.
 struct Mapper {
-    decoded_rx: mpsc::Receiver<Result<ResponseEvent, StreamError>>,
-    events_tx: mpsc::Sender<Result<ResponseEvent, StreamError>>,
+    decoded_rx: mpsc::Receiver<Batch>,
+    events_tx: mpsc::Sender<Batch>,
     last_response_tx: Option<oneshot::Sender<LastResponse>>,
     items: Vec<ResponseItem>,
     diagnostics: StreamDiagnostics,
@@ -163,17 +205,23 @@ struct Mapper {
 
 impl Mapper {
     async fn run(mut self, cancel: CancellationToken) {
+        let cancelled = cancel.cancelled();
+        tokio::pin!(cancelled);
         loop {
-            let Some(next) = unless_cancelled(self.decoded_rx.recv(), &cancel).await else {
+            let Some(next) = unless_cancelled(self.decoded_rx.recv(), cancelled.as_mut()).await
+            else {
                 self.log_cancelled();
                 return;
             };
-            let Some(next) = next else { return };
-            let next = match next {
-                Ok(event) => Ok(self.observe(event)),
-                Err(error) => Err(self.map_error(error)),
-            };
-            if !send_or_cancelled(&self.events_tx, next, &cancel).await {
+            let Some(batch) = next else { return };
+            let batch: Batch = batch
+                .into_iter()
+                .map(|next| match next {
+                    Ok(event) => Ok(self.observe(event)),
+                    Err(error) => Err(self.map_error(error)),
+                })
+                .collect();
+            if !send_or_cancelled(&self.events_tx, batch, cancelled.as_mut()).await {
                 self.log_cancelled();
                 return;
             }
