@@ -16,62 +16,143 @@ use crate::protocol::notification::{
 use crate::protocol::thread::ThreadStatus;
 
 use super::context::ServerContext;
+use super::outgoing::OutputClosed;
 use super::projection::ThreadProjection;
+
+/// Most core events projected per round: bounds the notifications one round encodes.
+const EVENTS_PER_ROUND: usize = 64;
+/// Encoded lines are queued once this many bytes have gathered, so one hand-off to the writer
+/// never carries more than about this much.
+const LINES_FLUSH_BYTES: usize = 32 * 1024;
 
 pub fn spawn_thread_projection(
     context: &Arc<ServerContext>,
     thread_id: String,
-    mut events_rx: mpsc::Receiver<EventMsg>,
+    events_rx: mpsc::Receiver<EventMsg>,
 ) {
-    let context_for_task = context.clone();
-    let id = thread_id.clone();
-    let handle = context.projections.spawn(async move {
-        let context = context_for_task;
-        let mut projection = ThreadProjection::new(thread_id.clone());
+    let task = ProjectionTask {
+        context: context.clone(),
+        projection: ThreadProjection::new(thread_id.clone()),
+        thread_id: thread_id.clone(),
+        lines: Vec::new(),
+    };
+    let handle = context.projections.spawn(task.run(events_rx));
+    context.loaded().projections.insert(thread_id, handle);
+}
+
+/// The state of one thread's projection task.
+struct ProjectionTask {
+    context: Arc<ServerContext>,
+    thread_id: String,
+    projection: ThreadProjection,
+    /// Lines encoded but not yet queued on the connection.
+    lines: Vec<u8>,
+}
+
+impl ProjectionTask {
+    /// Takes core's events as they come — every event already queued in one round — and queues
+    /// their notifications as one message per round: a burst of deltas costs one hand-off to the
+    /// writer, a lone delta still goes out at once.
+    async fn run(mut self, mut events_rx: mpsc::Receiver<EventMsg>) {
+        let context = self.context.clone();
+        let stop = context.projections_stop.cancelled();
+        tokio::pin!(stop);
+        let mut events = Vec::with_capacity(EVENTS_PER_ROUND);
+        let mut stopping = false;
         loop {
-            let event = tokio::select! {
-                event = events_rx.recv() => event,
-                _ = context.projections_stop.cancelled() => {
-                    // Every turn has ended: drain what is buffered, then stop.
-                    events_rx.close();
-                    events_rx.recv().await
+            let received = if stopping {
+                events_rx.recv_many(&mut events, EVENTS_PER_ROUND).await
+            } else {
+                tokio::select! {
+                    received = events_rx.recv_many(&mut events, EVENTS_PER_ROUND) => received,
+                    _ = &mut stop => {
+                        // Every turn has ended: drain what is buffered, then stop.
+                        events_rx.close();
+                        stopping = true;
+                        continue;
+                    }
                 }
             };
-            let Some(event) = event else { return };
-            // A question for the client goes out here, in event order, after every notification
-            // core emitted before it.
-            if let EventMsg::ClientRequest(request) = event {
-                context.server_requests.send(&thread_id, request).await;
-                continue;
+            if received == 0 {
+                return;
             }
-            let ended_turn = match &event {
-                EventMsg::TurnEnded { turn_id, .. } => Some(turn_id.clone()),
-                _ => None,
-            };
             let now_ms = chrono::Utc::now().timestamp_millis();
-            for notification in projection.project(event, now_ms) {
-                if context.output_abandoned.is_cancelled() {
-                    break;
-                }
-                let sent = tokio::select! {
-                    sent = send_thread_notification(&context, &thread_id, &notification) => sent,
-                    // Shutdown gave up on the client: keep consuming core's events unsent.
-                    _ = context.output_abandoned.cancelled() => Ok(()),
-                };
-                if sent.is_err() {
+            for event in events.drain(..) {
+                if self.handle(event, now_ms).await.is_err() {
                     return;
                 }
             }
-            if let Some(turn_id) = ended_turn {
-                // Requests still open when their turn ended are resolved after `turn/completed`.
-                context
-                    .server_requests
-                    .turn_ended(&thread_id, &turn_id)
-                    .await;
+            if self.flush().await.is_err() {
+                return;
             }
         }
-    });
-    context.loaded().projections.insert(id, handle);
+    }
+
+    async fn handle(&mut self, event: EventMsg, now_ms: i64) -> Result<(), OutputClosed> {
+        // A question for the client goes out here, in event order, after every notification
+        // core emitted before it.
+        if let EventMsg::ClientRequest(request) = event {
+            self.flush().await?;
+            self.context
+                .server_requests
+                .send(&self.thread_id, request)
+                .await;
+            return Ok(());
+        }
+        let ended_turn = match &event {
+            EventMsg::TurnEnded { turn_id, .. } => Some(turn_id.clone()),
+            _ => None,
+        };
+        for notification in self.projection.project(event, now_ms) {
+            if admit_thread_notification(&self.context, &self.thread_id, &notification) {
+                self.context
+                    .outgoing
+                    .encode_notification(&notification, now_ms, &mut self.lines);
+            }
+        }
+        if self.lines.len() >= LINES_FLUSH_BYTES {
+            self.flush().await?;
+        }
+        if let Some(turn_id) = ended_turn {
+            // Requests still open when their turn ended are resolved after `turn/completed`.
+            self.flush().await?;
+            self.context
+                .server_requests
+                .turn_ended(&self.thread_id, &turn_id)
+                .await;
+        }
+        Ok(())
+    }
+
+    /// Queues the encoded lines. Once shutdown gave up on the client, they are dropped instead:
+    /// core's events keep being consumed, so turns can still end and record.
+    async fn flush(&mut self) -> Result<(), OutputClosed> {
+        let lines = std::mem::take(&mut self.lines);
+        let abandoned = &self.context.output_abandoned;
+        if abandoned.is_cancelled() {
+            return Ok(());
+        }
+        tokio::select! {
+            sent = self.context.outgoing.send_lines(lines) => sent,
+            _ = abandoned.cancelled() => Ok(()),
+        }
+    }
+}
+
+/// Whether a thread-scoped notification may go out under the fan-out rule, remembering the
+/// status it announces.
+fn admit_thread_notification(
+    context: &ServerContext,
+    thread_id: &str,
+    notification: &ServerNotification,
+) -> bool {
+    if let ServerNotification::ThreadStatusChanged(changed) = notification {
+        context
+            .loaded()
+            .statuses
+            .insert(thread_id.to_string(), changed.status.clone());
+    }
+    notification.reaches_unsubscribed() || context.is_subscribed(thread_id)
 }
 
 /// Sends one thread-scoped notification if the fan-out rule lets it through, remembering the
@@ -80,14 +161,8 @@ pub async fn send_thread_notification(
     context: &ServerContext,
     thread_id: &str,
     notification: &ServerNotification,
-) -> Result<(), super::outgoing::OutputClosed> {
-    if let ServerNotification::ThreadStatusChanged(changed) = notification {
-        context
-            .loaded()
-            .statuses
-            .insert(thread_id.to_string(), changed.status.clone());
-    }
-    if !notification.reaches_unsubscribed() && !context.is_subscribed(thread_id) {
+) -> Result<(), OutputClosed> {
+    if !admit_thread_notification(context, thread_id, notification) {
         return Ok(());
     }
     context.outgoing.send_notification(notification).await

@@ -1,5 +1,6 @@
 //! The outbound side of a connection: every message is serialized by its producer and queued as
-//! one line; exactly one task (see [`super::stdio`]) writes the lines to stdout.
+//! one line, or as a burst of lines (a turn's projection queues what one round of core events
+//! produced); exactly one task (see [`super::stdio`]) writes them to stdout.
 //!
 //! The queue is bounded. A client that stops reading stdout fills it, and producers (turns, via
 //! their projection tasks) wait: nothing is dropped and memory stays bounded.
@@ -17,9 +18,10 @@ use crate::protocol::jsonrpc::{
 };
 use crate::protocol::notification::ServerNotification;
 
-/// Lines queued for stdout. Large enough to absorb a burst of deltas between two writer wakeups,
-/// small enough that a stalled client costs at most a few MiB.
-pub const OUTGOING_CAPACITY: usize = 1024;
+/// Messages queued for stdout. A message is one line, or a turn's burst of lines (at most about
+/// 32 KiB, see `fanout`): enough to absorb bursts between two writer wake-ups, small enough that a
+/// stalled client costs at most a few MiB.
+pub const OUTGOING_CAPACITY: usize = 256;
 
 /// The outbound queue ended: the writer stopped (stdout closed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -84,15 +86,46 @@ impl OutgoingSender {
         &self,
         notification: &ServerNotification,
     ) -> Result<(), OutputClosed> {
+        let mut lines = Vec::with_capacity(256);
+        self.encode_notification(
+            notification,
+            chrono::Utc::now().timestamp_millis(),
+            &mut lines,
+        );
+        self.send_lines(lines).await
+    }
+
+    /// Appends `notification` as one line to `lines`, unless the client opted out of its method.
+    /// Producers of many notifications (a turn's projection) encode a burst into one buffer and
+    /// queue it with [`OutgoingSender::send_lines`]: one hand-off to the writer per burst.
+    pub fn encode_notification(
+        &self,
+        notification: &ServerNotification,
+        emitted_at_ms: i64,
+        lines: &mut Vec<u8>,
+    ) {
         if self.is_opted_out(notification.method()) {
-            return Ok(());
+            return;
         }
-        self.send_value(&NotificationEnvelope {
+        let envelope = NotificationEnvelope {
             jsonrpc: JSONRPC_VERSION,
             notification,
-            emitted_at_ms: chrono::Utc::now().timestamp_millis(),
-        })
-        .await
+            emitted_at_ms,
+        };
+        if let Err(error) = encode_line_into(&envelope, lines) {
+            tracing::error!(%error, "outgoing notification could not be serialized");
+        }
+    }
+
+    /// Queues complete lines (each ending in `\n`) as one message; nothing to do when empty.
+    pub async fn send_lines(&self, lines: Vec<u8>) -> Result<(), OutputClosed> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.lines_tx
+            .send(Bytes::from(lines))
+            .await
+            .map_err(|_| OutputClosed)
     }
 
     pub async fn send_request<T: Serialize>(
@@ -127,18 +160,34 @@ pub fn encode_line<T: Serialize>(value: &T) -> Result<Bytes, serde_json::Error> 
     // Most lines are small deltas; starting at 256 bytes skips the five or six reallocations an
     // empty Vec would go through on the way there.
     let mut bytes = Vec::with_capacity(256);
-    serde_json::to_writer(&mut bytes, value)?;
+    encode_line_into(value, &mut bytes)?;
+    Ok(Bytes::from(bytes))
+}
+
+/// [`encode_line`], appending to `out`. On error `out` is left as it was.
+pub fn encode_line_into<T: Serialize>(
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), serde_json::Error> {
+    let start = out.len();
+    if let Err(error) = serde_json::to_writer(&mut *out, value) {
+        out.truncate(start);
+        return Err(error);
+    }
     // `contains` on bytes is a word-at-a-time search, so the common line without any U+2000..
     // character costs one fast scan; the exact check runs only when 0xE2 occurs.
-    if bytes.contains(&0xE2)
-        && bytes
+    let line = &out[start..];
+    if line.contains(&0xE2)
+        && line
             .windows(3)
             .any(|w| w == [0xE2, 0x80, 0xA8] || w == [0xE2, 0x80, 0xA9])
     {
-        bytes = escape_line_separators(&bytes);
+        let escaped = escape_line_separators(line);
+        out.truncate(start);
+        out.extend_from_slice(&escaped);
     }
-    bytes.push(b'\n');
-    Ok(Bytes::from(bytes))
+    out.push(b'\n');
+    Ok(())
 }
 
 fn escape_line_separators(bytes: &[u8]) -> Vec<u8> {

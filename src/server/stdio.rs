@@ -105,28 +105,42 @@ fn nonblocking_stdout_pipe() -> std::io::Result<tokio::io::Stdout> {
     Err(std::io::Error::other("non-blocking pipes need unix"))
 }
 
-/// Most lines written per flush; bounds the latency a burst can add to the first line in it.
-const MAX_LINES_PER_FLUSH: usize = 256;
+/// Most queued messages written per flush; bounds the latency a burst can add to the first
+/// line in it.
+const MAX_MESSAGES_PER_FLUSH: usize = 64;
 
-/// Owns stdout: writes every queued line, flushing after each burst. Ends when every sender is
-/// dropped or `finish` is cancelled (after writing what is queued), or when the output fails
-/// (EPIPE: the client went away), in which case it cancels `closed` so the connection shuts down.
+/// Owns stdout: writes every queued message (one or more complete lines), flushing after each
+/// burst. Ends when every sender is dropped or `finish` is cancelled (after writing what is
+/// queued), or when the output fails (EPIPE: the client went away), in which case it cancels
+/// `closed` so the connection shuts down.
 pub async fn run_writer<W: AsyncWrite + Unpin>(
     mut output: W,
     mut lines_rx: mpsc::Receiver<Bytes>,
     closed: CancellationToken,
     finish: CancellationToken,
 ) {
+    let finishing = finish.cancelled();
+    tokio::pin!(finishing);
+    let mut finished = false;
+    let mut burst = Vec::with_capacity(MAX_MESSAGES_PER_FLUSH);
+    let mut joined = Vec::new();
     loop {
-        let first = tokio::select! {
-            line = lines_rx.recv() => line,
-            _ = finish.cancelled() => {
-                lines_rx.close();
-                lines_rx.recv().await
+        let received = if finished {
+            lines_rx.recv_many(&mut burst, MAX_MESSAGES_PER_FLUSH).await
+        } else {
+            tokio::select! {
+                received = lines_rx.recv_many(&mut burst, MAX_MESSAGES_PER_FLUSH) => received,
+                _ = &mut finishing => {
+                    lines_rx.close();
+                    finished = true;
+                    continue;
+                }
             }
         };
-        let Some(first) = first else { break };
-        if let Err(error) = write_burst(&mut output, first, &mut lines_rx).await {
+        if received == 0 {
+            break;
+        }
+        if let Err(error) = write_burst(&mut output, &mut burst, &mut joined).await {
             tracing::info!(%error, "stdout closed; shutting down");
             closed.cancel();
             return;
@@ -135,20 +149,27 @@ pub async fn run_writer<W: AsyncWrite + Unpin>(
     let _ = output.flush().await;
 }
 
+/// Writes the messages of `burst` with one write when possible: a lone message as it is, several
+/// joined in `joined` (a buffer kept across bursts, so joining does not allocate).
 async fn write_burst<W: AsyncWrite + Unpin>(
     output: &mut W,
-    first: Bytes,
-    lines_rx: &mut mpsc::Receiver<Bytes>,
+    burst: &mut Vec<Bytes>,
+    joined: &mut Vec<u8>,
 ) -> std::io::Result<()> {
-    let mut batch = Vec::with_capacity(first.len());
-    batch.extend_from_slice(&first);
-    for _ in 1..MAX_LINES_PER_FLUSH {
-        match lines_rx.try_recv() {
-            Ok(line) => batch.extend_from_slice(&line),
-            Err(_) => break,
+    if let [only] = burst.as_slice() {
+        output.write_all(only).await?;
+    } else {
+        joined.clear();
+        for message in burst.iter() {
+            joined.extend_from_slice(message);
+        }
+        output.write_all(joined).await?;
+        // A burst far above the usual size is not kept around.
+        if joined.capacity() > 1 << 20 {
+            *joined = Vec::new();
         }
     }
-    output.write_all(&batch).await?;
+    burst.clear();
     output.flush().await
 }
 
