@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use openturn::mock_provider::{
-    many_deltas, stamped_deltas, MockProvider, Reply, ResponseBuilder, Script, Usage,
+    many_deltas, stamped_deltas, Chunking, MockProvider, Reply, ResponseBuilder, Script, Usage,
 };
 use serde_json::json;
 
@@ -91,6 +91,11 @@ async fn setup(kind: &DaemonKind, script: Script) -> BenchResult<Setup> {
     })
 }
 
+/// A provider streaming as fast as it can: the body goes out in 16 KiB chunks, the way bytes
+/// reach a reader that is behind a fast sender. One chunk (and one write) per event would measure
+/// the mock provider's own syscall rate more than the daemon's throughput.
+const BULK_CHUNKS: Chunking = Chunking::FixedBytes(16 * 1024);
+
 fn repeating(reply: impl Into<Reply>) -> Script {
     Script::new([]).with_when_exhausted(reply.into())
 }
@@ -124,7 +129,8 @@ pub struct Throughput {
 /// Turns of `throughput_deltas` unpaced deltas on one thread.
 pub async fn throughput(kind: &DaemonKind, sizes: Sizes) -> BenchResult<Throughput> {
     let n = sizes.throughput_deltas;
-    let setup = setup(kind, repeating(many_deltas("resp_t", "msg_t", n, "tok "))).await?;
+    let reply = many_deltas("resp_t", "msg_t", n, "tok ").with_chunking(BULK_CHUNKS);
+    let setup = setup(kind, repeating(reply)).await?;
     let (mut daemon, thread_id) = ready_daemon(kind, &setup).await?;
     let mut walls = Vec::new();
     let cpu_before = daemon.cpu_time()?;
