@@ -423,7 +423,9 @@ mod tests {
     async fn an_answered_or_ended_request_leaves_no_timeout_task_behind() {
         let (lines_tx, _lines_rx) = mpsc::channel(16);
         let requests = ServerRequests::new(OutgoingSender::new(lines_tx), SERVER_REQUEST_TIMEOUT);
-        let before = tokio::runtime::Handle::current().metrics().num_alive_tasks();
+        let before = tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks();
         let (answered, _answered_rx) = ClientRequest::new("turn".into(), tool_call());
         let (ended, _ended_rx) = ClientRequest::new("turn".into(), tool_call());
         let (drained, _drained_rx) = ClientRequest::new("other".into(), tool_call());
