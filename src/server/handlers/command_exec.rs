@@ -59,44 +59,9 @@ async fn run(
     context: &Arc<ServerContext>,
     params: CommandExecParams,
 ) -> Result<CommandExecResponse, HandlerError> {
-    let Some((program, args)) = params.command.split_first() else {
-        return Err(HandlerError::InvalidParams(
-            "command must not be empty".to_string(),
-        ));
-    };
-    if params.tty || params.stream_stdin {
-        return Err(HandlerError::InvalidParams(
-            "`tty` and `streamStdin` are not supported by command/exec".to_string(),
-        ));
-    }
-    refuse_unenforceable_sandbox(params.sandbox_policy.as_ref())?;
-    let stream_id = match (params.stream_stdout_stderr, &params.process_id) {
-        (true, Some(process_id)) => Some(process_id.clone()),
-        (true, None) => {
-            return Err(HandlerError::InvalidParams(
-                "`streamStdoutStderr` needs a `processId`".to_string(),
-            ))
-        }
-        (false, _) => None,
-    };
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
-    if let Some(cwd) = &params.cwd {
-        command.current_dir(cwd);
-    }
-    for (key, value) in params.env.iter().flatten() {
-        match value {
-            Some(value) => command.env(key, value),
-            None => command.env_remove(key),
-        };
-    }
+    let stream_id = check_params(&params)?;
+    let mut command = build_command(&params)?;
+    let program = params.command.first().map_or("", String::as_str);
     let mut child = command
         .spawn()
         .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
@@ -144,6 +109,56 @@ async fn run(
             stderr
         },
     })
+}
+
+/// Refuses what command/exec cannot do; the process id to stream under, when streaming.
+fn check_params(params: &CommandExecParams) -> Result<Option<String>, HandlerError> {
+    if params.command.is_empty() {
+        return Err(HandlerError::InvalidParams(
+            "command must not be empty".to_string(),
+        ));
+    }
+    if params.tty || params.stream_stdin {
+        return Err(HandlerError::InvalidParams(
+            "`tty` and `streamStdin` are not supported by command/exec".to_string(),
+        ));
+    }
+    refuse_unenforceable_sandbox(params.sandbox_policy.as_ref())?;
+    match (params.stream_stdout_stderr, &params.process_id) {
+        (true, Some(process_id)) => Ok(Some(process_id.clone())),
+        (true, None) => Err(HandlerError::InvalidParams(
+            "`streamStdoutStderr` needs a `processId`".to_string(),
+        )),
+        (false, _) => Ok(None),
+    }
+}
+
+/// The child: its own process group, piped output, no stdin, the requested cwd and env.
+fn build_command(params: &CommandExecParams) -> Result<Command, HandlerError> {
+    let Some((program, args)) = params.command.split_first() else {
+        return Err(HandlerError::InvalidParams(
+            "command must not be empty".to_string(),
+        ));
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    if let Some(cwd) = &params.cwd {
+        command.current_dir(cwd);
+    }
+    for (key, value) in params.env.iter().flatten() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    Ok(command)
 }
 
 /// Where a stream's chunks go when streaming: (context, process id, stream name).
