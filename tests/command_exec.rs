@@ -1,7 +1,11 @@
 //! `command/exec` (PROTOCOL.md §6): exit code and separate stdout/stderr, timeout → 124, env
-//! set/unset, cwd, output caps, streaming deltas; a long command does not block other requests.
+//! set/unset, cwd, output caps, streaming deltas; a long command does not block other requests;
+//! shutdown kills a running command and everything it started; a sandbox openturn cannot enforce
+//! is refused, not ignored.
 
 mod support;
+
+use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{json, Value};
@@ -104,4 +108,116 @@ async fn streamed_output_arrives_as_deltas_and_the_buffers_stay_empty() {
             ("stdout".to_string(), "one\n".to_string())
         ]
     );
+}
+
+/// Decoded stdout deltas of process `process_id` until `lines` whole lines have arrived.
+async fn streamed_stdout_lines(daemon: &mut Daemon, process_id: &str, lines: usize) -> Vec<String> {
+    let mut text = String::new();
+    while text.matches('\n').count() < lines {
+        let delta = daemon.notification("command/exec/outputDelta").await;
+        assert_eq!(delta["params"]["processId"], process_id);
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(delta["params"]["deltaBase64"].as_str().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        text.push_str(&String::from_utf8_lossy(&bytes));
+    }
+    text.lines().map(str::to_string).collect()
+}
+
+/// Alive means present in /proc and not a zombie waiting to be reaped.
+fn process_is_running(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[tokio::test]
+async fn shutdown_kills_a_running_command_and_what_it_started_and_exits_zero() {
+    let (mut daemon, _home) = daemon().await;
+    daemon
+        .send_request(
+            "command/exec",
+            json!({"command": ["sh", "-c", "sleep 60 & echo $!; echo $$; wait"],
+                   "processId": "long", "streamStdoutStderr": true, "disableTimeout": true}),
+        )
+        .await;
+    let pids = streamed_stdout_lines(&mut daemon, "long", 2).await;
+    assert!(pids.iter().all(|pid| process_is_running(pid)), "{pids:?}");
+    daemon.close_stdin();
+    let status = tokio::time::timeout(Duration::from_secs(2), daemon.child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("the daemon did not exit within 2 s"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status.code(), Some(0));
+    // The daemon reaped its child before exiting; the background `sleep` is reaped by init, so
+    // allow it a bounded moment to leave the process table.
+    for _ in 0..50 {
+        if !pids.iter().any(|pid| process_is_running(pid)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!pids.iter().any(|pid| process_is_running(pid)), "{pids:?}");
+    let stderr = daemon.stderr();
+    assert!(
+        !stderr.iter().any(|l| l.contains("budget exceeded")),
+        "shutdown waited on the command instead of killing it: {stderr:?}"
+    );
+}
+
+#[tokio::test]
+async fn output_held_open_by_a_leftover_process_is_returned_after_a_grace() {
+    let (mut daemon, _home) = daemon().await;
+    // The background sleep keeps stdout open after `sh` exits; the answer must still come, with
+    // what was written before.
+    let result = daemon
+        .ok(
+            "command/exec",
+            json!({"command": ["sh", "-c", "echo before; sleep 5 & exit 0"]}),
+        )
+        .await;
+    assert_eq!(
+        result,
+        json!({"exitCode": 0, "stdout": "before\n", "stderr": ""})
+    );
+}
+
+#[tokio::test]
+async fn a_sandbox_openturn_cannot_enforce_is_refused_and_full_access_runs() {
+    let (mut daemon, _home) = daemon().await;
+    for policy in [
+        json!({"type": "readOnly"}),
+        json!({"type": "workspaceWrite", "writableRoots": ["/tmp"]}),
+    ] {
+        let error = daemon
+            .err(
+                "command/exec",
+                json!({"command": ["true"], "sandboxPolicy": policy}),
+            )
+            .await;
+        assert_eq!(error["code"], -32602, "{error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with(&format!(
+                "sandboxPolicy `{}` cannot be enforced",
+                policy["type"].as_str().unwrap_or_default()
+            )),
+            "{message}"
+        );
+    }
+    for policy in [
+        json!({"type": "dangerFullAccess"}),
+        json!({"type": "externalSandbox"}),
+    ] {
+        let result = daemon
+            .ok(
+                "command/exec",
+                json!({"command": ["sh", "-c", "echo ran"], "sandboxPolicy": policy}),
+            )
+            .await;
+        assert_eq!(result["stdout"], "ran\n");
+    }
 }

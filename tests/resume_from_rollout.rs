@@ -156,7 +156,8 @@ async fn kill_nine_mid_turn_then_restart_keeps_everything_committed_and_skips_th
 }
 
 #[tokio::test]
-async fn a_corrupt_line_fails_only_its_thread_and_unknown_lines_are_skipped() {
+async fn a_corrupt_line_fails_only_its_thread_the_same_way_for_read_and_resume_and_unknown_lines_are_skipped(
+) {
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let first_provider = provider(vec![text_reply(0, "A"), text_reply(1, "B")]).await;
     let mut first = Daemon::spawn(home.path(), &mock_overrides(&first_provider));
@@ -197,12 +198,16 @@ async fn a_corrupt_line_fails_only_its_thread_and_unknown_lines_are_skipped() {
     );
     assert!(message.contains("line 3"), "{message}");
     assert_eq!(error["data"]["line"], 3);
+    // Resume reports the corrupt line exactly as read does: same code, message and data.
     let resume = second
         .err("thread/resume", json!({"threadId": broken}))
         .await;
-    assert!(resume["message"]
-        .as_str()
-        .is_some_and(|m| m.contains("line 3")));
+    assert_eq!(resume, error);
+    assert_eq!(error["data"]["reason"], "corrupt_rollout");
+    assert_eq!(
+        error["data"]["path"],
+        json!(broken_path.display().to_string())
+    );
 
     let fine = read_turns(&mut second, &healthy).await;
     assert_eq!(fine["thread"]["turns"][0]["items"][1]["text"], "B");

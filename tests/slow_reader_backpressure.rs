@@ -3,9 +3,12 @@
 //! and "notifications for a turn keep the order core emitted them".
 //!
 //! This test drives the real binary through a raw pipe (the shared `Daemon` helper reads stdout
-//! eagerly, which is exactly what must not happen here), pauses reading for five seconds in the
-//! middle of a 20,000-delta turn, then reads everything and checks the deltas arrive complete and
-//! in order, and that the daemon's peak RSS (VmHWM from /proc) stayed under 64 MiB.
+//! eagerly, which is exactly what must not happen here). It stops reading as soon as it has sent
+//! `turn/start` — before that request's response, `turn/started` or any delta — and stays away
+//! for five seconds while a 20,000-delta turn streams in; then it reads everything and checks
+//! that the response and every delta arrive, complete and in order, followed by the turn's end,
+//! that the daemon's peak RSS (VmHWM from /proc) stayed under 64 MiB, and that EOF still ends
+//! the daemon cleanly.
 
 mod support;
 
@@ -116,21 +119,25 @@ async fn a_client_that_stops_reading_for_five_seconds_loses_nothing_and_daemon_m
     let thread_id = started["result"]["thread"]["id"].clone();
     send(&mut stdin, json!({"id": 3, "method": "turn/start", "params": {"threadId": thread_id, "input": [{"type": "text", "text": "stream"}]}})).await;
 
+    // Stop reading with the whole turn still ahead: its response, its notifications and every
+    // delta queue up behind a client that reads nothing.
+    tokio::time::sleep(PAUSE).await;
+
     let mut received = String::new();
     let mut delta_count = 0usize;
-    let mut paused = false;
+    let mut turn_start_answered = false;
     let mut completed = None;
     for _ in 0..DELTAS + 1_000 {
         let message = read_json(&mut stdout).await;
+        if message["id"] == 3 && message.get("method").is_none() {
+            assert!(message["result"]["turn"]["id"].is_string(), "{message}");
+            turn_start_answered = true;
+            continue;
+        }
         match message["method"].as_str() {
             Some("item/agentMessage/delta") => {
                 delta_count += 1;
                 received.push_str(message["params"]["delta"].as_str().unwrap_or_default());
-                if !paused {
-                    // Stop reading right after the first delta, with the turn in full flow.
-                    paused = true;
-                    tokio::time::sleep(PAUSE).await;
-                }
             }
             Some("turn/completed") => {
                 completed = Some(message);
@@ -139,6 +146,7 @@ async fn a_client_that_stops_reading_for_five_seconds_loses_nothing_and_daemon_m
             _ => {}
         }
     }
+    assert!(turn_start_answered, "turn/start was never answered");
     let completed = completed.unwrap_or_else(|| panic!("no turn/completed"));
     assert_eq!(completed["params"]["turn"]["status"], "completed");
     assert_eq!(delta_count, DELTAS);

@@ -2,9 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::rollout::RolloutError;
+
 /// Errors of core operations requested by the server. Messages follow the reference's texts,
 /// which clients parse.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum CoreError {
     #[error("thread not found: {0}")]
     ThreadNotFound(String),
@@ -27,8 +29,13 @@ pub enum CoreError {
     /// Another process holds the thread's rollout lock; it can be read, not resumed here.
     #[error("thread {0} is in use by another openturn process; it can be read with thread/read but not resumed until that process releases it")]
     ThreadBusy(String),
-    #[error("{0}")]
-    Storage(String),
+    /// Reading or writing a rollout failed; the typed cause lets callers tell a corrupt line
+    /// (file and line) from an I/O failure.
+    #[error(transparent)]
+    Storage(#[from] RolloutError),
+    /// A blocking worker (rollout I/O off the runtime) panicked or was cancelled.
+    #[error("internal error: {0}")]
+    Internal(String),
     #[error("could not start: {0}")]
     Startup(String),
 }

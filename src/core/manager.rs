@@ -94,7 +94,7 @@ impl ThreadManager {
         } else {
             let path = rollout_path(&self.home, id.as_str(), now);
             let writer = RolloutWriter::create(&path, Some(self.index.clone()))
-                .map_err(|e| CoreError::Storage(e.to_string()))?;
+                .map_err(CoreError::Storage)?;
             let meta = SessionMeta {
                 id: id.to_string(),
                 created_at: now.timestamp(),
@@ -107,16 +107,12 @@ impl ThreadManager {
                 source: Some("appServer".to_string()),
                 settings: Some(settings.persisted().to_value()),
             };
-            let storage = |e: RolloutError| CoreError::Storage(e.to_string());
-            writer
-                .append(RolloutItem::SessionMeta(meta))
-                .await
-                .map_err(storage)?;
+            writer.append(RolloutItem::SessionMeta(meta)).await?;
             for item in &items {
-                writer.append(item.clone()).await.map_err(storage)?;
+                writer.append(item.clone()).await?;
             }
             if !items.is_empty() {
-                writer.flush().await.map_err(storage)?;
+                writer.flush().await?;
             }
             Some(writer)
         };
@@ -303,7 +299,7 @@ async fn run_blocking<T: Send + 'static>(
 ) -> Result<T, CoreError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| CoreError::Storage(e.to_string()))?
+        .map_err(|e| CoreError::Internal(format!("rollout worker: {e}")))?
         .map_err(|e| rollout_error(thread_id, e))
 }
 
@@ -312,7 +308,7 @@ fn rollout_error(thread_id: &str, error: RolloutError) -> CoreError {
     match error {
         RolloutError::NotFound(_) => CoreError::NoRollout(thread_id.to_string()),
         RolloutError::Busy(_) => CoreError::ThreadBusy(thread_id.to_string()),
-        other => CoreError::Storage(other.to_string()),
+        other => CoreError::Storage(other),
     }
 }
 

@@ -41,6 +41,38 @@ pub struct Thread {
     pub thread_source: Option<Value>,
     pub history_mode: String,
     pub turns: Vec<Turn>,
+    /// Where the thread runs: openturn has one environment, `local`, at the thread's cwd.
+    #[serde(default)]
+    pub environments: Vec<ThreadEnvironment>,
+    /// Whether a client may send the thread input directly (a sub-agent thread would not);
+    /// every openturn thread accepts it.
+    #[serde(default = "accepts_direct_input")]
+    pub can_accept_direct_input: bool,
+    /// Reference key with no openturn counterpart: always `null`, present so clients that
+    /// index it find it.
+    #[serde(default)]
+    pub extra: Option<Value>,
+    /// The thread this one is attached to (the reference's sub-agents); always `null` here.
+    #[serde(default)]
+    pub attached_to_thread_id: Option<String>,
+    /// A reference feature flag openturn does not have; always `null`.
+    #[serde(default)]
+    pub daybreak_enabled: Option<bool>,
+}
+
+fn accepts_direct_input() -> bool {
+    true
+}
+
+/// An environment a thread runs in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadEnvironment {
+    /// `local` for openturn.
+    pub environment_id: String,
+    pub cwd: String,
+    /// The workspace roots commands run against; openturn's is the thread's cwd.
+    pub runtime_workspace_roots: Vec<String>,
 }
 
 /// `{"type":"idle"}`, `{"type":"active","activeFlags":[…]}`, …
@@ -121,6 +153,12 @@ pub struct ThreadStartResponse {
     pub reasoning_effort: Option<String>,
     pub instruction_sources: Vec<String>,
     pub disabled_plugin_ids: Vec<String>,
+    /// The workspace roots commands run against: the thread's cwd.
+    #[serde(default)]
+    pub runtime_workspace_roots: Vec<String>,
+    /// The permissions profile in effect; openturn has none (`null`), `sandbox` says it all.
+    #[serde(default)]
+    pub active_permission_profile: Option<Value>,
 }
 
 /// `thread/resume`: the thread to load plus the same overrides as `thread/start`.
@@ -149,6 +187,10 @@ pub struct ThreadResumeResponse {
     /// Opaque cursor for older turns (pass as `turnsCursor` to `thread/read`), or `null`.
     pub turns_backwards_cursor: Option<String>,
     pub items_backwards_cursor: Option<String>,
+    /// The reference's first page of turns when it pages them itself; openturn returns turns
+    /// in `thread.turns`, so this is `null`.
+    #[serde(default)]
+    pub initial_turns_page: Option<Value>,
 }
 
 /// `thread/fork`.

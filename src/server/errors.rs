@@ -30,25 +30,40 @@ pub enum HandlerError {
 
 pub fn handler_error(error: &HandlerError) -> ErrorObject {
     match error {
-        HandlerError::Core(CoreError::Storage(message)) | HandlerError::Internal(message) => {
-            ErrorObject::new(INTERNAL_ERROR, message.clone())
+        // Rollout failures read the same whether core or a handler met them: `thread/resume`
+        // of a corrupt file names the file and line exactly as `thread/read` does.
+        HandlerError::Rollout(rollout) | HandlerError::Core(CoreError::Storage(rollout)) => {
+            rollout_error(rollout)
         }
+        HandlerError::Core(CoreError::Internal(_)) => {
+            ErrorObject::new(INTERNAL_ERROR, error.to_string())
+        }
+        HandlerError::Internal(message) => ErrorObject::new(INTERNAL_ERROR, message.clone()),
         HandlerError::InvalidParams(message) => ErrorObject::new(INVALID_PARAMS, message.clone()),
-        HandlerError::Core(CoreError::ThreadBusy(_))
-        | HandlerError::Rollout(RolloutError::Busy(_)) => {
-            ErrorObject::new(INVALID_REQUEST, error.to_string())
-                .with_data(json!({ "reason": "thread_busy" }))
-        }
-        HandlerError::Rollout(RolloutError::Corrupt { path, line, .. }) => {
-            ErrorObject::new(INTERNAL_ERROR, error.to_string())
-                .with_data(json!({ "reason": "corrupt_rollout", "path": path, "line": line }))
-        }
-        HandlerError::Rollout(RolloutError::Io { .. } | RolloutError::WriterStopped(_)) => {
-            ErrorObject::new(INTERNAL_ERROR, error.to_string())
-        }
+        HandlerError::Core(CoreError::ThreadBusy(_)) => thread_busy(error.to_string()),
         // Domain errors keep the reference's code and message: clients parse the texts.
         other => ErrorObject::new(INVALID_REQUEST, other.to_string()),
     }
+}
+
+fn rollout_error(error: &RolloutError) -> ErrorObject {
+    match error {
+        RolloutError::Busy(_) => thread_busy(error.to_string()),
+        RolloutError::Corrupt { path, line, .. } => {
+            ErrorObject::new(INTERNAL_ERROR, error.to_string())
+                .with_data(json!({ "reason": "corrupt_rollout", "path": path, "line": line }))
+        }
+        RolloutError::Io { .. } | RolloutError::WriterStopped(_) => {
+            ErrorObject::new(INTERNAL_ERROR, error.to_string())
+        }
+        RolloutError::NotFound(_) | RolloutError::UnknownTurn(_) => {
+            ErrorObject::new(INVALID_REQUEST, error.to_string())
+        }
+    }
+}
+
+fn thread_busy(message: String) -> ErrorObject {
+    ErrorObject::new(INVALID_REQUEST, message).with_data(json!({ "reason": "thread_busy" }))
 }
 
 pub fn decode_error(error: &DecodeError) -> ErrorObject {

@@ -8,6 +8,9 @@
 //! when its turn ends, or when the connection goes away — so no waiter ever hangs.
 //! Approvals announce their end with `serverRequest/resolved`; client-tool calls do not
 //! (PROTOCOL.md §8.3).
+//!
+//! Each pending entry owns its timeout task through a [`TimeoutTimer`]: whichever way the entry
+//! leaves the map, dropping it aborts the timer, so an answered request leaves no task behind.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -42,6 +45,27 @@ struct PendingRequest {
     announces_resolution: bool,
     is_approval: bool,
     reply: ReplySlot,
+    /// Aborts the timeout task when the entry is dropped (answered, ended, drained).
+    timer: TimeoutTimer,
+}
+
+/// Owns one request's timeout task: dropping it aborts the task.
+struct TimeoutTimer(Option<tokio::task::AbortHandle>);
+
+impl TimeoutTimer {
+    /// Called by the timeout task on its own entry: aborting itself mid-announce would leave the
+    /// waiter unanswered.
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for TimeoutTimer {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            handle.abort();
+        }
+    }
 }
 
 pub struct ServerRequests {
@@ -77,18 +101,23 @@ impl ServerRequests {
     pub async fn send(self: &Arc<Self>, thread_id: &str, request: ClientRequest) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (message, is_approval) = wire_request(thread_id, &request);
-        // Registered before the line goes out: the reply may arrive at once.
-        self.pending().insert(
-            id,
-            PendingRequest {
-                thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.clone(),
-                announces_resolution: is_approval,
-                is_approval,
-                reply: request.reply,
-            },
-        );
-        self.spawn_timeout(id);
+        // Registered before the line goes out: the reply may arrive at once. The timer starts
+        // under the same lock, so it cannot look for its entry before the entry exists.
+        {
+            let mut pending = self.pending();
+            let timer = self.spawn_timeout(id);
+            pending.insert(
+                id,
+                PendingRequest {
+                    thread_id: thread_id.to_string(),
+                    turn_id: request.turn_id.clone(),
+                    announces_resolution: is_approval,
+                    is_approval,
+                    reply: request.reply,
+                    timer,
+                },
+            );
+        }
         if self
             .outgoing
             .send_request(&RequestId::Integer(id), &message)
@@ -102,23 +131,26 @@ impl ServerRequests {
         }
     }
 
-    fn spawn_timeout(self: &Arc<Self>, id: i64) {
+    /// The timeout task of request `id`; the returned timer, stored in its entry, owns it.
+    fn spawn_timeout(self: &Arc<Self>, id: i64) -> TimeoutTimer {
         let requests: Weak<ServerRequests> = Arc::downgrade(self);
         let timeout = self.timeout;
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             tokio::time::sleep(timeout).await;
             let Some(requests) = requests.upgrade() else {
                 return;
             };
-            let Some(pending) = requests.pending().remove(&id) else {
+            let Some(mut pending) = requests.pending().remove(&id) else {
                 return;
             };
+            pending.timer.disarm();
             tracing::warn!(id, "server request timed out");
             requests.announce(&pending, id).await;
             pending.reply.send(ClientReply::Failed(
                 "the client did not answer in time".to_string(),
             ));
         });
+        TimeoutTimer(Some(task.abort_handle()))
     }
 
     /// Routes a client's reply. False when no request with that id is pending.
@@ -372,5 +404,42 @@ mod tests {
         let reply = tokio::time::timeout(Duration::from_secs(20), reply_rx).await;
         assert!(matches!(reply, Ok(Ok(ClientReply::Failed(_)))));
         assert_eq!(requests.pending_count(), 0);
+    }
+
+    /// Tasks alive on this (current-thread) runtime once aborted ones have been reaped; the
+    /// loop is bounded because an abort completes at the task's next poll.
+    async fn alive_tasks_settled(expected: usize) -> usize {
+        let metrics = tokio::runtime::Handle::current().metrics();
+        for _ in 0..100 {
+            if metrics.num_alive_tasks() == expected {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        metrics.num_alive_tasks()
+    }
+
+    #[tokio::test]
+    async fn an_answered_or_ended_request_leaves_no_timeout_task_behind() {
+        let (lines_tx, _lines_rx) = mpsc::channel(16);
+        let requests = ServerRequests::new(OutgoingSender::new(lines_tx), SERVER_REQUEST_TIMEOUT);
+        let before = tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks();
+        let (answered, _answered_rx) = ClientRequest::new("turn".into(), tool_call());
+        let (ended, _ended_rx) = ClientRequest::new("turn".into(), tool_call());
+        let (drained, _drained_rx) = ClientRequest::new("other".into(), tool_call());
+        requests.send("thread", answered).await;
+        requests.send("thread", ended).await;
+        requests.send("thread", drained).await;
+        assert_eq!(alive_tasks_settled(before + 3).await, before + 3);
+        requests
+            .resolve(&RequestId::Integer(0), Ok(&raw("{}")))
+            .await;
+        assert_eq!(alive_tasks_settled(before + 2).await, before + 2);
+        requests.turn_ended("thread", "turn").await;
+        assert_eq!(alive_tasks_settled(before + 1).await, before + 1);
+        requests.drain();
+        assert_eq!(alive_tasks_settled(before).await, before);
     }
 }

@@ -6,7 +6,16 @@
 //! pipe. With `processId` + `streamStdoutStderr`, output goes out as `command/exec/outputDelta`
 //! notifications and the final buffers are empty.
 //!
-//! `sandboxPolicy` is accepted but not enforced here: sandboxing belongs to core's tool runner.
+//! The pipe readers belong to the request: a [`JoinSet`] owned by its task, stopped by a child of
+//! the connection's `handlers_stop` token. They end when the child's pipes close, when shutdown
+//! begins, or — if something the child left behind still holds a pipe open — a short grace after
+//! the child exits; dropping the request's task aborts any that remain. No reader outlives it.
+//!
+//! `sandboxPolicy`: openturn has no sandbox (README "Approvals"), so it cannot confine a command.
+//! The request is the client's own decision to run the command, so nothing is asked again; but a
+//! request that names a confinement (`readOnly`, `workspaceWrite`) is refused with -32602 rather
+//! than run unconfined behind the client's back. `dangerFullAccess` and `externalSandbox` (the
+//! client confines the daemon itself) run; an omitted policy runs as the client's shell would.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -15,8 +24,11 @@ use std::time::Duration;
 use base64::Engine;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 use crate::protocol::command::{CommandExecParams, CommandExecResponse};
+use crate::protocol::common::SandboxPolicy;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{CommandExecOutputDeltaNotification, ServerNotification};
 
@@ -30,6 +42,9 @@ const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
 /// The conventional exit code of a command killed by a timeout.
 const TIMEOUT_EXIT_CODE: i32 = 124;
 const READ_CHUNK: usize = 8 * 1024;
+/// How long output may keep arriving after the child exits (from processes it left behind that
+/// still hold its pipes) before the readers stop.
+const OUTPUT_GRACE_AFTER_EXIT: Duration = Duration::from_secs(2);
 
 pub fn spawn_command_exec(context: &Arc<ServerContext>, id: RequestId, params: CommandExecParams) {
     let context_for_task = context.clone();
@@ -44,24 +59,86 @@ async fn run(
     context: &Arc<ServerContext>,
     params: CommandExecParams,
 ) -> Result<CommandExecResponse, HandlerError> {
-    let Some((program, args)) = params.command.split_first() else {
+    let stream_id = check_params(&params)?;
+    let mut command = build_command(&params)?;
+    let program = params.command.first().map_or("", String::as_str);
+    let mut child = command
+        .spawn()
+        .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
+    let cap = (!params.disable_output_cap).then(|| {
+        params
+            .output_bytes_cap
+            .map_or(DEFAULT_OUTPUT_CAP, |c| c as usize)
+    });
+    let mut readers = OutputReaders::new(&context.handlers_stop);
+    if let Some(pipe) = child.stdout.take() {
+        readers.spawn(
+            OutputStream::Stdout,
+            pipe,
+            cap,
+            stream(context, &stream_id, "stdout"),
+        );
+    }
+    if let Some(pipe) = child.stderr.take() {
+        readers.spawn(
+            OutputStream::Stderr,
+            pipe,
+            cap,
+            stream(context, &stream_id, "stderr"),
+        );
+    }
+    let timeout = (!params.disable_timeout).then(|| {
+        Duration::from_millis(
+            params
+                .timeout_ms
+                .map_or(DEFAULT_TIMEOUT_MS, |t| t.max(0) as u64),
+        )
+    });
+    let exit_code = wait_for_exit(context, &mut child, timeout).await?;
+    let (stdout, stderr) = readers.finish().await;
+    Ok(CommandExecResponse {
+        exit_code,
+        stdout: if stream_id.is_some() {
+            String::new()
+        } else {
+            stdout
+        },
+        stderr: if stream_id.is_some() {
+            String::new()
+        } else {
+            stderr
+        },
+    })
+}
+
+/// Refuses what command/exec cannot do; the process id to stream under, when streaming.
+fn check_params(params: &CommandExecParams) -> Result<Option<String>, HandlerError> {
+    if params.command.is_empty() {
         return Err(HandlerError::InvalidParams(
             "command must not be empty".to_string(),
         ));
-    };
+    }
     if params.tty || params.stream_stdin {
         return Err(HandlerError::InvalidParams(
             "`tty` and `streamStdin` are not supported by command/exec".to_string(),
         ));
     }
-    let stream_id = match (params.stream_stdout_stderr, &params.process_id) {
-        (true, Some(process_id)) => Some(process_id.clone()),
-        (true, None) => {
-            return Err(HandlerError::InvalidParams(
-                "`streamStdoutStderr` needs a `processId`".to_string(),
-            ))
-        }
-        (false, _) => None,
+    refuse_unenforceable_sandbox(params.sandbox_policy.as_ref())?;
+    match (params.stream_stdout_stderr, &params.process_id) {
+        (true, Some(process_id)) => Ok(Some(process_id.clone())),
+        (true, None) => Err(HandlerError::InvalidParams(
+            "`streamStdoutStderr` needs a `processId`".to_string(),
+        )),
+        (false, _) => Ok(None),
+    }
+}
+
+/// The child: its own process group, piped output, no stdin, the requested cwd and env.
+fn build_command(params: &CommandExecParams) -> Result<Command, HandlerError> {
+    let Some((program, args)) = params.command.split_first() else {
+        return Err(HandlerError::InvalidParams(
+            "command must not be empty".to_string(),
+        ));
     };
     let mut command = Command::new(program);
     command
@@ -81,45 +158,7 @@ async fn run(
             None => command.env_remove(key),
         };
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
-    let cap = (!params.disable_output_cap).then(|| {
-        params
-            .output_bytes_cap
-            .map_or(DEFAULT_OUTPUT_CAP, |c| c as usize)
-    });
-    let stdout = child
-        .stdout
-        .take()
-        .map(|pipe| tokio::spawn(collect(pipe, cap, stream(context, &stream_id, "stdout"))));
-    let stderr = child
-        .stderr
-        .take()
-        .map(|pipe| tokio::spawn(collect(pipe, cap, stream(context, &stream_id, "stderr"))));
-    let timeout = (!params.disable_timeout).then(|| {
-        Duration::from_millis(
-            params
-                .timeout_ms
-                .map_or(DEFAULT_TIMEOUT_MS, |t| t.max(0) as u64),
-        )
-    });
-    let exit_code = wait_for_exit(context, &mut child, timeout).await?;
-    let stdout = finish_reader(stdout).await;
-    let stderr = finish_reader(stderr).await;
-    Ok(CommandExecResponse {
-        exit_code,
-        stdout: if stream_id.is_some() {
-            String::new()
-        } else {
-            stdout
-        },
-        stderr: if stream_id.is_some() {
-            String::new()
-        } else {
-            stderr
-        },
-    })
+    Ok(command)
 }
 
 /// Where a stream's chunks go when streaming: (context, process id, stream name).
@@ -186,27 +225,109 @@ fn kill_group(child: &mut tokio::process::Child) {
     let _ = child.start_kill();
 }
 
-async fn finish_reader(reader: Option<tokio::task::JoinHandle<Vec<u8>>>) -> String {
-    let Some(reader) = reader else {
-        return String::new();
+/// Refuses a `sandboxPolicy` that asks for a confinement openturn cannot provide.
+fn refuse_unenforceable_sandbox(policy: Option<&SandboxPolicy>) -> Result<(), HandlerError> {
+    let name = match policy {
+        None | Some(SandboxPolicy::DangerFullAccess | SandboxPolicy::ExternalSandbox { .. }) => {
+            return Ok(())
+        }
+        Some(SandboxPolicy::ReadOnly { .. }) => "readOnly",
+        Some(SandboxPolicy::WorkspaceWrite { .. }) => "workspaceWrite",
     };
-    match tokio::time::timeout(Duration::from_secs(2), reader).await {
-        Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-        _ => String::new(),
+    Err(HandlerError::InvalidParams(format!(
+        "sandboxPolicy `{name}` cannot be enforced: openturn has no sandbox, and command/exec will \
+         not run a command unconfined when confinement was asked for; omit sandboxPolicy or pass \
+         {{\"type\":\"dangerFullAccess\"}} (or `externalSandbox` when the daemon itself runs \
+         confined) to run it with your full access"
+    )))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
+/// The request's pipe readers and the token that stops them.
+struct OutputReaders {
+    tasks: JoinSet<(OutputStream, Vec<u8>)>,
+    stop: CancellationToken,
+}
+
+impl OutputReaders {
+    /// Readers stop at shutdown (a child of `handlers_stop`) or when [`Self::finish`] gives up.
+    fn new(handlers_stop: &CancellationToken) -> OutputReaders {
+        OutputReaders {
+            tasks: JoinSet::new(),
+            stop: handlers_stop.child_token(),
+        }
+    }
+
+    fn spawn<R: AsyncRead + Unpin + Send + 'static>(
+        &mut self,
+        which: OutputStream,
+        pipe: R,
+        cap: Option<usize>,
+        target: StreamTarget,
+    ) {
+        let stop = self.stop.clone();
+        self.tasks
+            .spawn(async move { (which, collect(pipe, cap, target, stop).await) });
+    }
+
+    /// Waits for both pipes to close, at most [`OUTPUT_GRACE_AFTER_EXIT`], then stops the rest.
+    async fn finish(mut self) -> (String, String) {
+        let mut stdout = Vec::new();
+        let mut stderr = Vec::new();
+        let deadline = tokio::time::sleep(OUTPUT_GRACE_AFTER_EXIT);
+        tokio::pin!(deadline);
+        loop {
+            let joined = tokio::select! {
+                joined = self.tasks.join_next() => joined,
+                () = &mut deadline, if !self.stop.is_cancelled() => {
+                    self.stop.cancel();
+                    continue;
+                }
+            };
+            match joined {
+                Some(Ok((OutputStream::Stdout, bytes))) => stdout = bytes,
+                Some(Ok((OutputStream::Stderr, bytes))) => stderr = bytes,
+                Some(Err(error)) => tracing::warn!(%error, "command/exec output reader failed"),
+                None => break,
+            }
+        }
+        (
+            String::from_utf8_lossy(&stdout).into_owned(),
+            String::from_utf8_lossy(&stderr).into_owned(),
+        )
     }
 }
 
-/// Reads a pipe to its end, keeping at most `cap` bytes, or streaming them when asked.
+impl Drop for OutputReaders {
+    fn drop(&mut self) {
+        // The request ended early (an error, or its task was dropped): stop the readers now;
+        // the JoinSet aborts whatever is still running as it drops.
+        self.stop.cancel();
+    }
+}
+
+/// Reads a pipe to its end, keeping at most `cap` bytes, or streaming them when asked. Once
+/// `stop` is cancelled it returns what it kept so far.
 async fn collect<R: AsyncRead + Unpin>(
     mut pipe: R,
     cap: Option<usize>,
     target: StreamTarget,
+    stop: CancellationToken,
 ) -> Vec<u8> {
     let mut kept = Vec::new();
     let mut total = 0usize;
     let mut buffer = vec![0u8; READ_CHUNK];
     loop {
-        let read = match pipe.read(&mut buffer).await {
+        let read = tokio::select! {
+            read = pipe.read(&mut buffer) => read,
+            () = stop.cancelled() => return kept,
+        };
+        let read = match read {
             Ok(0) | Err(_) => return kept,
             Ok(read) => read,
         };
@@ -227,7 +348,10 @@ async fn collect<R: AsyncRead + Unpin>(
                         cap_reached,
                     },
                 );
-                let _ = context.outgoing.send_notification(&delta).await;
+                tokio::select! {
+                    _ = context.outgoing.send_notification(&delta) => {}
+                    () = stop.cancelled() => return kept,
+                }
             }
             None => kept.extend_from_slice(&buffer[..room]),
         }

@@ -25,7 +25,7 @@ use super::super::errors::HandlerError;
 use super::super::fanout::spawn_thread_projection;
 use super::super::history::{last_token_usage, turns_from_items, turns_page};
 use super::respond_error;
-use super::thread_read::{blocking, load_contents, thread_from_entry};
+use super::thread_read::{blocking, load_contents, local_environment, thread_from_entry};
 
 pub async fn thread_start(
     context: &Arc<ServerContext>,
@@ -160,6 +160,7 @@ async fn resume(
         })),
         turns_backwards_cursor,
         items_backwards_cursor: None,
+        initial_turns_page: None,
     };
     Ok((response, usage))
 }
@@ -386,6 +387,8 @@ pub fn start_response(
         reasoning_effort: settings.reasoning_effort.clone(),
         instruction_sources: Vec::new(),
         disabled_plugin_ids: Vec::new(),
+        runtime_workspace_roots: vec![cwd],
+        active_permission_profile: None,
     }
 }
 
@@ -428,6 +431,11 @@ pub fn thread_object(
             thread_source: None,
             history_mode: "paginated".to_string(),
             turns: Vec::new(),
+            environments: Vec::new(),
+            can_accept_direct_input: true,
+            extra: None,
+            attached_to_thread_id: None,
+            daybreak_enabled: None,
         },
     };
     object.ephemeral = thread.ephemeral;
@@ -435,6 +443,7 @@ pub fn thread_object(
     object.model = Some(settings.model.clone());
     object.reasoning_effort = settings.reasoning_effort.clone();
     object.cwd = settings.cwd.display().to_string();
+    object.environments = vec![local_environment(&object.cwd)];
     object.path = thread.rollout_path().map(|p| p.display().to_string());
     object.name = thread.name();
     object

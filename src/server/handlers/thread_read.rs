@@ -76,6 +76,20 @@ pub fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> proto::Thr
         thread_source: None,
         history_mode: "paginated".to_string(),
         turns: Vec::new(),
+        environments: vec![local_environment(&entry.cwd)],
+        can_accept_direct_input: true,
+        extra: None,
+        attached_to_thread_id: None,
+        daybreak_enabled: None,
+    }
+}
+
+/// The one environment an openturn thread runs in: this machine, at the thread's cwd.
+pub fn local_environment(cwd: &str) -> proto::ThreadEnvironment {
+    proto::ThreadEnvironment {
+        environment_id: "local".to_string(),
+        cwd: cwd.to_string(),
+        runtime_workspace_roots: vec![cwd.to_string()],
     }
 }
 
