@@ -27,6 +27,7 @@ use super::items::TurnItem;
 use super::now_unix_seconds;
 use super::thread::{PendingInput, Thread};
 
+pub(crate) use active_item::forget_legacy_assigned_id;
 pub(crate) use sampling::SamplingError;
 
 /// Recorded in history after an interrupted turn.
