@@ -14,6 +14,7 @@
 //!   ending keeps any frames the provider sends after the failure);
 //! - `response.completed` ends the stream at once, without waiting for EOF;
 //! - EOF without `completed` is the saved error, else [`StreamError::ClosedBeforeCompleted`];
+//!   when the saved failure reported usage, [`ResponseEvent::FailedUsage`] comes just before it;
 //! - the idle timeout restarts at every frame, so a long but lively stream never times out.
 
 use std::fmt::Display;
@@ -23,7 +24,7 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 
 use super::error::{ApiError, StreamError};
-use super::event::{ResponseEvent, ResponseEventSource};
+use super::event::{ResponseEvent, ResponseEventSource, TokenUsage};
 use super::map::{map_frame, FrameOutcome};
 use super::sse_frame::{SseFrame, SseFramer, MAX_FRAME_BYTES};
 
@@ -35,6 +36,10 @@ pub struct SseEventStream<S> {
     bytes_ended: bool,
     idle_timeout: Duration,
     saved_error: Option<ApiError>,
+    /// The usage the saved failure reported; replaced together with `saved_error`.
+    saved_usage: Option<TokenUsage>,
+    /// The error that ends the stream, due after the failed response's usage went out.
+    pending_error: Option<StreamError>,
     finished: bool,
 }
 
@@ -50,6 +55,8 @@ where
             bytes_ended: false,
             idle_timeout,
             saved_error: None,
+            saved_usage: None,
+            pending_error: None,
             finished: false,
         }
     }
@@ -58,15 +65,12 @@ where
     /// (after `Completed` or an error), so the stream yields at most one terminal item.
     pub async fn next_event(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
         while !self.finished {
+            if let Some(error) = self.pending_error.take() {
+                return self.finish(Err(error));
+            }
             let frame = match self.next_frame_within_idle_timeout().await {
                 Err(_) => return self.finish(Err(StreamError::IdleTimeout(self.idle_timeout))),
-                Ok(Ok(None)) => {
-                    let error = match self.saved_error.take() {
-                        Some(api) => StreamError::Api(api),
-                        None => StreamError::ClosedBeforeCompleted,
-                    };
-                    return self.finish(Err(error));
-                }
+                Ok(Ok(None)) => return self.end_at_eof(),
                 Ok(Err(error)) => return self.finish(Err(StreamError::Transport(error))),
                 Ok(Ok(Some(frame))) => frame,
             };
@@ -76,14 +80,30 @@ where
                 }
                 FrameOutcome::Event(event) => return Some(Ok(event)),
                 FrameOutcome::Skip => {}
-                FrameOutcome::SaveError(error) => {
+                FrameOutcome::SaveError { error, usage } => {
                     tracing::debug!(%error, "provider reported a failure; kept until EOF");
                     self.saved_error = Some(error);
+                    self.saved_usage = usage;
                 }
                 FrameOutcome::Fatal(error) => return self.finish(Err(error)),
             }
         }
         None
+    }
+
+    /// EOF before `completed`: the saved failure (its usage first, when it reported some), else
+    /// a plain early close.
+    fn end_at_eof(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
+        let Some(api) = self.saved_error.take() else {
+            return self.finish(Err(StreamError::ClosedBeforeCompleted));
+        };
+        match self.saved_usage.take() {
+            Some(usage) => {
+                self.pending_error = Some(StreamError::Api(api));
+                Some(Ok(ResponseEvent::FailedUsage(usage)))
+            }
+            None => self.finish(Err(StreamError::Api(api))),
+        }
     }
 
     /// The next frame, waiting at most the idle timeout for it. A fresh timeout per frame: the

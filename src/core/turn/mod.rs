@@ -150,37 +150,71 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
                     .stream_error()
                     .is_some_and(|error| error.is_retryable() && retries < max_retries) =>
             {
-                let Some(error) = failure.stream_error() else {
-                    continue;
-                };
                 retries += 1;
-                let delay = backoff(retries, error.retry_delay());
-                turn.emit(EventMsg::Error {
-                    turn_id: turn.turn_id.clone(),
-                    error: TurnError {
-                        message: format!("Reconnecting... {retries}/{max_retries}"),
-                        kind: TurnErrorKind::ResponseStreamDisconnected { status: None },
-                        details: Some(error.to_string()),
-                    },
-                    will_retry: true,
-                })
-                .await;
-                tokio::select! {
-                    _ = turn.cancel.cancelled() => return TurnOutcome::Interrupted,
-                    _ = tokio::time::sleep(delay) => {}
+                if !announce_retry(turn, failure, retries, max_retries).await {
+                    return TurnOutcome::Interrupted;
                 }
             }
             Err(SamplingError::Stream(error)) => {
                 return TurnOutcome::Failed(stream_turn_error(&error, retries))
             }
-            Err(SamplingError::StreamAfterHeaders(error, rate_limits)) => {
-                sampling::emit_failed_usage(turn, rate_limits).await;
+            Err(SamplingError::StreamAfterHeaders {
+                error,
+                rate_limits,
+                usage,
+            }) => {
+                sampling::emit_failed_usage(turn, rate_limits, usage).await;
                 return TurnOutcome::Failed(stream_turn_error(&error, retries));
             }
             Err(SamplingError::Client(error)) => {
                 return TurnOutcome::Failed(client_turn_error(&error))
             }
         }
+    }
+}
+
+/// Tells the client a failed response is being retried, then waits out the backoff; false when
+/// the turn was interrupted meanwhile. A failed response that reported usage has it counted
+/// first (those tokens were consumed); one that reported none adds nothing, so a retry that
+/// succeeds is counted once.
+async fn announce_retry(
+    turn: &TurnContext,
+    failure: SamplingError,
+    retries: u32,
+    max_retries: u32,
+) -> bool {
+    let (error, usage) = match failure {
+        SamplingError::StreamAfterHeaders {
+            error,
+            rate_limits,
+            usage: Some(usage),
+        } => {
+            sampling::emit_failed_usage(turn, rate_limits, Some(usage)).await;
+            (error, Some(usage))
+        }
+        SamplingError::Stream(error) | SamplingError::StreamAfterHeaders { error, .. } => {
+            (error, None)
+        }
+        other => {
+            tracing::error!(?other, "only stream errors are retried");
+            return true;
+        }
+    };
+    tracing::debug!(?usage, %error, retries, "retrying a failed response");
+    let delay = backoff(retries, error.retry_delay());
+    turn.emit(EventMsg::Error {
+        turn_id: turn.turn_id.clone(),
+        error: TurnError {
+            message: format!("Reconnecting... {retries}/{max_retries}"),
+            kind: TurnErrorKind::ResponseStreamDisconnected { status: None },
+            details: Some(error.to_string()),
+        },
+        will_retry: true,
+    })
+    .await;
+    tokio::select! {
+        _ = turn.cancel.cancelled() => false,
+        _ = tokio::time::sleep(delay) => true,
     }
 }
 
