@@ -49,6 +49,7 @@ struct ConfigToml {
     #[serde(default)]
     reasoning_summary_mode: ReasoningSummaryMode,
     max_line_bytes: Option<usize>,
+    max_sampling_requests_per_turn: Option<u32>,
     thread_unload_delay_secs: Option<u64>,
     ingress_queue_capacity: Option<usize>,
 }
@@ -72,6 +73,8 @@ pub struct Config {
     pub reasoning_summary_mode: ReasoningSummaryMode,
     /// Longest accepted JSON-RPC input line.
     pub max_line_bytes: usize,
+    /// Sampling requests one turn may send (model → tools → model …) before it fails.
+    pub max_sampling_requests_per_turn: u32,
     /// How long a loaded thread with no subscriber and no running turn stays loaded.
     pub thread_unload_delay_secs: u64,
     /// Requests queued for the dispatcher before new ones are refused as overloaded.
@@ -96,6 +99,10 @@ pub struct ConfigLayers {
 
 pub const DEFAULT_MODEL: &str = "gpt-5";
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Far beyond what a productive turn needs (a long agentic task runs tens to a few hundred
+/// tool round trips), yet a model stuck calling tools forever is stopped within minutes to
+/// hours rather than never.
+pub const DEFAULT_MAX_SAMPLING_REQUESTS_PER_TURN: u32 = 1000;
 
 /// `$OPENTURN_HOME`, else `~/.openturn`.
 pub fn default_home() -> PathBuf {
@@ -187,6 +194,10 @@ impl Config {
             show_raw_agent_reasoning: parsed.show_raw_agent_reasoning,
             reasoning_summary_mode: parsed.reasoning_summary_mode,
             max_line_bytes: parsed.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES),
+            max_sampling_requests_per_turn: parsed
+                .max_sampling_requests_per_turn
+                .unwrap_or(DEFAULT_MAX_SAMPLING_REQUESTS_PER_TURN)
+                .max(1),
             thread_unload_delay_secs: parsed.thread_unload_delay_secs.unwrap_or(30 * 60),
             ingress_queue_capacity: parsed.ingress_queue_capacity.unwrap_or(256).max(1),
             table,

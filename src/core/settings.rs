@@ -68,6 +68,9 @@ pub struct ThreadSettings {
     /// become a plan item.
     pub plan_mode: bool,
     pub dynamic_tools: Vec<DynamicToolSpec>,
+    /// `max_sampling_requests_per_turn` in config.toml: the requests one turn may send before
+    /// it fails, so a model that keeps calling tools cannot loop forever.
+    pub max_sampling_requests_per_turn: u32,
 }
 
 /// The part of [`ThreadSettings`] a thread keeps across daemon restarts: what `thread/start`
@@ -196,6 +199,7 @@ impl ThreadSettings {
             reasoning_summary_mode: ReasoningSummaryMode::default(),
             plan_mode: false,
             dynamic_tools: Vec::new(),
+            max_sampling_requests_per_turn: 1000,
         }
     }
 }

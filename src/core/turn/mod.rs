@@ -128,12 +128,20 @@ pub(crate) async fn run_turn(turn: TurnContext) {
 }
 
 async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
-    let max_retries = turn.thread.settings().provider.stream_max_retries;
+    let settings = turn.thread.settings();
+    let max_retries = settings.provider.stream_max_retries;
+    let max_requests = settings.max_sampling_requests_per_turn;
     let mut retries = 0u32;
+    // Every request counts, retries included: each one is a round trip the provider bills.
+    let mut requests_sent = 0u32;
     loop {
         if turn.cancel.is_cancelled() {
             return TurnOutcome::Interrupted;
         }
+        if requests_sent >= max_requests {
+            return TurnOutcome::Failed(too_many_requests_error(max_requests));
+        }
+        requests_sent += 1;
         deliver_pending_input(turn).await;
         match sampling::sample_once(turn).await {
             Ok(result) => {
@@ -292,6 +300,19 @@ fn stream_turn_error(error: &StreamError, retries: u32) -> TurnError {
     TurnError {
         message: error.to_string(),
         kind,
+        details: None,
+    }
+}
+
+/// The turn hit `max_sampling_requests_per_turn` while the model still wanted to go on.
+fn too_many_requests_error(max_requests: u32) -> TurnError {
+    TurnError {
+        message: format!(
+            "the turn was stopped after {max_requests} sampling requests while the model still \
+             asked to continue; raise max_sampling_requests_per_turn in config.toml if this \
+             task needs more"
+        ),
+        kind: TurnErrorKind::Other,
         details: None,
     }
 }
