@@ -8,6 +8,7 @@ pub mod error;
 pub mod event;
 pub mod items;
 pub mod manager;
+pub mod models;
 pub mod settings;
 pub(crate) mod text;
 pub mod thread;

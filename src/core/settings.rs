@@ -71,6 +71,8 @@ pub struct ThreadSettings {
     /// `max_sampling_requests_per_turn` in config.toml: the requests one turn may send before
     /// it fails, so a model that keeps calling tools cannot loop forever.
     pub max_sampling_requests_per_turn: u32,
+    /// Which models reason; consulted for every request, since `turn/start` may switch models.
+    pub model_catalog: std::sync::Arc<super::models::ModelCatalog>,
 }
 
 /// The part of [`ThreadSettings`] a thread keeps across daemon restarts: what `thread/start`
@@ -200,6 +202,7 @@ impl ThreadSettings {
             plan_mode: false,
             dynamic_tools: Vec::new(),
             max_sampling_requests_per_turn: 1000,
+            model_catalog: Default::default(),
         }
     }
 }
