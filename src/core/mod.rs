@@ -6,6 +6,7 @@
 pub mod approval;
 pub mod error;
 pub mod event;
+pub mod input;
 pub mod items;
 pub mod manager;
 pub mod models;
@@ -17,6 +18,7 @@ pub mod turn;
 
 pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};
+pub use input::{LocalImageError, PreparedInput};
 pub use items::{
     MemoryCitation, MemoryCitationEntry, ToolContent, ToolItemStatus, TurnItem, UserInput,
 };

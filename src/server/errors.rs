@@ -34,6 +34,10 @@ pub fn handler_error(error: &HandlerError) -> ErrorObject {
             ErrorObject::new(INTERNAL_ERROR, message.clone())
         }
         HandlerError::InvalidParams(message) => ErrorObject::new(INVALID_PARAMS, message.clone()),
+        HandlerError::Core(CoreError::LocalImage(image)) => {
+            ErrorObject::new(INVALID_PARAMS, image.to_string())
+                .with_data(json!({ "reason": image.reason(), "path": image.path() }))
+        }
         HandlerError::Core(CoreError::ThreadBusy(_))
         | HandlerError::Rollout(RolloutError::Busy(_)) => {
             ErrorObject::new(INVALID_REQUEST, error.to_string())

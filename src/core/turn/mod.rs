@@ -239,8 +239,7 @@ async fn deliver_pending_input(turn: &TurnContext) {
             item: item.clone(),
         })
         .await;
-        turn.record_history(request::user_input_item(&pending.input))
-            .await;
+        turn.record_history(pending.message).await;
         persist_turn_item(turn, &item).await;
         turn.emit(EventMsg::ItemCompleted {
             turn_id: turn.turn_id.clone(),

@@ -4,7 +4,6 @@ use crate::wire::item::ContentItem;
 use crate::wire::request::Reasoning;
 use crate::wire::{ResponseItem, ResponsesRequest};
 
-use super::super::items::UserInput;
 use super::super::models::ModelReasoning;
 use super::super::settings::ThreadSettings;
 
@@ -80,27 +79,4 @@ fn text_format(schema: &serde_json::Value) -> serde_json::Value {
             "schema": schema,
         }
     })
-}
-
-/// The user's input as one `user` message item.
-pub(crate) fn user_input_item(input: &[UserInput]) -> ResponseItem {
-    let content = input
-        .iter()
-        .map(|part| match part {
-            UserInput::Text { text } => ContentItem::InputText { text: text.clone() },
-            UserInput::Image { url } => ContentItem::InputImage {
-                image_url: url.clone(),
-                detail: None,
-            },
-            UserInput::LocalImage { path } => ContentItem::InputText {
-                text: format!("<image path=\"{path}\"> (local images are not attached yet)"),
-            },
-        })
-        .collect();
-    ResponseItem::Message {
-        id: None,
-        role: "user".to_string(),
-        content,
-        phase: None,
-    }
 }
