@@ -191,24 +191,19 @@ async fn announce_retry(
     retries: u32,
     max_retries: u32,
 ) -> bool {
-    let (error, usage) = match failure {
+    let error = match failure {
         SamplingError::StreamAfterHeaders {
             error,
             rate_limits,
             usage: Some(usage),
         } => {
             sampling::emit_failed_usage(turn, rate_limits, Some(usage)).await;
-            (error, Some(usage))
+            error
         }
-        SamplingError::Stream(error) | SamplingError::StreamAfterHeaders { error, .. } => {
-            (error, None)
-        }
-        other => {
-            tracing::error!(?other, "only stream errors are retried");
-            return true;
-        }
+        SamplingError::Stream(error) | SamplingError::StreamAfterHeaders { error, .. } => error,
+        // The caller retries stream errors only; anything else has nothing to announce.
+        SamplingError::Interrupted | SamplingError::Client(_) => return true,
     };
-    tracing::debug!(?usage, %error, retries, "retrying a failed response");
     let delay = backoff(retries, error.retry_delay());
     turn.emit(EventMsg::Error {
         turn_id: turn.turn_id.clone(),
