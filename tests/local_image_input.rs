@@ -157,3 +157,50 @@ async fn an_unusable_local_image_fails_turn_start_and_nothing_is_stored_or_sent(
         .iter()
         .any(|line| line.to_string().contains("missing.png")));
 }
+
+#[tokio::test]
+async fn steered_local_images_are_checked_before_they_join_the_running_turn() {
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    write(work.path(), "dot.png", PNG);
+    let first = response(
+        "r1",
+        vec![function_call("fc_1", "call_1", "lookup", json!({}))],
+        None,
+    );
+    let second = response("r2", vec![message("msg_2", &["seen"])], None);
+    let params = json!({"cwd": work.path().display().to_string(),
+        "dynamicTools": [{"name": "lookup", "description": "Look up",
+            "inputSchema": {"type": "object"}}]});
+    let mut s = session(Script::new([first, second]), &[], params).await;
+    let started = s.start_turn("first", json!({})).await;
+    let turn_id = started["result"]["turn"]["id"].clone();
+    let mut messages = s
+        .daemon
+        .collect_until(|m| m["method"] == "item/tool/call")
+        .await;
+    let tool_request = messages.last().cloned().unwrap_or_default();
+    let steer = |path: &str| {
+        json!({"threadId": s.thread_id, "expectedTurnId": turn_id,
+               "input": [{"type": "localImage", "path": path}]})
+    };
+    let (refused, accepted) = (steer("nowhere.png"), steer("dot.png"));
+    let error = s.daemon.err("turn/steer", refused).await;
+    assert_eq!(error["code"], -32602, "{error}");
+    assert_eq!(error["data"]["reason"], "local_image_unreadable");
+    let steered = s.daemon.ok("turn/steer", accepted).await;
+    assert_eq!(steered["turnId"], turn_id);
+    let answer = json!({"contentItems": [{"type": "inputText", "text": "found"}], "success": true});
+    s.answer(&tool_request["id"], answer).await;
+    messages.extend(s.daemon.until_turn_completed().await);
+    single_turn_end(&messages, "completed");
+    // Only the accepted image joined the turn: one steered user message, carrying it.
+    assert_eq!(
+        items_of(&messages, "item/completed", "userMessage").len(),
+        2
+    );
+    let bodies = s.bodies(2).await;
+    assert_eq!(
+        last_user_content(&bodies[1])[1],
+        json!({"type": "input_image", "image_url": data_url("image/png", PNG), "detail": "high"})
+    );
+}
