@@ -9,6 +9,7 @@ use serde::Deserialize;
 use toml::{Table, Value};
 
 use crate::client::ProviderInfo;
+use crate::core::models::{ModelCatalog, ModelReasoning, DEFAULT_REASONING_SUMMARY};
 use crate::core::{ApprovalPolicy, ReasoningSummaryMode, SandboxMode};
 
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +50,7 @@ struct ConfigToml {
     #[serde(default)]
     reasoning_summary_mode: ReasoningSummaryMode,
     max_line_bytes: Option<usize>,
+    max_sampling_requests_per_turn: Option<u32>,
     thread_unload_delay_secs: Option<u64>,
     ingress_queue_capacity: Option<usize>,
 }
@@ -72,6 +74,10 @@ pub struct Config {
     pub reasoning_summary_mode: ReasoningSummaryMode,
     /// Longest accepted JSON-RPC input line.
     pub max_line_bytes: usize,
+    /// Sampling requests one turn may send (model → tools → model …) before it fails.
+    pub max_sampling_requests_per_turn: u32,
+    /// Which models reason: `[models.<id>]` entries over the built-in families.
+    pub model_catalog: std::sync::Arc<ModelCatalog>,
     /// How long a loaded thread with no subscriber and no running turn stays loaded.
     pub thread_unload_delay_secs: u64,
     /// Requests queued for the dispatcher before new ones are refused as overloaded.
@@ -96,6 +102,37 @@ pub struct ConfigLayers {
 
 pub const DEFAULT_MODEL: &str = "gpt-5";
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Far beyond what a productive turn needs (a long agentic task runs tens to a few hundred
+/// tool round trips), yet a model stuck calling tools forever is stopped within minutes to
+/// hours rather than never.
+pub const DEFAULT_MAX_SAMPLING_REQUESTS_PER_TURN: u32 = 1000;
+
+/// What `[models.<id>]` tables say about reasoning: `supports_reasoning = false` marks a model
+/// that does not reason; `supports_reasoning = true` or a `default_reasoning_summary` marks one
+/// that does (`"none"` asks for no summary). A table naming neither leaves the model to the
+/// built-in families. Read leniently: a value of the wrong type is ignored, like an absent one.
+fn model_catalog(table: &Table) -> ModelCatalog {
+    let entries = table.get("models").and_then(Value::as_table);
+    let mut configured = BTreeMap::new();
+    for (id, spec) in entries.into_iter().flatten() {
+        let supports = spec.get("supports_reasoning").and_then(Value::as_bool);
+        let summary = spec
+            .get("default_reasoning_summary")
+            .and_then(Value::as_str);
+        let reasoning = match (supports, summary) {
+            (Some(false), _) => ModelReasoning::Unsupported,
+            (None, None) => continue,
+            (_, summary) => ModelReasoning::Supported {
+                default_summary: match summary.unwrap_or(DEFAULT_REASONING_SUMMARY) {
+                    "none" => None,
+                    summary => Some(summary.to_string()),
+                },
+            },
+        };
+        configured.insert(id.clone(), reasoning);
+    }
+    ModelCatalog::new(configured)
+}
 
 /// `$OPENTURN_HOME`, else `~/.openturn`.
 pub fn default_home() -> PathBuf {
@@ -187,6 +224,11 @@ impl Config {
             show_raw_agent_reasoning: parsed.show_raw_agent_reasoning,
             reasoning_summary_mode: parsed.reasoning_summary_mode,
             max_line_bytes: parsed.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES),
+            max_sampling_requests_per_turn: parsed
+                .max_sampling_requests_per_turn
+                .unwrap_or(DEFAULT_MAX_SAMPLING_REQUESTS_PER_TURN)
+                .max(1),
+            model_catalog: std::sync::Arc::new(model_catalog(&table)),
             thread_unload_delay_secs: parsed.thread_unload_delay_secs.unwrap_or(30 * 60),
             ingress_queue_capacity: parsed.ingress_queue_capacity.unwrap_or(256).max(1),
             table,

@@ -1,6 +1,7 @@
 //! A response that fails after partial output still reports token usage and rate limits before
 //! the failure (PROTOCOL.md §10.3), and a response that fails and then succeeds on retry counts
-//! the usage once.
+//! the usage once. The usage a failed response reports itself (`response.failed` may carry
+//! `usage`) is added to the thread's total: those tokens were consumed.
 
 mod support;
 mod turn_support;
@@ -89,4 +90,74 @@ async fn a_response_that_fails_then_succeeds_on_retry_counts_usage_once() {
     let usage = params_of(&turn, "thread/tokenUsage/updated");
     assert_eq!(usage[0]["tokenUsage"]["last"]["totalTokens"], 130);
     assert_eq!(s.bodies(2).await.len(), 2);
+}
+
+/// Like [`failing_reply`], but the failure reports the usage of 40 input + 10 output tokens.
+fn failing_reply_with_usage(id: &str, code: &str) -> Reply {
+    let mut events = vec![created(id), message_added(Some("msg_f"), "")];
+    events.push(text_delta("msg_f", "Partial"));
+    events.push(ev(json!({"type": "response.failed", "response": {
+        "id": id, "status": "failed",
+        "error": {"code": code, "message": "mock upstream failure"},
+        "usage": {"input_tokens": 40, "input_tokens_details": {"cached_tokens": 4},
+            "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 2},
+            "total_tokens": 50}}})));
+    Reply::Sse(SseReply::new(events))
+}
+
+#[tokio::test]
+async fn a_failed_responses_own_usage_is_added_to_the_threads_total() {
+    let mut s = session(
+        Script::new([
+            text_reply(0, "fine"),
+            failing_reply_with_usage("r_fail", "invalid_prompt"),
+        ]),
+        &[],
+        json!({}),
+    )
+    .await;
+    s.run_turn("first").await;
+    let turn = s.run_turn("second").await;
+    single_turn_end(&turn, "failed");
+    assert_eq!(total_tokens(&turn), vec![json!(180)]);
+    let usage = &params_of(&turn, "thread/tokenUsage/updated")[0]["tokenUsage"];
+    assert_eq!(
+        usage["last"],
+        json!({"totalTokens": 50, "inputTokens": 40, "cachedInputTokens": 4, "cacheWriteInputTokens": 0,
+            "outputTokens": 10, "reasoningOutputTokens": 2})
+    );
+    assert!(position(&turn, "thread/tokenUsage/updated") < position(&turn, "error"));
+    // Persisted, so a resumed thread counts on from the same total.
+    let stored: Vec<Value> = s
+        .rollout()
+        .iter()
+        .filter(|line| line["type"] == "token_usage")
+        .map(|line| line["payload"]["total"]["total_tokens"].clone())
+        .collect();
+    assert_eq!(stored, vec![json!(130), json!(180)]);
+}
+
+#[tokio::test]
+async fn a_retried_failure_that_reported_usage_is_counted_before_the_retry() {
+    let retried = ResponseBuilder::new("r_ok")
+        .created()
+        .text_message("msg_ok", &["Recovered"])
+        .completed(support::mock_provider::Usage::example(), None)
+        .into_events();
+    let mut s = session(
+        Script::new([
+            failing_reply_with_usage("r_fail", "server_error"),
+            Reply::Sse(SseReply::new(retried)),
+        ]),
+        &["model_providers.mock.stream_max_retries=2"],
+        json!({}),
+    )
+    .await;
+    let turn = s.run_turn("go").await;
+    single_turn_end(&turn, "completed");
+    assert_eq!(total_tokens(&turn), vec![json!(50), json!(180)]);
+    let usage = position(&turn, "thread/tokenUsage/updated");
+    let retry_notice = position(&turn, "error");
+    assert!(usage < retry_notice, "{:?}", methods(&turn));
+    assert_eq!(params_of(&turn, "error")[0]["willRetry"], true);
 }

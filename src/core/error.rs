@@ -26,6 +26,9 @@ pub enum CoreError {
     UnknownProvider(String),
     #[error("{0}")]
     InvalidInput(String),
+    /// A local image of the input cannot be sent; the input was not accepted.
+    #[error(transparent)]
+    LocalImage(#[from] super::input::LocalImageError),
     /// Another process holds the thread's rollout lock; it can be read, not resumed here.
     #[error("thread {0} is in use by another openturn process; it can be read with thread/read but not resumed until that process releases it")]
     ThreadBusy(String),

@@ -7,9 +7,20 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum UserInput {
-    Text { text: String },
-    Image { url: String },
-    LocalImage { path: String },
+    Text {
+        text: String,
+    },
+    Image {
+        url: String,
+        /// `auto`, `low`, `high` or `original`, passed to the provider as given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+    LocalImage {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
 }
 
 /// The memory files and earlier threads an agent message cited (hidden from its text).

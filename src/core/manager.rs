@@ -329,9 +329,9 @@ impl LoadedState {
         };
         for item in items {
             match item {
-                RolloutItem::ResponseItem(response_item) => {
-                    state.history.push(response_item.clone())
-                }
+                RolloutItem::ResponseItem(response_item) => state.history.push(
+                    super::turn::forget_legacy_assigned_id(response_item.clone()),
+                ),
                 RolloutItem::ThreadName { name } => state.name = Some(name.clone()),
                 RolloutItem::TokenUsage { total, .. } => state.total_usage = *total,
                 _ => {}

@@ -6,8 +6,10 @@
 pub mod approval;
 pub mod error;
 pub mod event;
+pub mod input;
 pub mod items;
 pub mod manager;
+pub mod models;
 pub mod settings;
 pub(crate) mod text;
 pub mod thread;
@@ -16,6 +18,7 @@ pub mod turn;
 
 pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};
+pub use input::{LocalImageError, PreparedInput};
 pub use items::{
     MemoryCitation, MemoryCitationEntry, ToolContent, ToolItemStatus, TurnItem, UserInput,
 };

@@ -68,6 +68,11 @@ pub struct ThreadSettings {
     /// become a plan item.
     pub plan_mode: bool,
     pub dynamic_tools: Vec<DynamicToolSpec>,
+    /// `max_sampling_requests_per_turn` in config.toml: the requests one turn may send before
+    /// it fails, so a model that keeps calling tools cannot loop forever.
+    pub max_sampling_requests_per_turn: u32,
+    /// Which models reason; consulted for every request, since `turn/start` may switch models.
+    pub model_catalog: std::sync::Arc<super::models::ModelCatalog>,
 }
 
 /// The part of [`ThreadSettings`] a thread keeps across daemon restarts: what `thread/start`
@@ -196,6 +201,8 @@ impl ThreadSettings {
             reasoning_summary_mode: ReasoningSummaryMode::default(),
             plan_mode: false,
             dynamic_tools: Vec::new(),
+            max_sampling_requests_per_turn: 1000,
+            model_catalog: Default::default(),
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::wire::{ResponseItem, TokenUsage};
 
 use super::error::CoreError;
 use super::event::EventMsg;
+use super::input::PreparedInput;
 use super::items::UserInput;
 use super::settings::{PersistedSettings, ThreadSettings};
 use super::turn::{self, TurnContext};
@@ -66,6 +67,8 @@ pub(crate) struct ActiveTurn {
 #[derive(Debug, Clone)]
 pub(crate) struct PendingInput {
     pub input: Vec<UserInput>,
+    /// The user message the model gets for `input`, prepared before the input was accepted.
+    pub message: ResponseItem,
     pub client_id: Option<String>,
 }
 
@@ -219,7 +222,7 @@ impl Thread {
     /// input joins a turn whose requests are already shaped.
     pub fn start_turn(
         self: &Arc<Self>,
-        input: Vec<UserInput>,
+        input: PreparedInput,
         client_id: Option<String>,
         output_schema: Option<serde_json::Value>,
     ) -> Result<StartedTurn, CoreError> {
@@ -240,7 +243,7 @@ impl Thread {
         let turn_id = uuid::Uuid::now_v7().to_string();
         let cancel = self.shutdown.child_token();
         let finished = CancellationToken::new();
-        let pending_input = Arc::new(Mutex::new(vec![PendingInput { input, client_id }]));
+        let pending_input = Arc::new(Mutex::new(vec![PendingInput::new(input, client_id)]));
         state.active = Some(ActiveTurn {
             turn_id: turn_id.clone(),
             cancel: cancel.clone(),
@@ -279,7 +282,7 @@ impl Thread {
     pub fn steer(
         &self,
         expected_turn_id: &str,
-        input: Vec<UserInput>,
+        input: PreparedInput,
         client_id: Option<String>,
     ) -> Result<String, CoreError> {
         let state = self.state();
@@ -382,9 +385,19 @@ impl Thread {
     }
 }
 
-fn push_pending(active: &ActiveTurn, input: Vec<UserInput>, client_id: Option<String>) {
+fn push_pending(active: &ActiveTurn, input: PreparedInput, client_id: Option<String>) {
     if let Ok(mut pending) = active.pending_input.lock() {
-        pending.push(PendingInput { input, client_id });
+        pending.push(PendingInput::new(input, client_id));
+    }
+}
+
+impl PendingInput {
+    fn new(prepared: PreparedInput, client_id: Option<String>) -> PendingInput {
+        PendingInput {
+            input: prepared.input,
+            message: prepared.message,
+            client_id,
+        }
     }
 }
 
@@ -408,8 +421,8 @@ mod tests {
         ))
     }
 
-    fn text(text: &str) -> Vec<UserInput> {
-        vec![UserInput::Text { text: text.into() }]
+    fn text(text: &str) -> PreparedInput {
+        PreparedInput::without_files(vec![UserInput::Text { text: text.into() }])
     }
 
     #[tokio::test]

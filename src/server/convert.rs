@@ -195,14 +195,14 @@ fn user_input_out(input: &core::UserInput) -> UserInput {
             text: text.clone(),
             text_elements: Vec::new(),
         },
-        core::UserInput::Image { url } => UserInput::Image {
+        core::UserInput::Image { url, detail } => UserInput::Image {
             url: Some(url.clone()),
             file_id: None,
-            detail: None,
+            detail: detail.clone(),
         },
-        core::UserInput::LocalImage { path } => UserInput::LocalImage {
+        core::UserInput::LocalImage { path, detail } => UserInput::LocalImage {
             path: path.clone(),
-            detail: None,
+            detail: detail.clone(),
         },
     }
 }
@@ -213,20 +213,28 @@ pub fn user_input_in(input: &[UserInput]) -> Result<Vec<core::UserInput>, String
         .iter()
         .map(|part| match part {
             UserInput::Text { text, .. } => Ok(core::UserInput::Text { text: text.clone() }),
-            UserInput::Image { url: Some(url), .. } => {
+            UserInput::Image {
+                url: Some(url),
+                detail,
+                ..
+            } => {
                 if url.starts_with("http://") || url.starts_with("https://") {
                     Err(
                         "remote image URLs are not supported; use an inline data URL instead"
                             .to_string(),
                     )
                 } else {
-                    Ok(core::UserInput::Image { url: url.clone() })
+                    Ok(core::UserInput::Image {
+                        url: url.clone(),
+                        detail: detail.clone(),
+                    })
                 }
             }
             UserInput::Image { .. } => Err("image input needs `url`".to_string()),
-            UserInput::LocalImage { path, .. } => {
-                Ok(core::UserInput::LocalImage { path: path.clone() })
-            }
+            UserInput::LocalImage { path, detail } => Ok(core::UserInput::LocalImage {
+                path: path.clone(),
+                detail: detail.clone(),
+            }),
         })
         .collect()
 }

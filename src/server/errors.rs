@@ -40,6 +40,10 @@ pub fn handler_error(error: &HandlerError) -> ErrorObject {
         }
         HandlerError::Internal(message) => ErrorObject::new(INTERNAL_ERROR, message.clone()),
         HandlerError::InvalidParams(message) => ErrorObject::new(INVALID_PARAMS, message.clone()),
+        HandlerError::Core(CoreError::LocalImage(image)) => {
+            ErrorObject::new(INVALID_PARAMS, image.to_string())
+                .with_data(json!({ "reason": image.reason(), "path": image.path() }))
+        }
         HandlerError::Core(CoreError::ThreadBusy(_)) => thread_busy(error.to_string()),
         // Domain errors keep the reference's code and message: clients parse the texts.
         other => ErrorObject::new(INVALID_REQUEST, other.to_string()),

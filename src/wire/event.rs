@@ -76,6 +76,11 @@ pub enum ResponseEvent {
         call_id: Option<String>,
         delta: String,
     },
+    /// The usage a failed or incomplete response reported (`response.failed` /
+    /// `response.incomplete` carrying `usage`). Delivered only when that failure ends the
+    /// stream, directly before the error, so a `completed` that wins over a saved failure is
+    /// never counted twice.
+    FailedUsage(TokenUsage),
     /// `response.completed`: the success barrier; nothing after it belongs to this response.
     Completed {
         response_id: String,

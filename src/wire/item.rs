@@ -1,6 +1,11 @@
 //! Response items: what the model produces (`output_item.added` / `.done`) and what we send back
 //! as `input` history. Unknown item types are kept verbatim as raw JSON so that replaying history
 //! never drops something the provider gave us.
+//!
+//! Every `id` here is the provider's, exactly as it issued it, or absent. Ids a consumer makes
+//! up for its own bookkeeping live outside these items: the items are sent back upstream as
+//! history, and a provider rejects ids it did not issue (with `store: false` it kept nothing to
+//! match them against, and it checks each id's prefix against the item type).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -20,7 +25,8 @@ pub enum ResponseItem {
         phase: Option<String>,
     },
     Reasoning {
-        #[serde(default)]
+        /// Empty when the provider sent none; then no `id` is sent back either.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
         id: String,
         #[serde(default)]
         summary: Vec<ReasoningSummary>,

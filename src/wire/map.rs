@@ -21,9 +21,13 @@ pub enum FrameOutcome {
     Event(ResponseEvent),
     /// Nothing to deliver (unknown type, not JSON, missing fields, an unparsable item).
     Skip,
-    /// A classified provider failure (`response.failed`, `response.incomplete`, `error`).
-    /// SSE saves it until EOF; WebSocket ends the read loop with it at once.
-    SaveError(ApiError),
+    /// A classified provider failure (`response.failed`, `response.incomplete`, `error`), with
+    /// the usage the failed response reported, if any (tokens it consumed are billed all the
+    /// same). SSE saves it until EOF; WebSocket ends the read loop with it at once.
+    SaveError {
+        error: ApiError,
+        usage: Option<TokenUsage>,
+    },
     /// The stream cannot go on (a `response.completed` that does not parse).
     Fatal(StreamError),
 }
@@ -68,7 +72,8 @@ struct WireErrorBody {
 }
 
 /// `response` of `response.created` / `.failed` / `.incomplete`: every field optional, because
-/// these frames only contribute what they carry.
+/// these frames only contribute what they carry. `usage` is kept unparsed so that a usage of an
+/// unexpected shape costs only the usage, never the failure's classification.
 #[derive(Deserialize)]
 struct WireResponse {
     #[serde(default)]
@@ -77,6 +82,21 @@ struct WireResponse {
     error: Option<WireErrorBody>,
     #[serde(default)]
     incomplete_details: Option<IncompleteDetails>,
+    #[serde(default)]
+    usage: Option<serde_json::Value>,
+}
+
+impl WireResponse {
+    fn token_usage(&mut self) -> Option<TokenUsage> {
+        let usage = self.usage.take()?;
+        match serde_json::from_value::<WireUsage>(usage) {
+            Ok(usage) => Some(usage.into()),
+            Err(error) => {
+                tracing::debug!(%error, "ignoring a failed response's usage that does not parse");
+                None
+            }
+        }
+    }
 }
 
 /// `response` of `response.completed`: the id is required, so a completion that does not name
@@ -149,9 +169,14 @@ pub fn map_frame(data: &str) -> FrameOutcome {
     let kind = wire.kind.clone();
     match kind.as_ref() {
         "response.completed" => return map_completed(wire.response),
-        "response.failed" => return FrameOutcome::SaveError(failed_error(wire.response)),
-        "response.incomplete" => return FrameOutcome::SaveError(incomplete_error(wire.response)),
-        "error" => return FrameOutcome::SaveError(error_event(wire)),
+        "response.failed" => return failed_error(wire.response),
+        "response.incomplete" => return incomplete_error(wire.response),
+        "error" => {
+            return FrameOutcome::SaveError {
+                error: error_event(wire),
+                usage: None,
+            }
+        }
         _ => {}
     }
     let Some(event) = map_content_event(wire) else {
@@ -274,22 +299,32 @@ fn map_completed(raw: Option<&RawValue>) -> FrameOutcome {
     }
 }
 
-fn failed_error(raw: Option<&RawValue>) -> ApiError {
-    let error = parse_response(raw)
+fn failed_error(raw: Option<&RawValue>) -> FrameOutcome {
+    let mut response = parse_response(raw);
+    let usage = response.as_mut().and_then(WireResponse::token_usage);
+    let error = response
         .and_then(|response| response.error)
         .unwrap_or_default();
     let message = error
         .message
         .unwrap_or_else(|| "response.failed event received".to_string());
-    ApiError::classify(error.code.as_deref(), &message)
+    FrameOutcome::SaveError {
+        error: ApiError::classify(error.code.as_deref(), &message),
+        usage,
+    }
 }
 
-fn incomplete_error(raw: Option<&RawValue>) -> ApiError {
-    let reason = parse_response(raw)
+fn incomplete_error(raw: Option<&RawValue>) -> FrameOutcome {
+    let mut response = parse_response(raw);
+    let usage = response.as_mut().and_then(WireResponse::token_usage);
+    let reason = response
         .and_then(|response| response.incomplete_details)
         .and_then(|details| details.reason)
         .unwrap_or_else(|| "unknown".to_string());
-    ApiError::Incomplete(format!("incomplete response returned, reason: {reason}"))
+    FrameOutcome::SaveError {
+        error: ApiError::Incomplete(format!("incomplete response returned, reason: {reason}")),
+        usage,
+    }
 }
 
 /// A top-level `error` event: `{code, message}` either flat or under `error`.

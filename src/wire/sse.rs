@@ -14,6 +14,7 @@
 //!   ending keeps any frames the provider sends after the failure);
 //! - `response.completed` ends the stream at once, without waiting for EOF;
 //! - EOF without `completed` is the saved error, else [`StreamError::ClosedBeforeCompleted`];
+//!   when the saved failure reported usage, [`ResponseEvent::FailedUsage`] comes just before it;
 //! - the idle timeout restarts at every frame, so a long but lively stream never times out.
 
 use std::fmt::Display;
@@ -25,7 +26,7 @@ use bytes::Bytes;
 use futures::{FutureExt, Stream, StreamExt};
 
 use super::error::{ApiError, StreamError};
-use super::event::{ResponseEvent, ResponseEventSource};
+use super::event::{ResponseEvent, ResponseEventSource, TokenUsage};
 use super::map::{map_frame, FrameOutcome};
 use super::sse_frame::{SseFramer, MAX_FRAME_BYTES};
 
@@ -37,6 +38,10 @@ pub struct SseEventStream<S> {
     bytes_ended: bool,
     idle_timeout: Duration,
     saved_error: Option<ApiError>,
+    /// The usage the saved failure reported; replaced together with `saved_error`.
+    saved_usage: Option<TokenUsage>,
+    /// The error that ends the stream, due after the failed response's usage went out.
+    pending_error: Option<StreamError>,
     finished: bool,
     /// When the wait for the next frame began; `None` while frames are being taken.
     waiting_since: Option<Instant>,
@@ -62,6 +67,8 @@ where
             bytes_ended: false,
             idle_timeout,
             saved_error: None,
+            saved_usage: None,
+            pending_error: None,
             finished: false,
             waiting_since: None,
         }
@@ -120,6 +127,9 @@ where
     fn decide_from_buffer(&mut self) -> Buffered {
         // Bounded by the buffer: every iteration consumes one frame.
         while !self.finished {
+            if let Some(error) = self.pending_error.take() {
+                return Buffered::Decided(self.finish(Err(error)));
+            }
             let Some(frame) = self.framer.next_frame() else {
                 if self.framer.frame_too_large() {
                     let error =
@@ -129,11 +139,7 @@ where
                 if !self.bytes_ended {
                     return Buffered::NeedInput;
                 }
-                let error = match self.saved_error.take() {
-                    Some(api) => StreamError::Api(api),
-                    None => StreamError::ClosedBeforeCompleted,
-                };
-                return Buffered::Decided(self.finish(Err(error)));
+                return Buffered::Decided(self.end_at_eof());
             };
             self.waiting_since = None;
             match map_frame(&frame.data) {
@@ -142,14 +148,30 @@ where
                 }
                 FrameOutcome::Event(event) => return Buffered::Decided(Some(Ok(event))),
                 FrameOutcome::Skip => {}
-                FrameOutcome::SaveError(error) => {
+                FrameOutcome::SaveError { error, usage } => {
                     tracing::debug!(%error, "provider reported a failure; kept until EOF");
                     self.saved_error = Some(error);
+                    self.saved_usage = usage;
                 }
                 FrameOutcome::Fatal(error) => return Buffered::Decided(self.finish(Err(error))),
             }
         }
         Buffered::Decided(None)
+    }
+
+    /// EOF before `completed`: the saved failure (its usage first, when it reported some), else
+    /// a plain early close.
+    fn end_at_eof(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
+        let Some(api) = self.saved_error.take() else {
+            return self.finish(Err(StreamError::ClosedBeforeCompleted));
+        };
+        match self.saved_usage.take() {
+            Some(usage) => {
+                self.pending_error = Some(StreamError::Api(api));
+                Some(Ok(ResponseEvent::FailedUsage(usage)))
+            }
+            None => self.finish(Err(StreamError::Api(api))),
+        }
     }
 
     fn finish(

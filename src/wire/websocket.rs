@@ -2,7 +2,8 @@
 //! mapping ([`super::map::map_frame`]), with the WebSocket transport's own ending policy.
 //!
 //! Each text message is one event (no SSE framing). Unlike SSE, a provider failure
-//! (`response.failed`, `response.incomplete`, `error`) ends the read loop at once: the connection
+//! (`response.failed`, `response.incomplete`, `error`) ends the read loop at once (after
+//! [`ResponseEvent::FailedUsage`] when it reported usage): the connection
 //! carries one response at a time and nothing useful follows a failure on it. `completed` ends the
 //! stream without waiting for the socket to close; a close or EOF before it is an error; the idle
 //! timeout restarts at every message. The socket itself belongs to `client/`, which converts its
@@ -51,6 +52,8 @@ pub fn response_create_message(request: &ResponsesRequest) -> serde_json::Result
 pub struct WebSocketEventStream<S> {
     messages: S,
     idle_timeout: Duration,
+    /// The error that ends the stream, due after the failed response's usage went out.
+    pending_error: Option<StreamError>,
     finished: bool,
 }
 
@@ -63,6 +66,7 @@ where
         WebSocketEventStream {
             messages,
             idle_timeout,
+            pending_error: None,
             finished: false,
         }
     }
@@ -70,6 +74,9 @@ where
     /// The next event, or the error that ended the stream; `None` after it has ended.
     pub async fn next_event(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
         while !self.finished {
+            if let Some(error) = self.pending_error.take() {
+                return self.finish(Err(error));
+            }
             let message = match tokio::time::timeout(self.idle_timeout, self.messages.next()).await
             {
                 Err(_) => return self.finish(Err(StreamError::IdleTimeout(self.idle_timeout))),
@@ -88,7 +95,17 @@ where
                 }
                 FrameOutcome::Event(event) => return Some(Ok(event)),
                 FrameOutcome::Skip => {}
-                FrameOutcome::SaveError(error) => return self.finish(Err(StreamError::Api(error))),
+                FrameOutcome::SaveError {
+                    error,
+                    usage: Some(usage),
+                } => {
+                    // The usage first, then the failure on the next call.
+                    self.pending_error = Some(StreamError::Api(error));
+                    return Some(Ok(ResponseEvent::FailedUsage(usage)));
+                }
+                FrameOutcome::SaveError { error, usage: None } => {
+                    return self.finish(Err(StreamError::Api(error)))
+                }
                 FrameOutcome::Fatal(error) => return self.finish(Err(error)),
             }
         }

@@ -3,9 +3,10 @@
 //! Invariants (design notes 000/001): `output_item.added` opens streaming state for at most one
 //! item at a time; a text or reasoning delta belongs to the active item or is a protocol error —
 //! never attached to a guessed item; `output_item.done` closes it. Items the provider sent
-//! without an id get one here, before anything is emitted, and keep it through deltas, done,
-//! history and rollout. Tool-call items never become the active item: their argument deltas go to
-//! a [`ToolInputStream`], matched by call id.
+//! without an id get one here for the client, before anything is emitted, and keep it through
+//! deltas, done and the stored turn items; history keeps only the provider's ids. Tool-call
+//! items never become the active item: their argument deltas go to a [`ToolInputStream`],
+//! matched by call id.
 
 use crate::wire::ResponseItem;
 
@@ -128,44 +129,70 @@ impl ActiveItemSlot {
     }
 }
 
-/// Gives `item` an id when the provider sent none: the active item's when it is the same item
-/// (same kind), else a fresh one. Returns the item's id; `None` for kinds that carry no id.
-pub(crate) fn ensure_item_id(
-    item: &mut ResponseItem,
-    active: Option<&ActiveItem>,
-) -> Option<String> {
+/// The id the client sees for `item`: the provider's when it sent one, else the active item's
+/// when that is the same item (same kind), else a fresh one; `None` for kinds that carry no id.
+///
+/// `item` is left as the provider sent it: an id made up here names the item for the client
+/// only (events, turn items), never in history. History is sent back upstream, and a provider
+/// rejects ids it did not issue (`store: false` keeps nothing to match them against, and ids
+/// are checked against the item type's prefix).
+pub(crate) fn client_item_id(item: &ResponseItem, active: Option<&ActiveItem>) -> Option<String> {
+    let carries_id = matches!(
+        item,
+        ResponseItem::Message { .. }
+            | ResponseItem::FunctionCall { .. }
+            | ResponseItem::CustomToolCall { .. }
+            | ResponseItem::WebSearchCall { .. }
+            | ResponseItem::Reasoning { .. }
+    );
+    if !carries_id {
+        return None;
+    }
+    if let Some(provider_id) = item.id() {
+        return Some(provider_id.to_string());
+    }
     let same_kind_active = active.filter(|active| {
         matches!(
-            (item as &ResponseItem, &active.kind),
+            (item, &active.kind),
             (
                 ResponseItem::Message { .. },
                 ActiveKind::AgentMessage { .. }
             ) | (ResponseItem::Reasoning { .. }, ActiveKind::Reasoning)
         )
     });
-    let fill = |slot: &mut Option<String>| {
-        if slot.as_deref().is_none_or(str::is_empty) {
-            *slot = Some(
-                same_kind_active
-                    .map(|active| active.id.clone())
-                    .unwrap_or_else(new_item_id),
-            );
-        }
-        slot.clone()
+    Some(
+        same_kind_active
+            .map(|active| active.id.clone())
+            .unwrap_or_else(new_item_id),
+    )
+}
+
+/// Drops an id that an earlier openturn wrote into history: before [`client_item_id`] kept
+/// assigned ids out of history, rollouts stored them on the items, and replaying them would
+/// make the provider reject every later request of the thread. Only the exact shape this crate
+/// generated (`item_` and 32 lowercase hex digits) is dropped; provider ids never have it.
+pub(crate) fn forget_legacy_assigned_id(mut item: ResponseItem) -> ResponseItem {
+    let is_legacy = |id: &str| {
+        id.strip_prefix("item_").is_some_and(|hex| {
+            hex.len() == 32
+                && hex
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
     };
-    match item {
+    match &mut item {
         ResponseItem::Message { id, .. }
         | ResponseItem::FunctionCall { id, .. }
         | ResponseItem::CustomToolCall { id, .. }
-        | ResponseItem::WebSearchCall { id, .. } => fill(id),
-        ResponseItem::Reasoning { id, .. } => {
-            let mut slot = Some(std::mem::take(id)).filter(|id| !id.is_empty());
-            let filled = fill(&mut slot);
-            *id = slot.unwrap_or_default();
-            filled
+        | ResponseItem::WebSearchCall { id, .. }
+            if id.as_deref().is_some_and(is_legacy) =>
+        {
+            *id = None;
         }
-        _ => None,
+        ResponseItem::Reasoning { id, .. } if is_legacy(id) => id.clear(),
+        _ => {}
     }
+    item
 }
 
 pub(crate) fn new_item_id() -> String {
@@ -260,33 +287,56 @@ mod tests {
     }
 
     #[test]
-    fn items_without_provider_ids_keep_the_active_items_id() {
+    fn items_without_provider_ids_keep_the_active_items_id_outside_the_item() {
         let active = ActiveItem {
             id: "item_assigned".into(),
             provider_id: None,
             kind: ActiveKind::Reasoning,
         };
-        let mut done = ResponseItem::Reasoning {
+        let done = ResponseItem::Reasoning {
             id: String::new(),
             summary: Vec::new(),
             content: None,
             encrypted_content: None,
         };
         assert_eq!(
-            ensure_item_id(&mut done, Some(&active)).as_deref(),
+            client_item_id(&done, Some(&active)).as_deref(),
             Some("item_assigned")
         );
-        assert_eq!(done.id(), Some("item_assigned"));
-        let mut other_kind = ResponseItem::user_text("x");
-        let assigned = ensure_item_id(&mut other_kind, Some(&active));
+        // The assigned id names the item for the client; the item itself stays without one.
+        assert_eq!(done.id(), None);
+        let other_kind = ResponseItem::user_text("x");
+        let assigned = client_item_id(&other_kind, Some(&active));
         assert!(assigned.is_some_and(|id| id != "item_assigned"));
-        let mut with_id = ResponseItem::FunctionCall {
+        let with_id = ResponseItem::FunctionCall {
             id: Some("fc_1".into()),
             call_id: "c".into(),
             name: "n".into(),
             arguments: String::new(),
         };
-        assert_eq!(ensure_item_id(&mut with_id, None).as_deref(), Some("fc_1"));
+        assert_eq!(client_item_id(&with_id, None).as_deref(), Some("fc_1"));
+    }
+
+    #[test]
+    fn only_ids_of_the_shape_openturn_assigned_are_forgotten() {
+        let message = |id: &str| ResponseItem::Message {
+            id: Some(id.to_string()),
+            role: "assistant".into(),
+            content: Vec::new(),
+            phase: None,
+        };
+        let legacy = new_item_id();
+        assert_eq!(forget_legacy_assigned_id(message(&legacy)).id(), None);
+        for kept in ["msg_1", "item_1", "item_0123456789ABCDEF0123456789abcdef"] {
+            assert_eq!(forget_legacy_assigned_id(message(kept)).id(), Some(kept));
+        }
+        let reasoning = ResponseItem::Reasoning {
+            id: legacy,
+            summary: Vec::new(),
+            content: None,
+            encrypted_content: Some("enc".into()),
+        };
+        assert_eq!(forget_legacy_assigned_id(reasoning).id(), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use super::super::text::{
 };
 use super::super::tools::{self, Routed, ToolOutput};
 use super::active_item::{
-    ensure_item_id, report_protocol_error, ActiveItem, ActiveKind, ProtocolError, ToolInputStream,
+    client_item_id, report_protocol_error, ActiveItem, ActiveKind, ProtocolError, ToolInputStream,
 };
 use super::sampling::{InFlightTool, ResponseState};
 use super::{persist_turn_item, TurnContext};
@@ -37,10 +37,10 @@ pub(super) async fn warn_protocol_error(turn: &TurnContext, error: &ProtocolErro
 pub(super) async fn on_item_added(
     turn: &TurnContext,
     state: &mut ResponseState,
-    mut item: ResponseItem,
+    item: ResponseItem,
 ) {
     let provider_id = item.id().map(str::to_string);
-    let Some(id) = ensure_item_id(&mut item, None) else {
+    let Some(id) = client_item_id(&item, None) else {
         return;
     };
     let opened = match &item {
@@ -256,14 +256,14 @@ pub(super) async fn flush_active_text(
 pub(super) async fn on_item_done(
     turn: &TurnContext,
     state: &mut ResponseState,
-    mut item: ResponseItem,
+    item: ResponseItem,
 ) {
     state.tool_input = None;
     let mut active = state.active.take();
     if let Some(active) = active.as_mut() {
         flush_active_text(turn, active, &mut state.plan).await;
     }
-    let id = ensure_item_id(&mut item, active.as_ref()).unwrap_or_default();
+    let id = client_item_id(&item, active.as_ref()).unwrap_or_default();
     let streamed = active.as_ref().is_some_and(|active| {
         active.id == id
             && matches!(

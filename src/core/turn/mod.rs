@@ -27,6 +27,7 @@ use super::items::TurnItem;
 use super::now_unix_seconds;
 use super::thread::{PendingInput, Thread};
 
+pub(crate) use active_item::forget_legacy_assigned_id;
 pub(crate) use sampling::SamplingError;
 
 /// Recorded in history after an interrupted turn.
@@ -127,12 +128,20 @@ pub(crate) async fn run_turn(turn: TurnContext) {
 }
 
 async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
-    let max_retries = turn.thread.settings().provider.stream_max_retries;
+    let settings = turn.thread.settings();
+    let max_retries = settings.provider.stream_max_retries;
+    let max_requests = settings.max_sampling_requests_per_turn;
     let mut retries = 0u32;
+    // Every request counts, retries included: each one is a round trip the provider bills.
+    let mut requests_sent = 0u32;
     loop {
         if turn.cancel.is_cancelled() {
             return TurnOutcome::Interrupted;
         }
+        if requests_sent >= max_requests {
+            return TurnOutcome::Failed(too_many_requests_error(max_requests));
+        }
+        requests_sent += 1;
         deliver_pending_input(turn).await;
         match sampling::sample_once(turn).await {
             Ok(result) => {
@@ -149,37 +158,66 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
                     .stream_error()
                     .is_some_and(|error| error.is_retryable() && retries < max_retries) =>
             {
-                let Some(error) = failure.stream_error() else {
-                    continue;
-                };
                 retries += 1;
-                let delay = backoff(retries, error.retry_delay());
-                turn.emit(EventMsg::Error {
-                    turn_id: turn.turn_id.clone(),
-                    error: TurnError {
-                        message: format!("Reconnecting... {retries}/{max_retries}"),
-                        kind: TurnErrorKind::ResponseStreamDisconnected { status: None },
-                        details: Some(error.to_string()),
-                    },
-                    will_retry: true,
-                })
-                .await;
-                tokio::select! {
-                    _ = turn.cancel.cancelled() => return TurnOutcome::Interrupted,
-                    _ = tokio::time::sleep(delay) => {}
+                if !announce_retry(turn, failure, retries, max_retries).await {
+                    return TurnOutcome::Interrupted;
                 }
             }
             Err(SamplingError::Stream(error)) => {
                 return TurnOutcome::Failed(stream_turn_error(&error, retries))
             }
-            Err(SamplingError::StreamAfterHeaders(error, rate_limits)) => {
-                sampling::emit_failed_usage(turn, rate_limits).await;
+            Err(SamplingError::StreamAfterHeaders {
+                error,
+                rate_limits,
+                usage,
+            }) => {
+                sampling::emit_failed_usage(turn, rate_limits, usage).await;
                 return TurnOutcome::Failed(stream_turn_error(&error, retries));
             }
             Err(SamplingError::Client(error)) => {
                 return TurnOutcome::Failed(client_turn_error(&error))
             }
         }
+    }
+}
+
+/// Tells the client a failed response is being retried, then waits out the backoff; false when
+/// the turn was interrupted meanwhile. A failed response that reported usage has it counted
+/// first (those tokens were consumed); one that reported none adds nothing, so a retry that
+/// succeeds is counted once.
+async fn announce_retry(
+    turn: &TurnContext,
+    failure: SamplingError,
+    retries: u32,
+    max_retries: u32,
+) -> bool {
+    let error = match failure {
+        SamplingError::StreamAfterHeaders {
+            error,
+            rate_limits,
+            usage: Some(usage),
+        } => {
+            sampling::emit_failed_usage(turn, rate_limits, Some(usage)).await;
+            error
+        }
+        SamplingError::Stream(error) | SamplingError::StreamAfterHeaders { error, .. } => error,
+        // The caller retries stream errors only; anything else has nothing to announce.
+        SamplingError::Interrupted | SamplingError::Client(_) => return true,
+    };
+    let delay = backoff(retries, error.retry_delay());
+    turn.emit(EventMsg::Error {
+        turn_id: turn.turn_id.clone(),
+        error: TurnError {
+            message: format!("Reconnecting... {retries}/{max_retries}"),
+            kind: TurnErrorKind::ResponseStreamDisconnected { status: None },
+            details: Some(error.to_string()),
+        },
+        will_retry: true,
+    })
+    .await;
+    tokio::select! {
+        _ = turn.cancel.cancelled() => false,
+        _ = tokio::time::sleep(delay) => true,
     }
 }
 
@@ -196,8 +234,7 @@ async fn deliver_pending_input(turn: &TurnContext) {
             item: item.clone(),
         })
         .await;
-        turn.record_history(request::user_input_item(&pending.input))
-            .await;
+        turn.record_history(pending.message).await;
         persist_turn_item(turn, &item).await;
         turn.emit(EventMsg::ItemCompleted {
             turn_id: turn.turn_id.clone(),
@@ -257,6 +294,19 @@ fn stream_turn_error(error: &StreamError, retries: u32) -> TurnError {
     TurnError {
         message: error.to_string(),
         kind,
+        details: None,
+    }
+}
+
+/// The turn hit `max_sampling_requests_per_turn` while the model still wanted to go on.
+fn too_many_requests_error(max_requests: u32) -> TurnError {
+    TurnError {
+        message: format!(
+            "the turn was stopped after {max_requests} sampling requests while the model still \
+             asked to continue; raise max_sampling_requests_per_turn in config.toml if this \
+             task needs more"
+        ),
+        kind: TurnErrorKind::Other,
         details: None,
     }
 }

@@ -4,7 +4,7 @@ use crate::wire::item::ContentItem;
 use crate::wire::request::Reasoning;
 use crate::wire::{ResponseItem, ResponsesRequest};
 
-use super::super::items::UserInput;
+use super::super::models::ModelReasoning;
 use super::super::settings::ThreadSettings;
 
 /// The request for the next sampling step: the whole history as input.
@@ -27,13 +27,12 @@ pub(super) fn build_request(
         });
     }
     input.extend(history);
-    let reasoning = if settings.reasoning_effort.is_some() || settings.reasoning_summary.is_some() {
-        Some(Reasoning {
-            effort: settings.reasoning_effort.clone(),
-            summary: settings.reasoning_summary.clone(),
-        })
-    } else {
-        None
+    let reasoning = reasoning_field(settings);
+    // Encrypted reasoning is what lets a stateless (`store: false`) thread replay its reasoning;
+    // a model that does not reason rejects the request for it.
+    let include = match reasoning {
+        Some(_) => vec!["reasoning.encrypted_content".to_string()],
+        None => Vec::new(),
     };
     ResponsesRequest {
         model: settings.model.clone(),
@@ -45,10 +44,29 @@ pub(super) fn build_request(
         reasoning,
         store: false,
         stream: true,
-        include: vec!["reasoning.encrypted_content".to_string()],
+        include,
         prompt_cache_key: Some(thread_id.to_string()),
         text: output_schema.map(text_format),
     }
+}
+
+/// `reasoning` for a model that reasons: the configured effort (none sent otherwise, leaving the
+/// provider's default) and the configured summary, else the model's default; a summary of
+/// `"none"` is left out. `None` for a model that does not reason.
+fn reasoning_field(settings: &ThreadSettings) -> Option<Reasoning> {
+    let default_summary = match settings.model_catalog.reasoning(&settings.model) {
+        ModelReasoning::Unsupported => return None,
+        ModelReasoning::Supported { default_summary } => default_summary,
+    };
+    let summary = settings
+        .reasoning_summary
+        .clone()
+        .or(default_summary)
+        .filter(|summary| summary != "none");
+    Some(Reasoning {
+        effort: settings.reasoning_effort.clone(),
+        summary,
+    })
 }
 
 /// The `text` control that makes the final message follow `schema` (PROTOCOL.md §5.1).
@@ -61,27 +79,4 @@ fn text_format(schema: &serde_json::Value) -> serde_json::Value {
             "schema": schema,
         }
     })
-}
-
-/// The user's input as one `user` message item.
-pub(crate) fn user_input_item(input: &[UserInput]) -> ResponseItem {
-    let content = input
-        .iter()
-        .map(|part| match part {
-            UserInput::Text { text } => ContentItem::InputText { text: text.clone() },
-            UserInput::Image { url } => ContentItem::InputImage {
-                image_url: url.clone(),
-                detail: None,
-            },
-            UserInput::LocalImage { path } => ContentItem::InputText {
-                text: format!("<image path=\"{path}\"> (local images are not attached yet)"),
-            },
-        })
-        .collect();
-    ResponseItem::Message {
-        id: None,
-        role: "user".to_string(),
-        content,
-        phase: None,
-    }
 }

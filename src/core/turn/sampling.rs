@@ -32,16 +32,21 @@ pub(crate) enum SamplingError {
     Interrupted,
     Client(ClientError),
     Stream(StreamError),
-    /// The stream failed after the provider answered: the response's rate-limit headers are
-    /// kept so a failure that ends the turn can still report them (see [`emit_failed_usage`]).
-    StreamAfterHeaders(StreamError, Option<RateLimitSnapshot>),
+    /// The stream failed after the provider answered: the response's rate-limit headers, and
+    /// the usage the failed response reported, are kept so the turn can still report and count
+    /// them (see [`emit_failed_usage`]).
+    StreamAfterHeaders {
+        error: StreamError,
+        rate_limits: Option<RateLimitSnapshot>,
+        usage: Option<TokenUsage>,
+    },
 }
 
 impl SamplingError {
     /// The stream error, whichever variant carries it.
     pub(crate) fn stream_error(&self) -> Option<&StreamError> {
         match self {
-            SamplingError::Stream(error) | SamplingError::StreamAfterHeaders(error, _) => {
+            SamplingError::Stream(error) | SamplingError::StreamAfterHeaders { error, .. } => {
                 Some(error)
             }
             _ => None,
@@ -78,6 +83,8 @@ pub(crate) struct ResponseState {
     pub needs_follow_up: bool,
     pub final_items: Vec<TurnItem>,
     rate_limits: Option<RateLimitSnapshot>,
+    /// What a failed response reported it used (counted only when the stream then fails).
+    failed_usage: Option<TokenUsage>,
 }
 
 impl ResponseState {
@@ -99,6 +106,7 @@ impl ResponseState {
             needs_follow_up: false,
             final_items: Vec::new(),
             rate_limits: None,
+            failed_usage: None,
         }
     }
 }
@@ -135,10 +143,11 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
     let completed = match outcome {
         Ok(completed) => completed,
         Err(SamplingError::Stream(error)) => {
-            return Err(SamplingError::StreamAfterHeaders(
+            return Err(SamplingError::StreamAfterHeaders {
                 error,
-                state.rate_limits.take(),
-            ))
+                rate_limits: state.rate_limits.take(),
+                usage: state.failed_usage.take(),
+            })
         }
         Err(other) => return Err(other),
     };
@@ -240,6 +249,7 @@ async fn on_event(turn: &TurnContext, state: &mut ResponseState, event: Response
             .await;
         }
         ResponseEvent::RateLimits(snapshot) => state.rate_limits = Some(snapshot),
+        ResponseEvent::FailedUsage(usage) => state.failed_usage = Some(usage),
         // Function-call arguments have no streaming consumer: the call runs once it is done.
         ResponseEvent::FunctionCallArgumentsDelta { .. }
         | ResponseEvent::Created { .. }
@@ -386,13 +396,17 @@ async fn drain_in_flight(turn: &TurnContext, state: &mut ResponseState) {
     }
 }
 
-/// A response that failed and ends the turn still reports usage and rate limits before the
-/// failure, as the reference does. Its usage is not added (the wire layer does not pass on a
-/// failed response's usage); a failure that is retried reports nothing, so the successful retry
-/// is counted once.
-pub(crate) async fn emit_failed_usage(turn: &TurnContext, rate_limits: Option<RateLimitSnapshot>) {
+/// A response that failed still reports usage and rate limits, as the reference does when the
+/// failure ends the turn. The usage the failed response itself reported (if any) is added to the
+/// thread's total: the provider consumed, and bills, those tokens whether or not the response
+/// completed.
+pub(crate) async fn emit_failed_usage(
+    turn: &TurnContext,
+    rate_limits: Option<RateLimitSnapshot>,
+    usage: Option<TokenUsage>,
+) {
     let window = Some(turn.thread.settings().context_window());
-    emit_usage(turn, None, rate_limits, window).await;
+    emit_usage(turn, usage, rate_limits, window).await;
 }
 
 async fn emit_usage(

@@ -2,7 +2,10 @@
 //!
 //! Models come from a `[models.<id>]` table in config.toml (keys: `display_name`, `description`,
 //! `hidden`, `default_reasoning_effort`, `supported_reasoning_efforts`, `input_modalities`,
-//! `model_provider`), plus the configured `model`, which is always listed and is the default.
+//! `model_provider`, `supports_reasoning`, `default_reasoning_summary`), plus the configured
+//! `model`, which is always listed and is the default. A model the catalogue says does not
+//! reason lists no reasoning efforts (and `none` as its default), matching what its requests
+//! carry.
 //!
 //! `config/read` reports each leaf key's origin (the user's config.toml or the `-c` session
 //! flags, whichever set it last) with a `sha256:` version of what that layer was read from, and
@@ -12,6 +15,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::config::ConfigLayers;
+use crate::core::models::ModelReasoning;
 
 use crate::protocol::config::{ConfigReadParams, ConfigReadResponse};
 use crate::protocol::model::{Model, ModelListParams, ModelListResponse, ReasoningEffortOption};
@@ -30,14 +34,16 @@ pub fn model_list(
     let table = config.table.get("models").and_then(toml::Value::as_table);
     let mut models: Vec<(Model, Option<String>)> = Vec::new();
     if table.is_none_or(|t| !t.contains_key(&config.model)) {
-        models.push((model_entry(&config.model, None, true), None));
+        let entry = model_entry(&config.model, None, true, config);
+        models.push((entry, None));
     }
     for (id, spec) in table.into_iter().flatten() {
         let provider = spec
             .get("model_provider")
             .and_then(toml::Value::as_str)
             .map(str::to_string);
-        models.push((model_entry(id, Some(spec), id == &config.model), provider));
+        let entry = model_entry(id, Some(spec), id == &config.model, config);
+        models.push((entry, provider));
     }
     let include_hidden = params.include_hidden.unwrap_or(false);
     let visible: Vec<Model> = models
@@ -67,7 +73,13 @@ pub fn model_list(
     })
 }
 
-fn model_entry(id: &str, spec: Option<&toml::Value>, is_default: bool) -> Model {
+fn model_entry(
+    id: &str,
+    spec: Option<&toml::Value>,
+    is_default: bool,
+    config: &crate::config::Config,
+) -> Model {
+    let reasons = config.model_catalog.reasoning(id) != ModelReasoning::Unsupported;
     let text = |key: &str| spec.and_then(|s| s.get(key)).and_then(toml::Value::as_str);
     let strings = |key: &str| -> Option<Vec<String>> {
         spec.and_then(|s| s.get(key))
@@ -78,8 +90,16 @@ fn model_entry(id: &str, spec: Option<&toml::Value>, is_default: bool) -> Model 
                     .collect()
             })
     };
-    let efforts = strings("supported_reasoning_efforts")
-        .unwrap_or_else(|| DEFAULT_EFFORTS.iter().map(|e| e.to_string()).collect());
+    let (efforts, default_effort) = if reasons {
+        let efforts = strings("supported_reasoning_efforts")
+            .unwrap_or_else(|| DEFAULT_EFFORTS.iter().map(|e| e.to_string()).collect());
+        (
+            efforts,
+            text("default_reasoning_effort").unwrap_or("medium"),
+        )
+    } else {
+        (Vec::new(), "none")
+    };
     Model {
         id: id.to_string(),
         model: id.to_string(),
@@ -90,9 +110,7 @@ fn model_entry(id: &str, spec: Option<&toml::Value>, is_default: bool) -> Model 
             .and_then(toml::Value::as_bool)
             .unwrap_or(false),
         is_default,
-        default_reasoning_effort: text("default_reasoning_effort")
-            .unwrap_or("medium")
-            .to_string(),
+        default_reasoning_effort: default_effort.to_string(),
         supported_reasoning_efforts: efforts
             .into_iter()
             .map(|effort| ReasoningEffortOption {

@@ -77,7 +77,7 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
         }
         ClientRequest::TurnStart(params) => turn::turn_start(context, &id, params).await,
         ClientRequest::TurnSteer(params) => {
-            respond(context, &id, turn::turn_steer(context, params)).await
+            respond(context, &id, turn::turn_steer(context, params).await).await
         }
         ClientRequest::TurnInterrupt(params) => {
             respond(context, &id, turn::turn_interrupt(context, params)).await

@@ -325,6 +325,8 @@ fn settings_from(
         reasoning_summary_mode: config.reasoning_summary_mode,
         plan_mode: saved.plan_mode.unwrap_or(false),
         dynamic_tools,
+        max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
+        model_catalog: config.model_catalog.clone(),
     })
 }
 

@@ -8,6 +8,8 @@ use crate::protocol::turn::{
     TurnSteerResponse,
 };
 
+use crate::core::PreparedInput;
+
 use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
@@ -15,18 +17,24 @@ use super::super::projection::in_progress_turn;
 use super::respond_error;
 
 /// Starts a turn (or steers a running one), answers, and only then lets the turn emit: the
-/// response precedes `turn/started`.
+/// response precedes `turn/started`. The input is prepared (local images read) first, so input
+/// that cannot be sent is refused before anything changes: no overrides applied, no turn.
 pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: TurnStartParams) {
-    let started = (|| {
+    let started = async {
         let thread = context.threads.get(&params.thread_id)?;
-        let input = convert::user_input_in(&params.input).map_err(HandlerError::InvalidParams)?;
+        let cwd = match &params.cwd {
+            Some(cwd) => cwd.into(),
+            None => thread.settings().cwd,
+        };
+        let input = prepare_input(&params.input, &cwd).await?;
         apply_overrides(&thread, &params);
         Ok::<_, HandlerError>(thread.start_turn(
             input,
             params.client_user_message_id.clone(),
             params.output_schema.clone(),
         )?)
-    })();
+    }
+    .await;
     match started {
         Ok(started) => {
             let response = TurnStartResponse {
@@ -68,12 +76,23 @@ fn apply_overrides(thread: &crate::core::Thread, params: &TurnStartParams) {
     });
 }
 
-pub fn turn_steer(
+/// Client input → input ready for a turn; relative local-image paths are against `cwd`.
+async fn prepare_input(
+    input: &[crate::protocol::turn::UserInput],
+    cwd: &std::path::Path,
+) -> Result<PreparedInput, HandlerError> {
+    let input = convert::user_input_in(input).map_err(HandlerError::InvalidParams)?;
+    Ok(PreparedInput::prepare(input, cwd)
+        .await
+        .map_err(crate::core::CoreError::from)?)
+}
+
+pub async fn turn_steer(
     context: &ServerContext,
     params: TurnSteerParams,
 ) -> Result<TurnSteerResponse, HandlerError> {
     let thread = context.threads.get(&params.thread_id)?;
-    let input = convert::user_input_in(&params.input).map_err(HandlerError::InvalidParams)?;
+    let input = prepare_input(&params.input, &thread.settings().cwd).await?;
     let turn_id = thread.steer(
         &params.expected_turn_id,
         input,

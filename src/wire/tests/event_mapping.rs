@@ -157,36 +157,92 @@ fn failed_incomplete_and_error_events_are_classified_for_saving() {
         "code": "rate_limit_exceeded", "message": "Rate limit reached. Please try again in 11.054s."}}});
     assert_eq!(
         map(failed),
-        FrameOutcome::SaveError(ApiError::Retryable {
-            message: "Rate limit reached. Please try again in 11.054s.".to_string(),
-            delay: Some(std::time::Duration::from_millis(11_054)),
-        })
+        FrameOutcome::SaveError {
+            error: ApiError::Retryable {
+                message: "Rate limit reached. Please try again in 11.054s.".to_string(),
+                delay: Some(std::time::Duration::from_millis(11_054)),
+            },
+            usage: None,
+        }
     );
     let incomplete = json!({"type": "response.incomplete", "response": {
         "incomplete_details": {"reason": "max_output_tokens"}}});
     assert_eq!(
         map(incomplete),
-        FrameOutcome::SaveError(ApiError::Incomplete(
-            "incomplete response returned, reason: max_output_tokens".to_string()
-        ))
+        FrameOutcome::SaveError {
+            error: ApiError::Incomplete(
+                "incomplete response returned, reason: max_output_tokens".to_string()
+            ),
+            usage: None,
+        }
     );
     let flat_error =
         json!({"type": "error", "code": "context_length_exceeded", "message": "too long"});
     assert_eq!(
         map(flat_error),
-        FrameOutcome::SaveError(ApiError::ContextWindowExceeded("too long".to_string()))
+        FrameOutcome::SaveError {
+            error: ApiError::ContextWindowExceeded("too long".to_string()),
+            usage: None,
+        }
     );
     let nested_error = json!({"type": "error", "error": {"code": "slow_down", "message": "easy"}});
     assert_eq!(
         map(nested_error),
-        FrameOutcome::SaveError(ApiError::ServerOverloaded("easy".to_string()))
+        FrameOutcome::SaveError {
+            error: ApiError::ServerOverloaded("easy".to_string()),
+            usage: None,
+        }
     );
     let bare_failed = json!({"type": "response.failed", "response": {"id": "r"}});
     assert_eq!(
         map(bare_failed),
-        FrameOutcome::SaveError(ApiError::Retryable {
-            message: "response.failed event received".to_string(),
-            delay: None,
-        })
+        FrameOutcome::SaveError {
+            error: ApiError::Retryable {
+                message: "response.failed event received".to_string(),
+                delay: None,
+            },
+            usage: None,
+        }
+    );
+}
+
+#[test]
+fn a_failed_or_incomplete_response_keeps_the_usage_it_reported() {
+    let usage = json!({"input_tokens": 100, "input_tokens_details": {"cached_tokens": 20},
+        "output_tokens": 30, "output_tokens_details": {"reasoning_tokens": 7}, "total_tokens": 130});
+    let counted = Some(TokenUsage {
+        input_tokens: 100,
+        cached_input_tokens: 20,
+        output_tokens: 30,
+        reasoning_output_tokens: 7,
+        total_tokens: 130,
+    });
+    let failed = json!({"type": "response.failed", "response": {"id": "r", "usage": usage,
+        "error": {"code": "server_error", "message": "boom"}}});
+    assert_eq!(
+        map(failed),
+        FrameOutcome::SaveError {
+            error: ApiError::Retryable {
+                message: "boom".to_string(),
+                delay: None
+            },
+            usage: counted,
+        }
+    );
+    let incomplete = json!({"type": "response.incomplete", "response": {"usage": usage,
+        "incomplete_details": {"reason": "max_output_tokens"}}});
+    assert!(matches!(
+        map(incomplete),
+        FrameOutcome::SaveError { usage, .. } if usage == counted
+    ));
+    // A usage of an unexpected shape costs only the usage, not the classification.
+    let odd = json!({"type": "response.failed", "response": {"usage": {"input_tokens": "many"},
+        "error": {"code": "context_length_exceeded", "message": "too long"}}});
+    assert_eq!(
+        map(odd),
+        FrameOutcome::SaveError {
+            error: ApiError::ContextWindowExceeded("too long".to_string()),
+            usage: None,
+        }
     );
 }

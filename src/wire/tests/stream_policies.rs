@@ -7,6 +7,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 use super::super::error::{ApiError, StreamError};
+use super::super::event::{ResponseEvent, TokenUsage};
 use super::super::sse::SseEventStream;
 use super::{
     collect, completed_event, completed_frame, decode_chunks, render_sse, sse_of, text_delta,
@@ -80,6 +81,57 @@ async fn a_completed_after_a_saved_failure_still_wins() {
     assert_eq!(
         decode_chunks(sse_of(&frames)).await,
         vec![Ok(completed_event())]
+    );
+}
+
+fn failed_frame_with_usage(total: i64) -> serde_json::Value {
+    json!({"type": "response.failed", "response": {"id": "resp_1",
+        "error": {"code": "server_error", "message": "boom"},
+        "usage": {"input_tokens": total, "output_tokens": 0, "total_tokens": total}}})
+}
+
+fn usage_of(total: i64) -> TokenUsage {
+    TokenUsage {
+        input_tokens: total,
+        total_tokens: total,
+        ..TokenUsage::default()
+    }
+}
+
+#[tokio::test]
+async fn a_saved_failures_usage_arrives_at_eof_just_before_the_failure() {
+    let frames = [failed_frame_with_usage(42), text_delta_frame("late")];
+    let boom = ApiError::Retryable {
+        message: "boom".to_string(),
+        delay: None,
+    };
+    assert_eq!(
+        decode_chunks(sse_of(&frames)).await,
+        vec![
+            Ok(text_delta("late")),
+            Ok(ResponseEvent::FailedUsage(usage_of(42))),
+            Err(StreamError::Api(boom)),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_completed_after_a_failure_with_usage_is_the_only_usage() {
+    let frames = [failed_frame_with_usage(42), completed_frame()];
+    assert_eq!(
+        decode_chunks(sse_of(&frames)).await,
+        vec![Ok(completed_event())]
+    );
+    // A later failure without usage replaces the earlier one, usage and all.
+    let frames = [
+        failed_frame_with_usage(42),
+        failed_frame("server_is_overloaded", "busy"),
+    ];
+    assert_eq!(
+        decode_chunks(sse_of(&frames)).await,
+        vec![Err(StreamError::Api(ApiError::ServerOverloaded(
+            "busy".to_string()
+        )))]
     );
 }
 

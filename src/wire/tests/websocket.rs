@@ -135,3 +135,30 @@ fn response_create_carries_the_request_fields_at_top_level() {
     assert_eq!(message["reasoning"], json!({"effort": "low"}));
     assert_eq!(message["prompt_cache_key"], "thread_1");
 }
+
+#[tokio::test]
+async fn a_websocket_failure_with_usage_yields_the_usage_then_ends() {
+    let failed = json!({"type": "response.failed", "response": {"error": {
+        "code": "server_error", "message": "boom"},
+        "usage": {"input_tokens": 9, "output_tokens": 1, "total_tokens": 10}}});
+    let messages = [failed, text_delta_frame("never")]
+        .iter()
+        .map(message_of)
+        .collect();
+    let usage = super::super::event::TokenUsage {
+        input_tokens: 9,
+        output_tokens: 1,
+        total_tokens: 10,
+        ..Default::default()
+    };
+    assert_eq!(
+        decode_messages(messages).await,
+        vec![
+            Ok(ResponseEvent::FailedUsage(usage)),
+            Err(StreamError::Api(ApiError::Retryable {
+                message: "boom".to_string(),
+                delay: None
+            })),
+        ]
+    );
+}

@@ -1,0 +1,96 @@
+//! Which models reason, and with what defaults: the part of the model catalogue that shapes
+//! requests. A reasoning model's requests carry `reasoning` (summary `auto` unless configured,
+//! effort only when configured, as the reference sends) and ask for encrypted reasoning back; a
+//! model that does not reason gets neither, because providers reject both for such models.
+//!
+//! The catalogue is configuration (`[models.<id>]` tables: `supports_reasoning`,
+//! `default_reasoning_summary`) over built-in knowledge of model families. A model that neither
+//! names is treated as a reasoning model, which is what the reference assumes of every model.
+//! `model/list` shows the same answer (no reasoning efforts for a model that does not reason).
+
+use std::collections::BTreeMap;
+
+/// What one model does with reasoning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelReasoning {
+    /// No `reasoning` request field, no encrypted reasoning asked for.
+    Unsupported,
+    /// `reasoning` is sent; `default_summary` is the summary asked for when the thread's
+    /// settings name none (`None`: no summary unless configured).
+    Supported { default_summary: Option<String> },
+}
+
+/// The summary reasoning models get when neither the model's entry nor the thread names one.
+pub const DEFAULT_REASONING_SUMMARY: &str = "auto";
+
+/// Model families that do not reason (slug prefixes, lowercase): the GPT-4 and GPT-3.5 lines.
+const NON_REASONING_FAMILIES: &[&str] = &["gpt-4", "gpt-3.5", "gpt-35", "chatgpt-4o"];
+
+/// Configured answers first, then the built-in families.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ModelCatalog {
+    configured: BTreeMap<String, ModelReasoning>,
+}
+
+impl ModelCatalog {
+    /// A catalogue where `configured` overrides the built-in families for its models.
+    pub fn new(configured: BTreeMap<String, ModelReasoning>) -> ModelCatalog {
+        ModelCatalog { configured }
+    }
+
+    /// What `model` does with reasoning.
+    pub fn reasoning(&self, model: &str) -> ModelReasoning {
+        if let Some(configured) = self.configured.get(model) {
+            return configured.clone();
+        }
+        // A provider prefix (`openai/gpt-4o`) does not change the family.
+        let slug = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
+        if NON_REASONING_FAMILIES
+            .iter()
+            .any(|family| slug.starts_with(family))
+        {
+            ModelReasoning::Unsupported
+        } else {
+            ModelReasoning::Supported {
+                default_summary: Some(DEFAULT_REASONING_SUMMARY.to_string()),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_decide_unless_configuration_says_otherwise() {
+        let auto = ModelReasoning::Supported {
+            default_summary: Some("auto".into()),
+        };
+        let catalog = ModelCatalog::new(BTreeMap::from([
+            ("gpt-4.1".to_string(), auto.clone()),
+            ("local-llm".to_string(), ModelReasoning::Unsupported),
+        ]));
+        for reasoning in ["gpt-5", "gpt-5-codex", "o3", "o4-mini", "some-new-model"] {
+            assert_eq!(catalog.reasoning(reasoning), auto, "{reasoning}");
+        }
+        for plain in [
+            "gpt-4o",
+            "GPT-4o-mini",
+            "openai/gpt-4o",
+            "gpt-3.5-turbo",
+            "local-llm",
+        ] {
+            assert_eq!(
+                catalog.reasoning(plain),
+                ModelReasoning::Unsupported,
+                "{plain}"
+            );
+        }
+        assert_eq!(catalog.reasoning("gpt-4.1"), auto);
+    }
+}
