@@ -36,28 +36,15 @@ impl ThreadProjection {
     }
 
     pub fn project(&mut self, event: EventMsg, now_ms: i64) -> Vec<ServerNotification> {
-        let thread_id = self.thread_id.clone();
         match event {
             EventMsg::TurnStarted {
                 turn_id,
                 started_at,
-            } => {
-                self.item_started_ms.clear();
-                self.item_times_ms.clear();
-                vec![
-                    self.status(ThreadStatus::Active {
-                        active_flags: Vec::new(),
-                    }),
-                    ServerNotification::TurnStarted(TurnNotification {
-                        thread_id,
-                        turn: in_progress_turn(turn_id, Some(started_at)),
-                    }),
-                ]
-            }
+            } => self.turn_started(turn_id, started_at),
             EventMsg::ItemStarted { turn_id, item } => {
                 self.item_started_ms.insert(item.id().to_string(), now_ms);
                 vec![ServerNotification::ItemStarted(ItemStartedNotification {
-                    thread_id,
+                    thread_id: self.thread_id.clone(),
                     turn_id,
                     item: convert::thread_item(&item, Some(now_ms), None),
                     started_at_ms: now_ms,
@@ -67,147 +54,29 @@ impl ThreadProjection {
                 let started = self.item_started_ms.remove(item.id());
                 self.item_times_ms
                     .insert(item.id().to_string(), (started, now_ms));
-                vec![ServerNotification::ItemCompleted(ItemCompletedNotification {
-                    thread_id,
-                    turn_id,
-                    item: convert::thread_item(&item, started, Some(now_ms)),
-                    completed_at_ms: now_ms,
-                    content_token_count: None,
-                })]
-            }
-            EventMsg::AgentMessageDelta {
-                turn_id,
-                item_id,
-                delta,
-            } => vec![ServerNotification::AgentMessageDelta(ItemDeltaNotification {
-                thread_id,
-                turn_id,
-                item_id,
-                delta,
-            })],
-            EventMsg::ReasoningSummaryDelta {
-                turn_id,
-                item_id,
-                delta,
-                summary_index,
-            } => vec![ServerNotification::ReasoningSummaryTextDelta(
-                ReasoningSummaryTextDeltaNotification {
-                    thread_id,
-                    turn_id,
-                    item_id,
-                    delta,
-                    summary_index,
-                },
-            )],
-            EventMsg::ReasoningSummaryPartAdded {
-                turn_id,
-                item_id,
-                summary_index,
-            } => vec![ServerNotification::ReasoningSummaryPartAdded(
-                ReasoningSummaryPartAddedNotification {
-                    thread_id,
-                    turn_id,
-                    item_id,
-                    summary_index,
-                },
-            )],
-            EventMsg::ReasoningRawDelta {
-                turn_id,
-                item_id,
-                delta,
-                content_index,
-            } => vec![ServerNotification::ReasoningTextDelta(
-                ReasoningTextDeltaNotification {
-                    thread_id,
-                    turn_id,
-                    item_id,
-                    delta,
-                    content_index,
-                },
-            )],
-            EventMsg::TokenCount {
-                turn_id,
-                total,
-                last,
-                model_context_window,
-            } => vec![ServerNotification::TokenUsageUpdated(
-                TokenUsageUpdatedNotification {
-                    thread_id,
-                    turn_id,
-                    token_usage: ThreadTokenUsage {
-                        total: convert::usage(&total),
-                        last: convert::usage(&last),
-                        model_context_window,
+                vec![ServerNotification::ItemCompleted(
+                    ItemCompletedNotification {
+                        thread_id: self.thread_id.clone(),
+                        turn_id,
+                        item: convert::thread_item(&item, started, Some(now_ms)),
+                        completed_at_ms: now_ms,
+                        content_token_count: None,
                     },
-                },
-            )],
-            EventMsg::RateLimits { snapshot, .. } => {
-                vec![ServerNotification::RateLimitsUpdated(rate_limits(snapshot))]
+                )]
+            }
+            EventMsg::WaitingOnApproval { waiting, .. } => {
+                let active_flags = if waiting {
+                    vec![ThreadActiveFlag::WaitingOnApproval]
+                } else {
+                    Vec::new()
+                };
+                vec![self.status(ThreadStatus::Active { active_flags })]
             }
             EventMsg::ModelRerouted {
                 turn_id,
                 from_model,
                 to_model,
-            } => vec![
-                ServerNotification::ModelRerouted(ModelReroutedNotification {
-                    thread_id: thread_id.clone(),
-                    turn_id,
-                    from_model: from_model.clone(),
-                    to_model: to_model.clone(),
-                    reason: "highRiskCyberActivity".to_string(),
-                }),
-                ServerNotification::Warning(WarningNotification {
-                    message: format!("The provider served this request with `{to_model}` instead of `{from_model}`."),
-                    thread_id: Some(thread_id),
-                }),
-            ],
-            EventMsg::PlanDelta {
-                turn_id,
-                item_id,
-                delta,
-            } => vec![ServerNotification::PlanDelta(ItemDeltaNotification {
-                thread_id,
-                turn_id,
-                item_id,
-                delta,
-            })],
-            EventMsg::CommandOutputDelta {
-                turn_id,
-                item_id,
-                delta,
-            } => vec![ServerNotification::CommandExecutionOutputDelta(
-                ItemDeltaNotification {
-                    thread_id,
-                    turn_id,
-                    item_id,
-                    delta,
-                },
-            )],
-            EventMsg::WaitingOnApproval { waiting, .. } => vec![self.status(ThreadStatus::Active {
-                active_flags: if waiting {
-                    vec![ThreadActiveFlag::WaitingOnApproval]
-                } else {
-                    Vec::new()
-                },
-            })],
-            // Sent by the fanout through the server-request component, not projected.
-            EventMsg::ClientRequest(_) => Vec::new(),
-            EventMsg::Warning { message } => {
-                vec![ServerNotification::Warning(WarningNotification {
-                    message,
-                    thread_id: Some(thread_id),
-                })]
-            }
-            EventMsg::Error {
-                turn_id,
-                error,
-                will_retry,
-            } => vec![ServerNotification::Error(ErrorNotification {
-                thread_id,
-                turn_id,
-                error: convert::turn_error(&error),
-                will_retry,
-            })],
+            } => self.model_rerouted(turn_id, from_model, to_model),
             EventMsg::TurnEnded {
                 turn_id,
                 outcome,
@@ -215,7 +84,50 @@ impl ThreadProjection {
                 completed_at,
                 duration_ms,
             } => self.turn_ended(turn_id, outcome, started_at, completed_at, duration_ms),
+            // Sent by the fanout through the server-request component, not projected.
+            EventMsg::ClientRequest(_) => Vec::new(),
+            stateless => one_to_one(self.thread_id.clone(), stateless)
+                .into_iter()
+                .collect(),
         }
+    }
+
+    fn turn_started(&mut self, turn_id: String, started_at: i64) -> Vec<ServerNotification> {
+        self.item_started_ms.clear();
+        self.item_times_ms.clear();
+        vec![
+            self.status(ThreadStatus::Active {
+                active_flags: Vec::new(),
+            }),
+            ServerNotification::TurnStarted(TurnNotification {
+                thread_id: self.thread_id.clone(),
+                turn: in_progress_turn(turn_id, Some(started_at)),
+            }),
+        ]
+    }
+
+    fn model_rerouted(
+        &self,
+        turn_id: String,
+        from_model: String,
+        to_model: String,
+    ) -> Vec<ServerNotification> {
+        let message = format!(
+            "The provider served this request with `{to_model}` instead of `{from_model}`."
+        );
+        vec![
+            ServerNotification::ModelRerouted(ModelReroutedNotification {
+                thread_id: self.thread_id.clone(),
+                turn_id,
+                from_model,
+                to_model,
+                reason: "highRiskCyberActivity".to_string(),
+            }),
+            ServerNotification::Warning(WarningNotification {
+                message,
+                thread_id: Some(self.thread_id.clone()),
+            }),
+        ]
     }
 
     fn status(&self, status: ThreadStatus) -> ServerNotification {
@@ -287,6 +199,118 @@ impl ThreadProjection {
         }));
         out
     }
+}
+
+/// The events that map onto exactly one notification and need no projection state (the stream's
+/// deltas, usage, warnings, errors). `None` for the stateful ones, which
+/// [`ThreadProjection::project`] handles before calling this; they are listed, not wildcarded, so
+/// a new event kind cannot be dropped silently.
+fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> {
+    let notification = match event {
+        EventMsg::AgentMessageDelta {
+            turn_id,
+            item_id,
+            delta,
+        } => ServerNotification::AgentMessageDelta(ItemDeltaNotification {
+            thread_id,
+            turn_id,
+            item_id,
+            delta,
+        }),
+        EventMsg::ReasoningSummaryDelta {
+            turn_id,
+            item_id,
+            delta,
+            summary_index,
+        } => ServerNotification::ReasoningSummaryTextDelta(ReasoningSummaryTextDeltaNotification {
+            thread_id,
+            turn_id,
+            item_id,
+            delta,
+            summary_index,
+        }),
+        EventMsg::ReasoningSummaryPartAdded {
+            turn_id,
+            item_id,
+            summary_index,
+        } => ServerNotification::ReasoningSummaryPartAdded(ReasoningSummaryPartAddedNotification {
+            thread_id,
+            turn_id,
+            item_id,
+            summary_index,
+        }),
+        EventMsg::ReasoningRawDelta {
+            turn_id,
+            item_id,
+            delta,
+            content_index,
+        } => ServerNotification::ReasoningTextDelta(ReasoningTextDeltaNotification {
+            thread_id,
+            turn_id,
+            item_id,
+            delta,
+            content_index,
+        }),
+        EventMsg::TokenCount {
+            turn_id,
+            total,
+            last,
+            model_context_window,
+        } => ServerNotification::TokenUsageUpdated(TokenUsageUpdatedNotification {
+            thread_id,
+            turn_id,
+            token_usage: ThreadTokenUsage {
+                total: convert::usage(&total),
+                last: convert::usage(&last),
+                model_context_window,
+            },
+        }),
+        EventMsg::RateLimits { snapshot, .. } => {
+            ServerNotification::RateLimitsUpdated(rate_limits(snapshot))
+        }
+        EventMsg::PlanDelta {
+            turn_id,
+            item_id,
+            delta,
+        } => ServerNotification::PlanDelta(ItemDeltaNotification {
+            thread_id,
+            turn_id,
+            item_id,
+            delta,
+        }),
+        EventMsg::CommandOutputDelta {
+            turn_id,
+            item_id,
+            delta,
+        } => ServerNotification::CommandExecutionOutputDelta(ItemDeltaNotification {
+            thread_id,
+            turn_id,
+            item_id,
+            delta,
+        }),
+        EventMsg::Warning { message } => ServerNotification::Warning(WarningNotification {
+            message,
+            thread_id: Some(thread_id),
+        }),
+        EventMsg::Error {
+            turn_id,
+            error,
+            will_retry,
+        } => ServerNotification::Error(ErrorNotification {
+            thread_id,
+            turn_id,
+            error: convert::turn_error(&error),
+            will_retry,
+        }),
+        EventMsg::TurnStarted { .. }
+        | EventMsg::ItemStarted { .. }
+        | EventMsg::ItemCompleted { .. }
+        | EventMsg::WaitingOnApproval { .. }
+        | EventMsg::ModelRerouted { .. }
+        | EventMsg::TurnEnded { .. }
+        | EventMsg::ClientRequest(_) => return None,
+    };
+    Some(notification)
 }
 
 /// A turn as first announced: in progress, no items loaded.
