@@ -154,11 +154,11 @@ impl SseFramer {
                 if self.has_data {
                     self.data.push('\n');
                 }
-                self.data.push_str(&String::from_utf8_lossy(value));
+                self.data.push_str(&utf8_lossy(value));
                 self.has_data = true;
             }
             b"event" => {
-                self.event = String::from_utf8_lossy(value).into_owned();
+                self.event = utf8_lossy(value).into_owned();
             }
             _ => {}
         }
@@ -183,4 +183,13 @@ pub fn frames_of(bytes: &[u8]) -> Vec<SseFrame> {
     framer.push(bytes);
     framer.finish();
     std::iter::from_fn(|| framer.next_frame()).collect()
+}
+
+/// `value` as text, invalid sequences replaced by U+FFFD. Valid input (nearly all of it) takes
+/// `str::from_utf8`'s word-at-a-time check instead of the lossy decoder's byte-by-byte walk.
+fn utf8_lossy(value: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(value) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(value),
+    }
 }
