@@ -45,6 +45,16 @@ impl DaemonKind {
         }
     }
 
+    /// The latency floor (see `floor.rs`): this very executable, spawned as a daemon.
+    pub fn floor() -> BenchResult<DaemonKind> {
+        Ok(DaemonKind {
+            label: "floor",
+            binary: std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?,
+            home_env: "OPENTURN_HOME",
+            config_extra: "",
+        })
+    }
+
     pub fn reference(binary: PathBuf) -> DaemonKind {
         DaemonKind {
             label: "reference",

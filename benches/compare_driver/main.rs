@@ -8,6 +8,7 @@
 //! any openturn scenario fails, so the harness cannot rot unnoticed.
 
 mod daemon;
+mod floor;
 mod scenarios;
 
 use std::path::PathBuf;
@@ -109,6 +110,16 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> std::process::ExitCode {
+    // Spawned by the latency scenario as the floor daemon (see floor.rs).
+    if std::env::args().nth(1).as_deref() == Some("app-server") {
+        return match floor::run() {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("floor daemon: {error}");
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) => {
@@ -127,9 +138,12 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let rows = runtime.block_on(run(&args));
+    let (rows, floor) = runtime.block_on(run(&args));
     print!("{}", render(&rows));
-    if args.smoke && !smoke_passed(&rows) {
+    if let Some(floor) = &floor {
+        print!("{}", render_floor(floor));
+    }
+    if args.smoke && (!smoke_passed(&rows) || floor.as_ref().is_some_and(Result::is_err)) {
         return std::process::ExitCode::FAILURE;
     }
     std::process::ExitCode::SUCCESS
@@ -192,7 +206,8 @@ fn row<T>(
     }
 }
 
-async fn run(args: &Args) -> Vec<Row> {
+/// The rows, and the latency floor when the latency scenario ran.
+async fn run(args: &Args) -> (Vec<Row>, Option<BenchResult<scenarios::Latency>>) {
     let sizes = args.sizes;
     let mut rows = Vec::new();
     let startup = both(args, "startup", |k, s| async move {
@@ -235,6 +250,16 @@ async fn run(args: &Args) -> Vec<Row> {
         scenarios::latency(&k, s).await
     })
     .await;
+    let floor = match args.only.as_deref() {
+        Some(only) if only != "latency" => None,
+        _ => {
+            eprintln!("compare_driver: latency: floor");
+            Some(match daemon::DaemonKind::floor() {
+                Ok(kind) => scenarios::latency(&kind, sizes).await,
+                Err(error) => Err(error),
+            })
+        }
+    };
     let paced = format!(
         "{} deltas at {}/s, {} turns",
         sizes.paced_deltas,
@@ -323,7 +348,20 @@ async fn run(args: &Args) -> Vec<Row> {
         |c| millis(c.cpu),
         None,
     ));
-    rows
+    (rows, floor)
+}
+
+/// The line under the table that says how much added latency this machine imposes on any daemon.
+fn render_floor(floor: &BenchResult<scenarios::Latency>) -> String {
+    match floor {
+        Ok(floor) => format!(
+            "\nLatency floor of this machine (the same scenario through a forwarder that does \
+             nothing else, `benches/compare_driver/floor.rs`): p50 {:.1} ms, p99 {:.1} ms.\n",
+            millis(floor.p50),
+            millis(floor.p99)
+        ),
+        Err(reason) => format!("\nLatency floor: not measured ({reason}).\n"),
+    }
 }
 
 fn format_figure(value: &BenchResult<f64>, unit: Unit) -> String {
