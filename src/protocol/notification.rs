@@ -245,25 +245,12 @@ pub struct RateLimitsUpdatedNotification {
     pub rate_limits: RateLimitSnapshot,
 }
 
-/// What openturn knows of the account's rate limits. It goes on the wire as
-/// [`RateLimitSnapshotWire`], which adds, as `null`, the reference's keys openturn has no value
-/// for; building it stays independent of them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", into = "RateLimitSnapshotWire")]
-pub struct RateLimitSnapshot {
-    pub limit_id: Option<String>,
-    pub limit_name: Option<String>,
-    pub primary: Option<RateLimitWindow>,
-    pub secondary: Option<RateLimitWindow>,
-    pub credits: Option<Value>,
-    pub plan_type: Option<String>,
-}
-
-/// The rate-limit snapshot as written: openturn's fields, then the reference's keys that only
-/// its own backend fills (model slugs, per-user limits, spend controls), always `null` here.
+/// The account's rate limits. The last four keys are the reference's, filled only by its own
+/// backend (model slugs, per-user limits, spend controls); openturn sends them as `null` so
+/// clients that expect the keys find them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct RateLimitSnapshotWire {
+pub struct RateLimitSnapshot {
     pub limit_id: Option<String>,
     pub limit_name: Option<String>,
     pub primary: Option<RateLimitWindow>,
@@ -274,34 +261,6 @@ pub struct RateLimitSnapshotWire {
     pub individual_limit: Option<Value>,
     pub spend_control_reached: Option<bool>,
     pub rate_limit_reached_type: Option<String>,
-}
-
-impl From<RateLimitSnapshot> for RateLimitSnapshotWire {
-    fn from(snapshot: RateLimitSnapshot) -> RateLimitSnapshotWire {
-        RateLimitSnapshotWire {
-            limit_id: snapshot.limit_id,
-            limit_name: snapshot.limit_name,
-            primary: snapshot.primary,
-            secondary: snapshot.secondary,
-            credits: snapshot.credits,
-            plan_type: snapshot.plan_type,
-            normal_model_slug: None,
-            individual_limit: None,
-            spend_control_reached: None,
-            rate_limit_reached_type: None,
-        }
-    }
-}
-
-/// The schema is the wire form's, since that is what clients receive.
-impl JsonSchema for RateLimitSnapshot {
-    fn schema_name() -> String {
-        "RateLimitSnapshot".to_string()
-    }
-
-    fn json_schema(generator: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-        RateLimitSnapshotWire::json_schema(generator)
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -345,6 +345,10 @@ fn rate_limits(
             secondary: snapshot.secondary.as_ref().map(window),
             credits: None,
             plan_type: None,
+            normal_model_slug: None,
+            individual_limit: None,
+            spend_control_reached: None,
+            rate_limit_reached_type: None,
         },
     }
 }
