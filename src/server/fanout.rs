@@ -127,7 +127,12 @@ impl ProjectionTask {
     /// Queues the encoded lines. Once shutdown gave up on the client, they are dropped instead:
     /// core's events keep being consumed, so turns can still end and record.
     async fn flush(&mut self) -> Result<(), OutputClosed> {
-        let lines = std::mem::take(&mut self.lines);
+        if self.lines.is_empty() {
+            return Ok(());
+        }
+        // The next burst starts at a size that usually holds it, instead of growing its way there.
+        let capacity = self.lines.len().next_power_of_two().min(LINES_FLUSH_BYTES * 2);
+        let lines = std::mem::replace(&mut self.lines, Vec::with_capacity(capacity));
         let abandoned = &self.context.output_abandoned;
         if abandoned.is_cancelled() {
             return Ok(());

@@ -81,6 +81,7 @@ impl AssistantTextParser {
         let mut out = TextChunk::default();
         for event in events {
             match event {
+                TagEvent::Outside(text) if visible.is_empty() => visible = text,
                 TagEvent::Outside(text) => visible.push_str(&text),
                 TagEvent::Open => self.citation.clear(),
                 TagEvent::Inside(text) => self.citation.push_str(&text),

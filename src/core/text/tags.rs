@@ -33,8 +33,16 @@ impl TagScanner {
 
     /// Feeds a piece of text; returns what can be decided now.
     pub(crate) fn push(&mut self, chunk: &str) -> Vec<TagEvent> {
-        self.held.push_str(chunk);
         let mut out = Vec::new();
+        let tag = if self.inside { self.close } else { self.open };
+        let tag_start = tag.as_bytes().first().copied().unwrap_or(b'<');
+        if self.held.is_empty() && memchr::memchr(tag_start, chunk.as_bytes()).is_none() {
+            // Nothing held and nothing here can begin the tag: the whole piece is decided (the
+            // common case — most text has no tag in it — without copying it through `held`).
+            self.emit_text(chunk.to_string(), &mut out);
+            return out;
+        }
+        self.held.push_str(chunk);
         loop {
             let tag = if self.inside { self.close } else { self.open };
             match self.held.find(tag) {
