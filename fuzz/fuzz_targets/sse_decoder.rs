@@ -3,8 +3,9 @@
 //!
 //! Input: the first byte picks a chunk size (1..=64), the rest is the SSE body. Checked beyond
 //! "no panic, no hang": the decoder ends after at most one terminal item and yields nothing after
-//! it; it yields no more items than there are frames plus one; and chunking never changes the
-//! result (the body decoded whole and in chunks gives identical items).
+//! it; it yields no more items than there are frames plus one; and neither chunking nor reading
+//! in bursts (`next_buffered_event`) changes the result: the body decoded whole, in chunks, and in
+//! chunks taken a burst at a time gives identical items.
 
 #![no_main]
 
@@ -30,10 +31,10 @@ thread_local! {
 /// Far beyond anything a fuzz input needs: an idle timeout must never fire on in-memory bytes.
 const IDLE: Duration = Duration::from_secs(3600);
 
-fn decode_sse(chunks: Vec<Bytes>, frame_count: usize) -> Vec<Item> {
+fn decode_sse(chunks: Vec<Bytes>, frame_count: usize, bursts: bool) -> Vec<Item> {
     let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<Bytes, Infallible>));
     let mut stream = SseEventStream::new(bytes, IDLE);
-    RUNTIME.with(|runtime| runtime.block_on(drain(&mut stream, frame_count)))
+    RUNTIME.with(|runtime| runtime.block_on(drain(&mut stream, frame_count, bursts)))
 }
 
 fn decode_websocket(messages: Vec<String>) -> Vec<Item> {
@@ -44,15 +45,24 @@ fn decode_websocket(messages: Vec<String>) -> Vec<Item> {
             .map(|text| Ok::<_, Infallible>(WebSocketMessage::Text(text))),
     );
     let mut stream = WebSocketEventStream::new(messages, IDLE);
-    RUNTIME.with(|runtime| runtime.block_on(drain(&mut stream, count)))
+    RUNTIME.with(|runtime| runtime.block_on(drain(&mut stream, count, false)))
 }
 
-/// Collects items until the end, checking the terminal-item invariants on the way.
-async fn drain<S: ResponseEventSource>(source: &mut S, frame_count: usize) -> Vec<Item> {
+/// Collects items until the end, checking the terminal-item invariants on the way. With
+/// `bursts`, each awaited item is followed by every item `next_buffered_event` hands out, the way
+/// the client's decoder task reads.
+async fn drain<S: ResponseEventSource>(source: &mut S, frame_count: usize, bursts: bool) -> Vec<Item> {
     let mut items = Vec::new();
     while let Some(item) = source.next_event().await {
         items.push(item);
         assert!(items.len() <= frame_count + 1, "more items than frames");
+        while bursts {
+            let Some(item) = source.next_buffered_event() else {
+                break;
+            };
+            items.push(item);
+            assert!(items.len() <= frame_count + 1, "more items than frames");
+        }
     }
     assert!(source.next_event().await.is_none(), "an item after the end");
     let terminal = |item: &Item| matches!(item, Err(_) | Ok(ResponseEvent::Completed { .. }));
@@ -71,13 +81,18 @@ fuzz_target!(|input: &[u8]| {
         return;
     };
     let frames = frames_of(body);
-    let whole = decode_sse(vec![Bytes::copy_from_slice(body)], frames.len());
+    let whole = decode_sse(vec![Bytes::copy_from_slice(body)], frames.len(), false);
     let size = usize::from(selector % 64) + 1;
-    let chunks = body.chunks(size).map(Bytes::copy_from_slice).collect();
+    let chunks: Vec<Bytes> = body.chunks(size).map(Bytes::copy_from_slice).collect();
     assert_eq!(
-        decode_sse(chunks, frames.len()),
+        decode_sse(chunks.clone(), frames.len(), false),
         whole,
         "chunking changed the result"
+    );
+    assert_eq!(
+        decode_sse(chunks, frames.len(), true),
+        whole,
+        "reading in bursts changed the result"
     );
     let messages = frames.into_iter().map(|frame| frame.data).collect();
     decode_websocket(messages);

@@ -8,7 +8,12 @@ use rand::{Rng, SeedableRng};
 use super::super::event::ResponseEvent;
 use super::super::sse_frame::frames_of;
 use super::super::StreamError;
-use super::{decode_chunks, render_sse, transcript_events, CRLF_WITH_COMMENTS, LF};
+use std::convert::Infallible;
+
+use super::{
+    collect_in_bursts, decode_chunks, render_sse, transcript_events, SseEventStream,
+    CRLF_WITH_COMMENTS, IDLE, LF,
+};
 
 type Item = Result<ResponseEvent, StreamError>;
 
@@ -53,7 +58,7 @@ fn assert_well_terminated(items: &[Item], frame_count: usize) {
 }
 
 #[tokio::test]
-async fn mutated_transcripts_decode_the_same_however_chunked_and_end_exactly_once() {
+async fn mutated_transcripts_decode_the_same_however_chunked_or_burst_read_and_end_exactly_once() {
     let mut rng = StdRng::seed_from_u64(0x5EED_0003);
     let events = transcript_events();
     let originals = [
@@ -73,6 +78,9 @@ async fn mutated_transcripts_decode_the_same_however_chunked_and_end_exactly_onc
             chunks.push(bytes.slice(at..end));
             at = end;
         }
-        assert_eq!(decode_chunks(chunks).await, whole, "round {round}");
+        assert_eq!(decode_chunks(chunks.clone()).await, whole, "round {round}");
+        let stream = futures::stream::iter(chunks.into_iter().map(Ok::<Bytes, Infallible>));
+        let bursts = collect_in_bursts(SseEventStream::new(stream, IDLE)).await;
+        assert_eq!(bursts, whole, "round {round}, read in bursts");
     }
 }
