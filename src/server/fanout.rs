@@ -131,7 +131,11 @@ impl ProjectionTask {
             return Ok(());
         }
         // The next burst starts at a size that usually holds it, instead of growing its way there.
-        let capacity = self.lines.len().next_power_of_two().min(LINES_FLUSH_BYTES * 2);
+        let capacity = self
+            .lines
+            .len()
+            .next_power_of_two()
+            .min(LINES_FLUSH_BYTES * 2);
         let lines = std::mem::replace(&mut self.lines, Vec::with_capacity(capacity));
         let abandoned = &self.context.output_abandoned;
         if abandoned.is_cancelled() {
