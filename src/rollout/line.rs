@@ -1,13 +1,15 @@
 //! The rollout line format. Core-level records (turn items) are stored as opaque JSON owned by
 //! `core/`, so this layer does not depend on the domain's types.
 
-use serde::{Deserialize, Serialize};
+use serde::de::{DeserializeSeed, Error as _, IntoDeserializer, MapAccess};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::wire::{ResponseItem, TokenUsage};
 
-/// One line of a rollout file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One line of a rollout file: `{"timestamp":…,"type":…,"payload":…}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RolloutLine {
     /// RFC 3339 UTC time of the write.
     pub timestamp: String,
@@ -88,5 +90,128 @@ impl RolloutLine {
             timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             item,
         }
+    }
+}
+
+/// Reading goes through the three keys instead of `#[serde(flatten)]`, which would first buffer
+/// the whole line into serde's generic content and then parse the payload out of that buffer
+/// (most of the cost of opening a long thread). Here the payload is kept as raw JSON and handed
+/// to the tagged enum after its tag, so every byte is parsed once.
+impl<'de> Deserialize<'de> for RolloutLine {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RolloutLine, D::Error> {
+        #[derive(Deserialize)]
+        struct OnDisk<'a> {
+            timestamp: String,
+            #[serde(rename = "type")]
+            kind: String,
+            #[serde(borrow)]
+            payload: &'a RawValue,
+        }
+        let line = OnDisk::deserialize(deserializer)?;
+        let tagged = TagThenPayload {
+            kind: Some(line.kind),
+            payload: Some(line.payload),
+        };
+        let item = RolloutItem::deserialize(serde::de::value::MapAccessDeserializer::new(tagged))
+            .map_err(D::Error::custom)?;
+        Ok(RolloutLine {
+            timestamp: line.timestamp,
+            item,
+        })
+    }
+}
+
+/// A two-entry map, `type` then `payload`, as [`RolloutItem`]'s adjacently tagged form reads it.
+struct TagThenPayload<'a> {
+    kind: Option<String>,
+    payload: Option<&'a RawValue>,
+}
+
+impl<'de> MapAccess<'de> for TagThenPayload<'de> {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, serde_json::Error> {
+        let key = if self.kind.is_some() {
+            "type"
+        } else if self.payload.is_some() {
+            "payload"
+        } else {
+            return Ok(None);
+        };
+        seed.deserialize(key.into_deserializer()).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, serde_json::Error> {
+        if let Some(kind) = self.kind.take() {
+            return seed.deserialize(kind.into_deserializer());
+        }
+        let payload = self
+            .payload
+            .take()
+            .ok_or_else(|| serde_json::Error::custom("no value left"))?;
+        let mut json = serde_json::Deserializer::from_str(payload.get());
+        let value = seed.deserialize(&mut json)?;
+        json.end()?;
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<RolloutLine, serde_json::Error> {
+        serde_json::from_slice(text.as_bytes())
+    }
+
+    #[test]
+    fn every_kind_of_line_reads_back_as_written() {
+        let lines = [
+            RolloutItem::TurnStarted {
+                turn_id: "t1".into(),
+                started_at: 7,
+            },
+            RolloutItem::TurnItem {
+                turn_id: "t1".into(),
+                item: serde_json::json!({"type": "agentMessage", "id": "m", "text": "hé \"q\""}),
+            },
+            RolloutItem::TurnEnded {
+                turn_id: "t1".into(),
+                status: "failed".into(),
+                error: Some(serde_json::json!({"message": "x"})),
+                completed_at: 9,
+            },
+            RolloutItem::ThreadName { name: "n".into() },
+        ];
+        for item in lines {
+            let line = RolloutLine {
+                timestamp: "2026-11-30T12:00:00.000Z".into(),
+                item,
+            };
+            let text = serde_json::to_string(&line).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(parse(&text).ok(), Some(line), "{text}");
+        }
+    }
+
+    #[test]
+    fn key_order_and_unknown_keys_do_not_matter_but_a_bad_payload_is_an_error() {
+        let reordered =
+            r#"{"payload":{"name":"n"},"extra":1,"type":"thread_name","timestamp":"ts"}"#;
+        assert_eq!(
+            parse(reordered).ok(),
+            Some(RolloutLine {
+                timestamp: "ts".into(),
+                item: RolloutItem::ThreadName { name: "n".into() },
+            })
+        );
+        assert!(parse(r#"{"timestamp":"ts","type":"thread_name","payload":{"nam":"n"}}"#).is_err());
+        assert!(parse(r#"{"timestamp":"ts","type":"no_such_kind","payload":{}}"#).is_err());
+        assert!(parse(r#"{"timestamp":"ts","type":"thread_name"}"#).is_err());
     }
 }
