@@ -63,23 +63,26 @@ async fn a_failed_response_reports_usage_and_rate_limits_before_the_failure() {
     assert_eq!(last["totalTokens"], 0);
 }
 
-#[tokio::test]
-async fn a_response_that_fails_then_succeeds_on_retry_counts_usage_once() {
+/// One turn whose first response is `failure` and whose retry completes with the example usage.
+async fn fail_then_recover(failure: Reply) -> (Session, Vec<Value>) {
     let retried = ResponseBuilder::new("r_ok")
         .created()
         .text_message("msg_ok", &["Recovered"])
         .completed(support::mock_provider::Usage::example(), None)
         .into_events();
     let mut s = session(
-        Script::new([
-            failing_reply("r_fail", "server_error"),
-            Reply::Sse(SseReply::new(retried)),
-        ]),
+        Script::new([failure, Reply::Sse(SseReply::new(retried))]),
         &["model_providers.mock.stream_max_retries=2"],
         json!({}),
     )
     .await;
     let turn = s.run_turn("go").await;
+    (s, turn)
+}
+
+#[tokio::test]
+async fn a_response_that_fails_then_succeeds_on_retry_counts_usage_once() {
+    let (s, turn) = fail_then_recover(failing_reply("r_fail", "server_error")).await;
     single_turn_end(&turn, "completed");
     let retries: Vec<Value> = params_of(&turn, "error")
         .iter()
@@ -139,21 +142,7 @@ async fn a_failed_responses_own_usage_is_added_to_the_threads_total() {
 
 #[tokio::test]
 async fn a_retried_failure_that_reported_usage_is_counted_before_the_retry() {
-    let retried = ResponseBuilder::new("r_ok")
-        .created()
-        .text_message("msg_ok", &["Recovered"])
-        .completed(support::mock_provider::Usage::example(), None)
-        .into_events();
-    let mut s = session(
-        Script::new([
-            failing_reply_with_usage("r_fail", "server_error"),
-            Reply::Sse(SseReply::new(retried)),
-        ]),
-        &["model_providers.mock.stream_max_retries=2"],
-        json!({}),
-    )
-    .await;
-    let turn = s.run_turn("go").await;
+    let (_s, turn) = fail_then_recover(failing_reply_with_usage("r_fail", "server_error")).await;
     single_turn_end(&turn, "completed");
     assert_eq!(total_tokens(&turn), vec![json!(50), json!(180)]);
     let usage = position(&turn, "thread/tokenUsage/updated");
