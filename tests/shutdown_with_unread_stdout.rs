@@ -8,9 +8,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::raw_pipes::{response, send};
 use support::*;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::io::BufReader;
+use tokio::process::{ChildStdout, Command};
 
 /// Generous bound on a shutdown budgeted at under two seconds plus the writer's grace.
 const EXIT_BOUND: Duration = Duration::from_secs(10);
@@ -29,32 +30,6 @@ fn pipe_bytes(stdout: &ChildStdout) -> i32 {
     let result = unsafe { libc::ioctl(stdout.as_raw_fd(), libc::FIONREAD, &mut waiting) };
     assert_eq!(result, 0, "FIONREAD failed");
     waiting
-}
-
-async fn send(stdin: &mut ChildStdin, message: Value) {
-    let mut line = message.to_string().into_bytes();
-    line.push(b'\n');
-    stdin
-        .write_all(&line)
-        .await
-        .unwrap_or_else(|e| panic!("write: {e}"));
-}
-
-/// Reads until the response with `id`, skipping notifications.
-async fn response(stdout: &mut BufReader<ChildStdout>, id: i64) -> Value {
-    for _ in 0..1_000 {
-        let mut line = String::new();
-        let read = tokio::time::timeout(TIMEOUT, stdout.read_line(&mut line))
-            .await
-            .unwrap_or_else(|_| panic!("timed out reading the daemon's stdout"))
-            .unwrap_or_else(|e| panic!("read: {e}"));
-        assert!(read > 0, "daemon closed stdout");
-        let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
-        if value["id"] == id && value.get("method").is_none() {
-            return value;
-        }
-    }
-    panic!("no response to request {id}");
 }
 
 #[tokio::test]

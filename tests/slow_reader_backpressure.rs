@@ -15,45 +15,15 @@ mod support;
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
+use support::raw_pipes::{read_json, response, send};
 use support::*;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::io::BufReader;
+use tokio::process::Command;
 
 const DELTAS: usize = 20_000;
 const PAUSE: Duration = Duration::from_secs(5);
 const PEAK_RSS_LIMIT_KIB: u64 = 64 * 1024;
-
-/// Reads one JSON line, bounded by the test timeout.
-async fn read_json(stdout: &mut BufReader<ChildStdout>) -> Value {
-    let mut line = String::new();
-    let read = tokio::time::timeout(TIMEOUT, stdout.read_line(&mut line))
-        .await
-        .unwrap_or_else(|_| panic!("timed out reading the daemon's stdout"))
-        .unwrap_or_else(|e| panic!("read: {e}"));
-    assert!(read > 0, "daemon closed stdout");
-    serde_json::from_str(&line).unwrap_or_else(|e| panic!("non-JSON line {line:?}: {e}"))
-}
-
-async fn send(stdin: &mut ChildStdin, message: Value) {
-    let mut line = message.to_string().into_bytes();
-    line.push(b'\n');
-    stdin
-        .write_all(&line)
-        .await
-        .unwrap_or_else(|e| panic!("write: {e}"));
-}
-
-/// Reads until the response with `id`, skipping notifications.
-async fn response(stdout: &mut BufReader<ChildStdout>, id: i64) -> Value {
-    for _ in 0..1_000 {
-        let value = read_json(stdout).await;
-        if value["id"] == id && value.get("method").is_none() {
-            return value;
-        }
-    }
-    panic!("no response to request {id}");
-}
 
 fn peak_rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod raw_pipes;
 pub mod schema;
 
 use std::collections::{HashMap, VecDeque};

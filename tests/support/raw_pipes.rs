@@ -1,0 +1,41 @@
+//! For tests that must control the daemon's pipes themselves (stop reading stdout, watch the
+//! pipe fill): one JSON line in, one JSON line out, each bounded by the test timeout. Everything
+//! else goes through [`super::Daemon`].
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+
+use super::TIMEOUT;
+
+/// Writes `message` as one line.
+pub async fn send(stdin: &mut ChildStdin, message: Value) {
+    let mut line = message.to_string().into_bytes();
+    line.push(b'\n');
+    stdin
+        .write_all(&line)
+        .await
+        .unwrap_or_else(|e| panic!("write: {e}"));
+}
+
+/// Reads one JSON line.
+pub async fn read_json(stdout: &mut BufReader<ChildStdout>) -> Value {
+    let mut line = String::new();
+    let read = tokio::time::timeout(TIMEOUT, stdout.read_line(&mut line))
+        .await
+        .unwrap_or_else(|_| panic!("timed out reading the daemon's stdout"))
+        .unwrap_or_else(|e| panic!("read: {e}"));
+    assert!(read > 0, "daemon closed stdout");
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("non-JSON line {line:?}: {e}"))
+}
+
+/// Reads until the response with `id`, skipping notifications.
+pub async fn response(stdout: &mut BufReader<ChildStdout>, id: i64) -> Value {
+    for _ in 0..1_000 {
+        let value = read_json(stdout).await;
+        if value["id"] == id && value.get("method").is_none() {
+            return value;
+        }
+    }
+    panic!("no response to request {id}");
+}
