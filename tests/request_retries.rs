@@ -147,6 +147,7 @@ async fn retries_stop_after_request_max_retries() {
                 provider: "Mock Provider".to_string(),
                 status: 500,
                 message: "boom".to_string(),
+                code: Some("server_error".to_string()),
                 retry_after: None,
             }),
             "{wire_api:?}"

@@ -23,6 +23,8 @@ pub enum ClientError {
         provider: String,
         status: u16,
         message: String,
+        /// The provider's error code from a JSON body (`insufficient_quota`, ...), if any.
+        code: Option<String>,
         retry_after: Option<Duration>,
     },
     #[error("provider `{provider}` is misconfigured: {message}")]
@@ -35,10 +37,11 @@ impl ClientError {
     pub(super) fn from_status(
         provider: &ProviderInfo,
         status: u16,
-        message: String,
+        body: &str,
         retry_after: Option<Duration>,
     ) -> ClientError {
         let provider = provider.display_name().to_string();
+        let (message, code) = provider_error(body);
         if status == 401 {
             return ClientError::Unauthorized { provider, message };
         }
@@ -46,18 +49,31 @@ impl ClientError {
             provider,
             status,
             message,
+            code,
             retry_after,
         }
     }
 
     /// Whether sending the same request again may succeed: connection failures, 429 and 5xx.
-    /// Other 4xx say the request itself is wrong, so repeating it cannot help.
+    /// Other 4xx say the request itself is wrong, so repeating it cannot help; so does a 429
+    /// whose code says the quota is spent (waiting does not refill it).
     pub fn is_retryable(&self) -> bool {
         match self {
             ClientError::Connect { .. } => true,
-            ClientError::Http { status, .. } => *status == 429 || *status >= 500,
+            ClientError::Http { status: 429, .. } => !self.is_quota_exhausted(),
+            ClientError::Http { status, .. } => *status >= 500,
             _ => false,
         }
+    }
+
+    /// A refusal because the account's quota or plan does not cover the request, as opposed to
+    /// a rate limit that passes with time.
+    pub fn is_quota_exhausted(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Http { code: Some(code), .. }
+                if code == "insufficient_quota" || code == "usage_not_included"
+        )
     }
 
     /// The delay the provider asked for (`Retry-After`), if any.
@@ -77,8 +93,9 @@ impl ClientError {
     }
 }
 
-/// The provider's own error message from a JSON error body, else the body text (bounded).
-pub(super) fn provider_message(body: &str) -> String {
+/// The provider's own error message and code from a JSON error body; without a message, the
+/// body text (bounded).
+fn provider_error(body: &str) -> (String, Option<String>) {
     #[derive(serde::Deserialize)]
     struct Envelope {
         error: Option<Inner>,
@@ -86,12 +103,23 @@ pub(super) fn provider_message(body: &str) -> String {
     #[derive(serde::Deserialize)]
     struct Inner {
         message: Option<String>,
+        /// Kept loose: a provider sending a number here must not cost us its message.
+        code: Option<serde_json::Value>,
     }
-    serde_json::from_str::<Envelope>(body)
+    let inner = serde_json::from_str::<Envelope>(body)
         .ok()
-        .and_then(|envelope| envelope.error)
-        .and_then(|inner| inner.message)
-        .unwrap_or_else(|| body.trim().chars().take(2000).collect())
+        .and_then(|envelope| envelope.error);
+    let (message, code) = match inner {
+        Some(inner) => (
+            inner.message,
+            inner
+                .code
+                .and_then(|code| code.as_str().map(str::to_string)),
+        ),
+        None => (None, None),
+    };
+    let message = message.unwrap_or_else(|| body.trim().chars().take(2000).collect());
+    (message, code)
 }
 
 /// An error and its causes on one line; reqwest's top-level message alone hides the reason.

@@ -14,7 +14,7 @@ use reqwest::header::HeaderMap;
 
 use crate::wire::sse::SseEventStream;
 
-use super::error::{error_chain, provider_message, ClientError};
+use super::error::{error_chain, ClientError};
 use super::headers::{header_str, read_facts, request_headers, Accept, HeaderInputs};
 use super::provider::ProviderInfo;
 use super::stream::{ResponseStream, StreamDiagnostics};
@@ -57,7 +57,7 @@ pub(super) async fn open_sse_stream(
         return Err(ClientError::from_status(
             provider,
             status,
-            provider_message(&text),
+            &text,
             retry_after,
         ));
     }

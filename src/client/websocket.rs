@@ -13,7 +13,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use crate::wire::websocket::{response_create_message, WebSocketEventStream, WebSocketMessage};
 use crate::wire::ResponsesRequest;
 
-use super::error::{error_chain, provider_message, ClientError};
+use super::error::{error_chain, ClientError};
 use super::headers::{read_facts, request_headers, Accept, HeaderInputs};
 use super::http::retry_after;
 use super::provider::ProviderInfo;
@@ -104,7 +104,7 @@ fn handshake_error(
             ClientError::from_status(
                 provider,
                 response.status().as_u16(),
-                provider_message(&body),
+                &body,
                 retry_after(response.headers()),
             )
         }

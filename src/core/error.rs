@@ -49,13 +49,21 @@ pub enum CoreError {
 pub enum TurnErrorKind {
     ContextWindowExceeded,
     UsageLimitExceeded,
+    /// The provider asked to slow down and the retries did not get through.
+    RateLimitExceeded,
     ServerOverloaded,
     Unauthorized,
     BadRequest,
     InternalServerError,
-    HttpConnectionFailed { status: Option<u16> },
-    ResponseStreamDisconnected { status: Option<u16> },
-    ResponseTooManyFailedAttempts { status: Option<u16> },
+    HttpConnectionFailed {
+        status: Option<u16>,
+    },
+    ResponseStreamDisconnected {
+        status: Option<u16>,
+    },
+    ResponseTooManyFailedAttempts {
+        status: Option<u16>,
+    },
     Other,
 }
 

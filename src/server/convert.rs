@@ -254,6 +254,7 @@ fn error_info(kind: &TurnErrorKind) -> Value {
     match kind {
         TurnErrorKind::ContextWindowExceeded => json!("contextWindowExceeded"),
         TurnErrorKind::UsageLimitExceeded => json!("usageLimitExceeded"),
+        TurnErrorKind::RateLimitExceeded => json!("rateLimitExceeded"),
         TurnErrorKind::ServerOverloaded => json!("serverOverloaded"),
         TurnErrorKind::Unauthorized => json!("unauthorized"),
         TurnErrorKind::BadRequest => json!("badRequest"),

@@ -16,11 +16,21 @@ pub enum ApiError {
     CyberPolicy(String),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    /// The model is at capacity (`server_is_overloaded`): asking again at once does not help,
+    /// so the turn fails and the client may offer another model.
     #[error("server overloaded: {0}")]
     ServerOverloaded(String),
+    /// The provider asks to slow down (`rate_limit_exceeded`, `slow_down`): retryable after the
+    /// delay it names, if any.
+    #[error("rate limit exceeded: {message}")]
+    RateLimited {
+        message: String,
+        delay: Option<Duration>,
+    },
     #[error("incomplete response: {0}")]
     Incomplete(String),
-    #[error("{message}")]
+    /// Any other provider failure: the provider said so, nothing disconnected.
+    #[error("the provider reported an error: {message}")]
     Retryable {
         message: String,
         delay: Option<Duration>,
@@ -31,7 +41,7 @@ impl ApiError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            ApiError::Retryable { .. } | ApiError::ServerOverloaded(_)
+            ApiError::Retryable { .. } | ApiError::RateLimited { .. }
         )
     }
 
@@ -48,10 +58,10 @@ impl ApiError {
                 message
             }),
             Some("invalid_prompt") | Some("bio_policy") => ApiError::InvalidRequest(message),
-            Some("server_is_overloaded") | Some("slow_down") => ApiError::ServerOverloaded(message),
-            Some("rate_limit_exceeded") => {
+            Some("server_is_overloaded") => ApiError::ServerOverloaded(message),
+            Some("rate_limit_exceeded") | Some("slow_down") => {
                 let delay = parse_retry_after(&message);
-                ApiError::Retryable { message, delay }
+                ApiError::RateLimited { message, delay }
             }
             _ => ApiError::Retryable {
                 message,
@@ -90,7 +100,8 @@ pub enum StreamError {
     IdleTimeout(Duration),
     #[error("stream closed before response.completed")]
     ClosedBeforeCompleted,
-    #[error("stream disconnected before completion: {0}")]
+    /// The provider reported a failure; its text stands alone (the stream did not break).
+    #[error("{0}")]
     Api(ApiError),
     #[error("response.completed could not be parsed: {0}")]
     BadCompleted(String),
@@ -109,7 +120,8 @@ impl StreamError {
     /// The provider's suggested delay before retrying, when it gave one.
     pub fn retry_delay(&self) -> Option<Duration> {
         match self {
-            StreamError::Api(ApiError::Retryable { delay, .. }) => *delay,
+            StreamError::Api(ApiError::Retryable { delay, .. })
+            | StreamError::Api(ApiError::RateLimited { delay, .. }) => *delay,
             _ => None,
         }
     }

@@ -286,6 +286,7 @@ fn stream_turn_error(error: &StreamError, retries: u32) -> TurnError {
         StreamError::Api(ApiError::QuotaExceeded(_))
         | StreamError::Api(ApiError::UsageNotIncluded) => TurnErrorKind::UsageLimitExceeded,
         StreamError::Api(ApiError::ServerOverloaded(_)) => TurnErrorKind::ServerOverloaded,
+        StreamError::Api(ApiError::RateLimited { .. }) => TurnErrorKind::RateLimitExceeded,
         StreamError::Api(ApiError::InvalidRequest(_)) => TurnErrorKind::BadRequest,
         StreamError::Api(_) => TurnErrorKind::Other,
         _ if retries > 0 => TurnErrorKind::ResponseTooManyFailedAttempts { status: None },
@@ -311,12 +312,19 @@ fn too_many_requests_error(max_requests: u32) -> TurnError {
     }
 }
 
+/// What a client sees when no stream could be opened. A status the provider answered travels
+/// with the info (`httpStatusCode`), so a client can tell a rejected key (401) or a rate limit
+/// that outlasted the retries (429) from a billing problem, which only a quota code means.
 fn client_turn_error(error: &ClientError) -> TurnError {
     let kind = match error {
-        ClientError::Unauthorized { .. } | ClientError::MissingApiKey { .. } => {
-            TurnErrorKind::Unauthorized
+        ClientError::MissingApiKey { .. } => TurnErrorKind::Unauthorized,
+        ClientError::Unauthorized { .. } => {
+            TurnErrorKind::HttpConnectionFailed { status: Some(401) }
         }
-        ClientError::Http { status, .. } if *status == 429 => TurnErrorKind::UsageLimitExceeded,
+        ClientError::Http { .. } if error.is_quota_exhausted() => TurnErrorKind::UsageLimitExceeded,
+        ClientError::Http { status: 429, .. } => {
+            TurnErrorKind::ResponseTooManyFailedAttempts { status: Some(429) }
+        }
         ClientError::Http { status, .. } if *status >= 500 => TurnErrorKind::InternalServerError,
         ClientError::Http { status, .. } if *status == 400 => TurnErrorKind::BadRequest,
         ClientError::Http { status, .. } => TurnErrorKind::HttpConnectionFailed {

@@ -45,12 +45,15 @@ fn provider_error_codes_map_to_the_classification_table() {
         (
             Some("slow_down"),
             "slow",
-            ApiError::ServerOverloaded("slow".to_string()),
+            ApiError::RateLimited {
+                message: "slow".to_string(),
+                delay: None,
+            },
         ),
         (
             Some("rate_limit_exceeded"),
             "Please try again in 11.054s.",
-            ApiError::Retryable {
+            ApiError::RateLimited {
                 message: "Please try again in 11.054s.".to_string(),
                 delay: Some(Duration::from_millis(11_054)),
             },
@@ -58,7 +61,7 @@ fn provider_error_codes_map_to_the_classification_table() {
         (
             Some("rate_limit_exceeded"),
             "try again in 250ms",
-            ApiError::Retryable {
+            ApiError::RateLimited {
                 message: "try again in 250ms".to_string(),
                 delay: Some(Duration::from_millis(250)),
             },
@@ -66,7 +69,7 @@ fn provider_error_codes_map_to_the_classification_table() {
         (
             Some("rate_limit_exceeded"),
             "no hint here",
-            ApiError::Retryable {
+            ApiError::RateLimited {
                 message: "no hint here".to_string(),
                 delay: None,
             },
@@ -111,6 +114,7 @@ fn only_transient_classes_are_retryable() {
         "usage_not_included",
         "cyber_policy",
         "invalid_prompt",
+        "server_is_overloaded",
     ] {
         assert!(!ApiError::classify(Some(code), "").is_retryable(), "{code}");
     }

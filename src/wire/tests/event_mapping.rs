@@ -158,7 +158,7 @@ fn failed_incomplete_and_error_events_are_classified_for_saving() {
     assert_eq!(
         map(failed),
         FrameOutcome::SaveError {
-            error: ApiError::Retryable {
+            error: ApiError::RateLimited {
                 message: "Rate limit reached. Please try again in 11.054s.".to_string(),
                 delay: Some(std::time::Duration::from_millis(11_054)),
             },
@@ -189,7 +189,10 @@ fn failed_incomplete_and_error_events_are_classified_for_saving() {
     assert_eq!(
         map(nested_error),
         FrameOutcome::SaveError {
-            error: ApiError::ServerOverloaded("easy".to_string()),
+            error: ApiError::RateLimited {
+                message: "easy".to_string(),
+                delay: None,
+            },
             usage: None,
         }
     );

@@ -61,7 +61,7 @@ async fn a_failed_response_is_saved_until_eof_and_events_after_it_still_arrive()
         text_delta_frame("late"),
     ];
     let events = decode_chunks(sse_of(&frames)).await;
-    let saved = ApiError::Retryable {
+    let saved = ApiError::RateLimited {
         message: "Rate limit. Please try again in 11.054s.".to_string(),
         delay: Some(Duration::from_millis(11_054)),
     };
