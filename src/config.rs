@@ -1,6 +1,9 @@
 //! Configuration: `$OPENTURN_HOME/config.toml`, then `-c key=value` overrides, then per-thread
 //! overrides from `thread/start`'s `config` object. Keys are dotted paths into the TOML table;
-//! override values are parsed as TOML and fall back to plain strings.
+//! override values are parsed as TOML and fall back to plain strings. Each source is checked on
+//! its own ([`check`]) before merging, so an error or warning can name the file or flag.
+
+mod check;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +14,8 @@ use toml::{Table, Value};
 use crate::client::ProviderInfo;
 use crate::core::models::{ModelCatalog, ModelReasoning, DEFAULT_REASONING_SUMMARY};
 use crate::core::{ApprovalPolicy, ReasoningSummaryMode, SandboxMode};
+
+pub use check::{ConfigSource, ConfigWarning};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -26,6 +31,14 @@ pub enum ConfigError {
     BadOverride(String),
     #[error("invalid configuration: {0}")]
     Invalid(String),
+    /// A value of the wrong kind, with where it came from and what was expected.
+    #[error("invalid value for `{key}` in {source_name}: expected {expected}; got {got}")]
+    InvalidValue {
+        key: String,
+        source_name: String,
+        expected: String,
+        got: String,
+    },
     #[error("unknown model provider `{0}`: add a [model_providers.{0}] table to config.toml")]
     UnknownProvider(String),
 }
@@ -86,6 +99,9 @@ pub struct Config {
     pub table: Table,
     /// What each source contributed before merging, for `config/read`'s origins and layers.
     pub layers: ConfigLayers,
+    /// Settings accepted but not acted on as written (unknown keys, Codex-only keys), found
+    /// while loading; clients hear them as `configWarning` after `initialize`.
+    pub warnings: Vec<ConfigWarning>,
 }
 
 /// The sources of the merged table, lowest precedence first.
@@ -161,12 +177,22 @@ impl Config {
             })?,
             None => Table::new(),
         };
+        let mut warnings = check::check_source(&user_table, &ConfigSource::File(path.clone()))?;
         let mut table = user_table.clone();
         let mut session_flags = Table::new();
         for raw in overrides {
             let (key, value) = parse_override(raw)?;
+            let mut flag = Table::new();
+            set_dotted(&mut flag, &key, value.clone())?;
+            warnings.extend(check::check_source(
+                &flag,
+                &ConfigSource::Flag(raw.clone()),
+            )?);
             set_dotted(&mut table, &key, value.clone())?;
             set_dotted(&mut session_flags, &key, value)?;
+        }
+        for warning in &warnings {
+            tracing::warn!("{}", warning.summary);
         }
         let mut config = Config::from_table(home, table)?;
         config.layers = ConfigLayers {
@@ -175,6 +201,7 @@ impl Config {
             user_table,
             session_flags,
         };
+        config.warnings = warnings;
         Ok(config)
     }
 
@@ -184,13 +211,18 @@ impl Config {
         overrides: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<Config, ConfigError> {
         let mut table = self.table.clone();
+        let mut warnings = Vec::new();
         for (key, value) in overrides {
             let value = json_to_toml(value)
                 .ok_or_else(|| ConfigError::Invalid(format!("`{key}` cannot be null")))?;
+            let mut one = Table::new();
+            set_dotted(&mut one, key, value.clone())?;
+            warnings.extend(check::check_source(&one, &ConfigSource::ThreadConfig)?);
             set_dotted(&mut table, key, value)?;
         }
         let mut config = Config::from_table(&self.home, table)?;
         config.layers = self.layers.clone();
+        config.warnings = warnings;
         Ok(config)
     }
 
@@ -233,6 +265,7 @@ impl Config {
             ingress_queue_capacity: parsed.ingress_queue_capacity.unwrap_or(256).max(1),
             table,
             layers: ConfigLayers::default(),
+            warnings: Vec::new(),
         })
     }
 

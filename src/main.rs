@@ -58,9 +58,13 @@ fn init_logging() {
     }
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     init_logging();
+    exit_with(start(cli))
+}
+
+fn start(cli: Cli) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -72,8 +76,39 @@ fn main() -> anyhow::Result<()> {
     result
 }
 
+/// Prints an error and its causes on one line and exits 1. Returning the error from `main`
+/// instead would print a backtrace whenever RUST_BACKTRACE is set, which for a mistake in
+/// the user's configuration only buries the one line that says what to fix.
+fn exit_with(result: anyhow::Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("openturn: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// `-c` only means something to a command that loads the configuration; elsewhere it would
+/// be dropped without a word, so it is refused instead.
+fn refuse_unused_overrides(cli: &Cli, command: &str) -> anyhow::Result<()> {
+    match cli.config.first() {
+        Some(first) => anyhow::bail!(
+            "`-c {first}` has no effect on `openturn {command}`, which does not read \
+             config.toml; remove it (it applies to commands that run the agent, such as \
+             `app-server`)"
+        ),
+        None => Ok(()),
+    }
+}
+
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let home = default_home();
+    match &cli.command {
+        Command::Demo => refuse_unused_overrides(&cli, "demo")?,
+        Command::Schema { .. } => refuse_unused_overrides(&cli, "schema")?,
+        _ => {}
+    }
     match cli.command {
         Command::AppServer { listen, stdio: _ } => {
             if listen != "stdio://" {

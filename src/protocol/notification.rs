@@ -58,6 +58,8 @@ pub enum ServerNotification {
     ThreadNameUpdated(ThreadNameUpdatedNotification),
     #[serde(rename = "command/exec/outputDelta")]
     CommandExecOutputDelta(CommandExecOutputDeltaNotification),
+    #[serde(rename = "configWarning")]
+    ConfigWarning(ConfigWarningNotification),
 }
 
 impl ServerNotification {
@@ -89,6 +91,7 @@ impl ServerNotification {
             ServerNotification::ThreadClosed(_) => "thread/closed",
             ServerNotification::ThreadNameUpdated(_) => "thread/name/updated",
             ServerNotification::CommandExecOutputDelta(_) => "command/exec/outputDelta",
+            ServerNotification::ConfigWarning(_) => "configWarning",
         }
     }
 
@@ -118,7 +121,8 @@ impl ServerNotification {
             ServerNotification::ThreadNameUpdated(n) => Some(&n.thread_id),
             ServerNotification::ServerRequestResolved(n) => Some(&n.thread_id),
             ServerNotification::RateLimitsUpdated(_)
-            | ServerNotification::CommandExecOutputDelta(_) => None,
+            | ServerNotification::CommandExecOutputDelta(_)
+            | ServerNotification::ConfigWarning(_) => None,
         }
     }
 
@@ -295,6 +299,20 @@ pub struct ErrorNotification {
 pub struct WarningNotification {
     pub message: String,
     pub thread_id: Option<String>,
+}
+
+/// `configWarning`: configuration that was accepted but is not acted on as written (an unknown
+/// key, a setting openturn ignores), sent after `initialize` and after a request whose `config`
+/// object has such a key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigWarningNotification {
+    /// What is ignored and, for a likely typo, the key that was probably meant.
+    pub summary: String,
+    pub details: Option<String>,
+    /// The config file the setting is in, when it came from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 
 /// `{threadId}`: `thread/archived`, `thread/unarchived`, `thread/closed`.

@@ -45,6 +45,14 @@ pub fn handler_error(error: &HandlerError) -> ErrorObject {
                 .with_data(json!({ "reason": image.reason(), "path": image.path() }))
         }
         HandlerError::Core(CoreError::ThreadBusy(_)) => thread_busy(error.to_string()),
+        // A request's `config` object with a value of the wrong kind: the params are wrong,
+        // and the message names the key.
+        HandlerError::Config(ConfigError::InvalidValue { key, .. }) => {
+            ErrorObject::new(INVALID_PARAMS, error.to_string()).with_data(json!({ "key": key }))
+        }
+        HandlerError::Config(ConfigError::Invalid(message) | ConfigError::BadOverride(message)) => {
+            ErrorObject::new(INVALID_PARAMS, message.clone())
+        }
         // Domain errors keep the reference's code and message: clients parse the texts.
         other => ErrorObject::new(INVALID_REQUEST, other.to_string()),
     }

@@ -11,20 +11,36 @@
 //! flags, whichever set it last) with a `sha256:` version of what that layer was read from, and
 //! on `includeLayers` the layers themselves, user file first. Secret-looking keys are redacted
 //! everywhere.
+//!
+//! Configuration accepted but not acted on as written reaches the client as `configWarning`:
+//! the daemon's own after `initialize`, a request's `config` object's with that request.
 
 use serde_json::{json, Map, Value};
 
-use crate::config::ConfigLayers;
+use crate::config::{ConfigLayers, ConfigWarning};
 use crate::core::models::ModelReasoning;
 
 use crate::protocol::config::{ConfigReadParams, ConfigReadResponse};
 use crate::protocol::model::{Model, ModelListParams, ModelListResponse, ReasoningEffortOption};
+use crate::protocol::notification::{ConfigWarningNotification, ServerNotification};
 
 use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 
 const DEFAULT_EFFORTS: &[&str] = &["low", "medium", "high"];
+
+/// One `configWarning` per warning, in the order they were found.
+pub async fn send_config_warnings(context: &ServerContext, warnings: &[ConfigWarning]) {
+    for warning in warnings {
+        let notification = ServerNotification::ConfigWarning(ConfigWarningNotification {
+            summary: warning.summary.clone(),
+            details: None,
+            path: warning.path.as_ref().map(|path| path.display().to_string()),
+        });
+        let _ = context.outgoing.send_notification(&notification).await;
+    }
+}
 
 pub fn model_list(
     context: &ServerContext,

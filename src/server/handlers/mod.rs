@@ -23,7 +23,8 @@ use super::errors::{handler_error, HandlerError};
 pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: ClientRequest) {
     match request {
         ClientRequest::Initialize(params) => {
-            respond(context, &id, initialize::initialize(context, params)).await
+            respond(context, &id, initialize::initialize(context, params)).await;
+            config::send_config_warnings(context, &context.config.warnings).await;
         }
         ClientRequest::ThreadStart(params) => match thread::thread_start(context, params).await {
             Ok((response, spawn)) => {

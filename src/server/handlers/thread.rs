@@ -31,7 +31,7 @@ pub async fn thread_start(
     context: &Arc<ServerContext>,
     params: ThreadStartParams,
 ) -> Result<(ThreadStartResponse, ThreadSpawn), HandlerError> {
-    let config = thread_config(context, &params)?;
+    let config = thread_config(context, &params).await?;
     let settings = settings_from(context, &config, &params, None)?;
     let spawn = context
         .threads
@@ -92,7 +92,7 @@ async fn resume(
         Ok(thread) => Some(load_contents(thread.rollout_path()).await?),
         Err(_) => {
             let contents = load_contents_by_id(context, &thread_id).await?;
-            let config = thread_config(context, &params.overrides)?;
+            let config = thread_config(context, &params.overrides).await?;
             let settings = settings_from(context, &config, &params.overrides, Some(&contents))?;
             let spawn = context.threads.resume_thread(&contents, settings)?;
             spawn_thread_projection(context, thread_id.clone(), spawn.events_rx);
@@ -196,7 +196,7 @@ async fn fork(
             .map_err(|_| crate::core::CoreError::NoRollout(thread_id.clone()))?,
         Err(_) => load_contents_by_id(context, &thread_id).await?,
     };
-    let config = thread_config(context, &params.overrides)?;
+    let config = thread_config(context, &params.overrides).await?;
     let settings = settings_from(context, &config, &params.overrides, Some(&source))?;
     let spawn = context
         .threads
@@ -243,12 +243,18 @@ async fn load_contents_by_id(
     load_contents(Some(path)).await
 }
 
-fn thread_config(
+/// The daemon's configuration with the request's `config` object applied; what that object
+/// sets but openturn ignores is told to the client before the response.
+async fn thread_config(
     context: &ServerContext,
     params: &ThreadStartParams,
 ) -> Result<Config, HandlerError> {
     Ok(match &params.config {
-        Some(overrides) => context.config.with_json_overrides(overrides)?,
+        Some(overrides) => {
+            let config = context.config.with_json_overrides(overrides)?;
+            super::config::send_config_warnings(context, &config.warnings).await;
+            config
+        }
         None => context.config.clone(),
     })
 }

@@ -1,0 +1,447 @@
+//! Checking one configuration source (config.toml, one `-c` flag, or a `thread/start` `config`
+//! object) against the keys openturn knows, before the sources are merged: a merged table can no
+//! longer say where a bad value came from, and the user needs the file or flag to fix it.
+//!
+//! A value of the wrong kind is an error naming the key, the source, what was expected and what
+//! was given. A key openturn does not know is ignored with a warning naming the closest known
+//! key, since a typo (`modle`) would otherwise silently leave the setting at its default. A key
+//! the Codex CLI reads but openturn does not act on is ignored with a warning saying so.
+//!
+//! Adding a configuration key means adding it to [`TOP_LEVEL`] (or the provider or model keys)
+//! with the kind of value it takes.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use toml::{Table, Value};
+
+use super::ConfigError;
+
+/// Where a value came from, as the user would find it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSource {
+    File(PathBuf),
+    /// One `-c key=value` flag, as given.
+    Flag(String),
+    /// The `config` object of a `thread/start` (or resume, fork) request.
+    ThreadConfig,
+}
+
+impl fmt::Display for ConfigSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigSource::File(path) => write!(f, "{}", path.display()),
+            ConfigSource::Flag(raw) => write!(f, "`-c {raw}`"),
+            ConfigSource::ThreadConfig => write!(f, "the request's `config`"),
+        }
+    }
+}
+
+/// Configuration that was accepted but is not acted on as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigWarning {
+    pub summary: String,
+    /// The file the setting is in, when it came from one.
+    pub path: Option<PathBuf>,
+}
+
+/// The kind of value a key takes.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    Text,
+    NonEmptyText,
+    Bool,
+    /// A whole number from 0 up to the given maximum.
+    Count(u64),
+    Integer,
+    OneOf(&'static [&'static str]),
+    TextList,
+    /// A table whose keys are known, and the keys Codex reads there that openturn ignores.
+    Keys(&'static [(&'static str, Expect)], &'static [&'static str]),
+    /// A table of any keys, each value of one kind.
+    MapOf(&'static Expect),
+}
+
+const U32: Expect = Expect::Count(u32::MAX as u64);
+const U64: Expect = Expect::Count(i64::MAX as u64);
+
+const PROVIDER_KEYS: &[(&str, Expect)] = &[
+    ("name", Expect::Text),
+    ("base_url", Expect::NonEmptyText),
+    ("env_key", Expect::Text),
+    (
+        "wire_api",
+        Expect::OneOf(&["responses", "responses_websocket"]),
+    ),
+    ("query_params", Expect::MapOf(&Expect::Text)),
+    ("http_headers", Expect::MapOf(&Expect::Text)),
+    ("env_http_headers", Expect::MapOf(&Expect::Text)),
+    ("api_key_header", Expect::Text),
+    ("request_max_retries", U32),
+    ("stream_max_retries", U32),
+    ("stream_idle_timeout_ms", U64),
+];
+
+const MODEL_KEYS: &[(&str, Expect)] = &[
+    ("display_name", Expect::Text),
+    ("description", Expect::Text),
+    ("hidden", Expect::Bool),
+    ("default_reasoning_effort", Expect::Text),
+    ("supported_reasoning_efforts", Expect::TextList),
+    ("input_modalities", Expect::TextList),
+    ("model_provider", Expect::Text),
+    ("supports_reasoning", Expect::Bool),
+    ("default_reasoning_summary", Expect::Text),
+];
+
+const TOP_LEVEL: &[(&str, Expect)] = &[
+    ("model", Expect::NonEmptyText),
+    ("model_provider", Expect::NonEmptyText),
+    (
+        "model_providers",
+        Expect::MapOf(&Expect::Keys(PROVIDER_KEYS, CODEX_ONLY_PROVIDER)),
+    ),
+    ("models", Expect::MapOf(&Expect::Keys(MODEL_KEYS, &[]))),
+    (
+        "approval_policy",
+        Expect::OneOf(&["untrusted", "on-request", "never"]),
+    ),
+    (
+        "sandbox_mode",
+        Expect::OneOf(&["read-only", "workspace-write", "danger-full-access"]),
+    ),
+    ("instructions", Expect::Text),
+    ("developer_instructions", Expect::Text),
+    ("model_reasoning_effort", Expect::Text),
+    ("model_reasoning_summary", Expect::Text),
+    ("model_context_window", Expect::Integer),
+    ("show_raw_agent_reasoning", Expect::Bool),
+    (
+        "reasoning_summary_mode",
+        Expect::OneOf(&["streaming", "sequential_cutoff"]),
+    ),
+    ("max_line_bytes", U64),
+    ("max_sampling_requests_per_turn", U32),
+    ("thread_unload_delay_secs", U64),
+    ("ingress_queue_capacity", U64),
+];
+
+/// Settings the Codex CLI reads that openturn accepts and ignores (a config.toml shared with
+/// Codex should not stop openturn), each said once so the user knows it has no effect here.
+const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
+    "profile",
+    "profiles",
+    "mcp_servers",
+    "model_verbosity",
+    "model_auto_compact_token_limit",
+    "model_max_output_tokens",
+    "hide_agent_reasoning",
+    "history",
+    "file_opener",
+    "notify",
+    "shell_environment_policy",
+    "sandbox_workspace_write",
+    "tools",
+    "tui",
+    "otel",
+    "projects",
+    "preferred_auth_method",
+    "forced_login_method",
+    "chatgpt_base_url",
+    "project_doc_max_bytes",
+    "disable_response_storage",
+    "model_supports_reasoning_summaries",
+    "experimental_instructions_file",
+    "review_model",
+    "web_search",
+    "service_tier",
+    "personality",
+];
+
+const CODEX_ONLY_PROVIDER: &[&str] = &[
+    "experimental_bearer_token",
+    "requires_openai_auth",
+    "supports_websockets",
+];
+
+/// What checking one source found: everything wrong with a value is an error, returned at once.
+pub fn check_source(
+    table: &Table,
+    source: &ConfigSource,
+) -> Result<Vec<ConfigWarning>, ConfigError> {
+    let mut checker = Checker {
+        source,
+        warnings: Vec::new(),
+    };
+    checker.table(table, "", TOP_LEVEL, CODEX_ONLY_TOP_LEVEL)?;
+    checker.unenforced_sandbox(table);
+    Ok(checker.warnings)
+}
+
+struct Checker<'a> {
+    source: &'a ConfigSource,
+    warnings: Vec<ConfigWarning>,
+}
+
+impl Checker<'_> {
+    fn table(
+        &mut self,
+        table: &Table,
+        prefix: &str,
+        known: &[(&str, Expect)],
+        codex_only: &[&str],
+    ) -> Result<(), ConfigError> {
+        for (key, value) in table {
+            let path = join(prefix, key);
+            match known.iter().find(|(name, _)| name == key) {
+                Some((_, expect)) => self.value(value, &path, *expect)?,
+                None if codex_only.contains(&key.as_str()) => self.warn(format!(
+                    "`{path}` in {} is a Codex setting that openturn does not act on; it is ignored",
+                    self.source
+                )),
+                None => self.unknown(&path, key, known),
+            }
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, value: &Value, path: &str, expect: Expect) -> Result<(), ConfigError> {
+        let fits = match (expect, value) {
+            (Expect::Text, Value::String(_)) | (Expect::Bool, Value::Boolean(_)) => true,
+            (Expect::NonEmptyText, Value::String(text)) => !text.trim().is_empty(),
+            (Expect::Count(max), Value::Integer(n)) => u64::try_from(*n).is_ok_and(|n| n <= max),
+            (Expect::Integer, Value::Integer(_)) => true,
+            (Expect::OneOf(options), Value::String(text)) => options.contains(&text.as_str()),
+            (Expect::TextList, Value::Array(items)) => items.iter().all(Value::is_str),
+            (Expect::Keys(keys, codex_only), Value::Table(inner)) => {
+                return self.table(inner, path, keys, codex_only);
+            }
+            (Expect::MapOf(each), Value::Table(inner)) => {
+                for (key, item) in inner {
+                    self.value(item, &join(path, key), *each)?;
+                }
+                return Ok(());
+            }
+            _ => false,
+        };
+        if fits {
+            return Ok(());
+        }
+        Err(ConfigError::InvalidValue {
+            key: path.to_string(),
+            source_name: self.source.to_string(),
+            expected: expected(expect),
+            got: shown(path, value),
+        })
+    }
+
+    fn unknown(&mut self, path: &str, key: &str, known: &[(&str, Expect)]) {
+        let hint = closest(key, known.iter().map(|(name, _)| *name))
+            .map(|name| format!("; did you mean `{}`?", join(parent(path), name)))
+            .unwrap_or_default();
+        self.warn(format!(
+            "unknown configuration key `{path}` in {} is ignored{hint}",
+            self.source
+        ));
+    }
+
+    /// A sandbox mode that would confine commands is accepted, but nothing confines them yet.
+    fn unenforced_sandbox(&mut self, table: &Table) {
+        let Some(mode) = table.get("sandbox_mode").and_then(Value::as_str) else {
+            return;
+        };
+        if mode == "danger-full-access" {
+            return;
+        }
+        self.warn(format!(
+            "`sandbox_mode = \"{mode}\"` in {} is not enforced: openturn has no sandbox yet, so \
+             commands run with your full access; with approval_policy `on-request` every \
+             command that might write is asked about instead",
+            self.source
+        ));
+    }
+
+    fn warn(&mut self, summary: String) {
+        let path = match self.source {
+            ConfigSource::File(path) => Some(path.clone()),
+            _ => None,
+        };
+        self.warnings.push(ConfigWarning { summary, path });
+    }
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('.')
+        .map(|(parent, _)| parent)
+        .unwrap_or("")
+}
+
+fn expected(expect: Expect) -> String {
+    match expect {
+        Expect::Text => "a string".to_string(),
+        Expect::NonEmptyText => "a non-empty string".to_string(),
+        Expect::Bool => "true or false".to_string(),
+        Expect::Count(max) => format!("a whole number from 0 to {max}"),
+        Expect::Integer => "a whole number".to_string(),
+        Expect::OneOf(options) => format!("one of {}", options.join(", ")),
+        Expect::TextList => "an array of strings".to_string(),
+        Expect::Keys(..) | Expect::MapOf(_) => "a table".to_string(),
+    }
+}
+
+/// The value as TOML, short, and never the value of a key that may hold a secret (a header
+/// value or anything named like a key or token): the error goes to stderr and to clients.
+fn shown(path: &str, value: &Value) -> String {
+    let secret = path.split('.').any(|part| {
+        let part = part.to_ascii_lowercase();
+        part == "http_headers"
+            || ["key", "token", "secret", "password", "authorization"]
+                .iter()
+                .any(|word| part.contains(word) && part != "env_key")
+    });
+    if secret {
+        return "a value (not shown)".to_string();
+    }
+    let text = value.to_string();
+    if text.chars().count() > 80 {
+        let cut: String = text.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}
+
+/// The known key nearest to `key` by edit distance (a swap of two neighbours counts once), if
+/// it is near enough to be a typo: at most 1 edit for short keys, 2 from four letters on.
+fn closest<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = if key.chars().count() >= 4 { 2 } else { 1 };
+    known
+        .map(|name| (edit_distance(key, name), name))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, name)| name)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let width = b.len() + 1;
+    let mut rows = vec![0usize; (a.len() + 1) * width];
+    let at = |i: usize, j: usize| i * width + j;
+    for i in 0..=a.len() {
+        rows[at(i, 0)] = i;
+    }
+    for j in 0..=b.len() {
+        rows[at(0, j)] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[at(i - 1, j)] + 1)
+                .min(rows[at(i, j - 1)] + 1)
+                .min(rows[at(i - 1, j - 1)] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[at(i - 2, j - 2)] + 1);
+            }
+            rows[at(i, j)] = best;
+        }
+    }
+    rows[at(a.len(), b.len())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> Table {
+        text.parse().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn file() -> ConfigSource {
+        ConfigSource::File(PathBuf::from("/x/config.toml"))
+    }
+
+    #[test]
+    fn a_bad_value_names_key_source_expectation_and_value() {
+        let error = check_source(&table("approval_policy = \"sometimes\""), &file())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some(
+                "invalid value for `approval_policy` in /x/config.toml: expected one of \
+                 untrusted, on-request, never; got \"sometimes\""
+            )
+        );
+        let flag = ConfigSource::Flag("model_providers.p.request_max_retries=-1".into());
+        let error = check_source(
+            &table("[model_providers.p]\nrequest_max_retries = -1"),
+            &flag,
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some(
+                "invalid value for `model_providers.p.request_max_retries` in \
+                 `-c model_providers.p.request_max_retries=-1`: expected a whole number from 0 \
+                 to 4294967295; got -1"
+            )
+        );
+    }
+
+    #[test]
+    fn typos_warn_with_the_closest_known_key() {
+        let warnings = check_source(
+            &table("modle = \"x\"\n[model_providers.p]\nbas_url = \"http://h\"\nzzz = 1"),
+            &file(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let summaries: Vec<&str> = warnings.iter().map(|w| w.summary.as_str()).collect();
+        assert_eq!(
+            summaries,
+            vec![
+                "unknown configuration key `model_providers.p.bas_url` in /x/config.toml is \
+                 ignored; did you mean `model_providers.p.base_url`?",
+                "unknown configuration key `model_providers.p.zzz` in /x/config.toml is ignored",
+                "unknown configuration key `modle` in /x/config.toml is ignored; did you mean \
+                 `model`?",
+            ]
+        );
+        assert!(warnings
+            .iter()
+            .all(|w| w.path == Some(PathBuf::from("/x/config.toml"))));
+    }
+
+    #[test]
+    fn secret_values_are_not_echoed() {
+        let error = check_source(
+            &table("[model_providers.p]\nhttp_headers = \"Bearer sk-live-123\""),
+            &file(),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(
+            error.contains("`model_providers.p.http_headers`"),
+            "{error}"
+        );
+        assert!(!error.contains("sk-live-123"), "{error}");
+    }
+
+    #[test]
+    fn edit_distance_counts_a_swap_once() {
+        assert_eq!(edit_distance("modle", "model"), 1);
+        assert_eq!(edit_distance("bas_url", "base_url"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+}
