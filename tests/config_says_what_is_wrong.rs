@@ -236,3 +236,31 @@ async fn a_thread_config_object_gets_the_same_checks() {
     );
     assert!(warning["params"].get("path").is_none(), "{warning}");
 }
+
+#[tokio::test]
+async fn an_empty_model_param_is_invalid_params() {
+    let provider = MockProvider::start(Script::new(Vec::new()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    daemon.initialize().await;
+    let error = daemon.err("thread/start", json!({"model": " "})).await;
+    assert_eq!(error["code"], -32602, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("`model` must not be empty")),
+        "{error}"
+    );
+    let thread_id = daemon.start_thread(json!({})).await;
+    let error = daemon
+        .err(
+            "turn/start",
+            json!({"threadId": thread_id, "model": "",
+                "input": [{"type": "text", "text": "hi"}]}),
+        )
+        .await;
+    assert_eq!(error["code"], -32602, "{error}");
+    assert_eq!(provider.requests().len(), 0, "nothing was sent");
+}

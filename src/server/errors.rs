@@ -50,8 +50,8 @@ pub fn handler_error(error: &HandlerError) -> ErrorObject {
         HandlerError::Config(ConfigError::InvalidValue { key, .. }) => {
             ErrorObject::new(INVALID_PARAMS, error.to_string()).with_data(json!({ "key": key }))
         }
-        HandlerError::Config(ConfigError::Invalid(message) | ConfigError::BadOverride(message)) => {
-            ErrorObject::new(INVALID_PARAMS, message.clone())
+        HandlerError::Config(ConfigError::Invalid(_) | ConfigError::BadOverride(_)) => {
+            ErrorObject::new(INVALID_PARAMS, error.to_string())
         }
         // Domain errors keep the reference's code and message: clients parse the texts.
         other => ErrorObject::new(INVALID_REQUEST, other.to_string()),

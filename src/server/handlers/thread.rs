@@ -267,6 +267,7 @@ fn settings_from(
     params: &ThreadStartParams,
     persisted: Option<&RolloutContents>,
 ) -> Result<ThreadSettings, HandlerError> {
+    check_model_param(params.model.as_deref())?;
     let meta = persisted.map(|contents| &contents.meta);
     let saved = persisted
         .map(PersistedSettings::from_rollout)
@@ -338,6 +339,18 @@ fn settings_from(
 
 /// A persisted thread keeps its model and provider unless the params (or their `config`
 /// object) name new ones.
+/// An empty `model` would only fail later, at the provider, with a less useful message.
+pub(super) fn check_model_param(model: Option<&str>) -> Result<(), HandlerError> {
+    match model {
+        Some(model) if model.trim().is_empty() => Err(HandlerError::InvalidParams(
+            "`model` must not be empty: name a model, or leave `model` out to use the \
+             configured one"
+                .to_string(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn model_and_provider(
     config: &Config,
     params: &ThreadStartParams,

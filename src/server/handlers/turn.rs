@@ -22,6 +22,7 @@ use super::respond_error;
 pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: TurnStartParams) {
     let started = async {
         let thread = context.threads.get(&params.thread_id)?;
+        super::thread::check_model_param(params.model.as_deref())?;
         let cwd = match &params.cwd {
             Some(cwd) => cwd.into(),
             None => thread.settings().cwd,
