@@ -126,7 +126,8 @@ pub const DEFAULT_MAX_SAMPLING_REQUESTS_PER_TURN: u32 = 1000;
 /// What `[models.<id>]` tables say about reasoning: `supports_reasoning = false` marks a model
 /// that does not reason; `supports_reasoning = true` or a `default_reasoning_summary` marks one
 /// that does (`"none"` asks for no summary). A table naming neither leaves the model to the
-/// built-in families. Read leniently: a value of the wrong type is ignored, like an absent one.
+/// built-in families. Each source was checked by kind when loaded, so a value of the wrong type
+/// never gets here.
 fn model_catalog(table: &Table) -> ModelCatalog {
     let entries = table.get("models").and_then(Value::as_table);
     let mut configured = BTreeMap::new();
