@@ -5,7 +5,8 @@
 //!   SIGINT and stdin EOF must still end the daemon within two seconds, with the turn recorded as
 //!   interrupted in the fsynced rollout.
 //! - SIGHUP (the terminal or editor went away) is handled like SIGTERM: the rollout is flushed and
-//!   a running tool's process is killed, not left behind.
+//!   a running tool's process is killed, not left behind. Started with SIGHUP ignored (`nohup`),
+//!   the daemon keeps ignoring it.
 //! - A client that closes its end of stdout while a silent tool runs (nothing is being written,
 //!   so no write can fail) is noticed at once: the daemon exits and kills the tool.
 
@@ -298,4 +299,33 @@ async fn a_stdout_closed_during_a_silent_tool_ends_the_daemon_and_kills_the_tool
         "{}",
         daemon.stderr()
     );
+}
+
+#[tokio::test]
+async fn a_daemon_started_with_sighup_ignored_nohup_keeps_serving_after_one() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut command = Command::new(openturn_bin());
+    command
+        .arg("app-server")
+        .env("OPENTURN_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // SAFETY: only async-signal-safe work between fork and exec: setting one disposition.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut daemon = Daemon::from_command(command);
+    daemon.initialize().await;
+    signal(&daemon.child, libc::SIGHUP);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Still serving: the hangup was ignored, as `nohup` asked.
+    daemon.ok("thread/loaded/list", json!({})).await;
+    daemon.close_stdin();
+    assert_eq!(daemon.wait_exit().await, Some(0));
 }
