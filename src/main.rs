@@ -47,6 +47,12 @@ fn init_logging() {
     // openturn's own info lines (shutdown reasons, index rebuilds) are worth seeing by default.
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,openturn=info"));
+    // tungstenite logs each WebSocket handshake request whole at trace level, API key headers and
+    // query included; nothing below debug is taken from it, whatever RUST_LOG asks.
+    let filter = match "tungstenite::handshake::client=debug".parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -3,6 +3,10 @@
 //! stdout — on a successful turn, on a 401 from the provider, and on a provider that cuts the
 //! stream. The provider's recorded request proves the key was really sent, so the greps below
 //! search for something the daemon held.
+//!
+//! A key passed in the URL (`query_params = { api-key = "…" }`, as Azure allows) is as secret: a
+//! provider that cannot be reached fails the turn with an error naming the URL without its query,
+//! over HTTP and over the WebSocket transport alike.
 
 mod support;
 
@@ -126,4 +130,155 @@ async fn the_api_key_and_auth_header_appear_in_no_log_rollout_or_notification() 
     for message in &daemon.transcript {
         assert_no_secret("stdout", &message.to_string());
     }
+}
+
+/// A loopback port nothing listens on: connecting to it is refused at once.
+fn refusing_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let port = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .port();
+    drop(listener);
+    port
+}
+
+const QUERY_SECRET: &str = "azq-openturn-canary-5b81e2f4c7d9";
+
+/// Overrides for a provider named `azure` at `base_url` whose key travels as a query parameter.
+fn query_key_overrides(base_url: &str, wire_api: &str) -> Vec<String> {
+    vec![
+        "model=\"gpt-5\"".to_string(),
+        "model_provider=\"azure\"".to_string(),
+        format!("model_providers.azure.base_url=\"{base_url}\""),
+        "model_providers.azure.name=\"azure\"".to_string(),
+        "model_providers.azure.env_key=\"OPENTURN_TEST_KEY\"".to_string(),
+        format!("model_providers.azure.wire_api=\"{wire_api}\""),
+        format!("model_providers.azure.query_params.api-key=\"{QUERY_SECRET}\""),
+        "model_providers.azure.query_params.api-version=\"2025-04-01-preview\"".to_string(),
+        "model_providers.azure.request_max_retries=1".to_string(),
+        "model_providers.azure.stream_max_retries=0".to_string(),
+    ]
+}
+
+/// Runs one turn with `RUST_LOG=trace`, then asserts that neither the query secret nor the
+/// header key is in stdout, stderr or any file of the home. Returns the turn's messages and
+/// the log.
+async fn one_turn_then_grep(overrides: &[String]) -> (Vec<serde_json::Value>, String) {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let logs = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let stderr_path = logs.path().join("stderr.log");
+    let mut daemon = Daemon::spawn_logging_to(
+        home.path(),
+        overrides,
+        &[("OPENTURN_TEST_KEY", API_KEY), ("RUST_LOG", "trace")],
+        &stderr_path,
+    );
+    daemon.initialize().await;
+    let thread_id = daemon.start_thread(json!({})).await;
+    daemon
+        .ok(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": "hello"}]}),
+        )
+        .await;
+    let turn = daemon.until_turn_completed().await;
+    daemon.close_stdin();
+    assert_eq!(daemon.wait_exit().await, Some(0));
+    let check = |place: &str, text: &str| {
+        assert_no_secret(place, text);
+        if let Some(at) = text.find(QUERY_SECRET) {
+            let start = at.saturating_sub(200);
+            panic!(
+                "{place} contains the query secret: …{}…",
+                text.get(start..at + QUERY_SECRET.len())
+                    .unwrap_or("<boundary>")
+            );
+        }
+    };
+    for message in &daemon.transcript {
+        check("stdout", &message.to_string());
+    }
+    let stderr = std::fs::read(&stderr_path).unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&stderr).into_owned();
+    check("stderr", &stderr);
+    assert!(
+        !rollout_files(home.path()).is_empty(),
+        "no rollout written; the grep would prove nothing"
+    );
+    for file in all_files_under(home.path()) {
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{e}"));
+        check(
+            &file.display().to_string(),
+            &String::from_utf8_lossy(&bytes),
+        );
+    }
+    (turn, stderr)
+}
+
+/// A turn against an unreachable provider (a loopback port that refuses connections) fails
+/// naming the URL without its query, and the secret is nowhere, retry log line included.
+async fn unreachable_provider_with_a_key_in_the_query(wire_api: &str) {
+    let port = refusing_port();
+    let base_url = format!("http://127.0.0.1:{port}/openai");
+    let (turn, stderr) = one_turn_then_grep(&query_key_overrides(&base_url, wire_api)).await;
+    let completed = turn.last().cloned().unwrap_or_default();
+    assert_eq!(completed["params"]["turn"]["status"], "failed", "{turn:#?}");
+    let message = completed["params"]["turn"]["error"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains(&format!("127.0.0.1:{port}/openai/responses")),
+        "the failure should still say where: {message}"
+    );
+    assert!(!message.contains('?'), "{message}");
+    assert!(
+        stderr.contains("retrying"),
+        "the retry was not logged; the grep would miss that path:\n{stderr}"
+    );
+}
+
+/// A turn against a reachable provider: the key really went out in the query (the provider
+/// recorded it), and trace-level logs of the connection did not copy it.
+async fn reachable_provider_with_a_key_in_the_query(wire_api: &str) {
+    let provider = MockProvider::start(Script::new([Reply::Sse(
+        mock_provider::simple_text_response("resp_1", "msg_1", "Hello", 3),
+    )]))
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let overrides = query_key_overrides(&provider.base_url(), wire_api);
+    let (turn, _stderr) = one_turn_then_grep(&overrides).await;
+    let completed = turn.last().cloned().unwrap_or_default();
+    assert_eq!(
+        completed["params"]["turn"]["status"], "completed",
+        "{turn:#?}"
+    );
+    let requests = provider.requests();
+    assert!(
+        requests.iter().any(|request| request
+            .query
+            .as_deref()
+            .is_some_and(|query| query.contains(QUERY_SECRET))),
+        "the key was never sent in the query: {requests:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_key_in_query_params_stays_out_of_output_when_the_http_provider_is_unreachable() {
+    unreachable_provider_with_a_key_in_the_query("responses").await;
+}
+
+#[tokio::test]
+async fn a_key_in_query_params_stays_out_of_output_when_the_websocket_provider_is_unreachable() {
+    unreachable_provider_with_a_key_in_the_query("responses_websocket").await;
+}
+
+#[tokio::test]
+async fn a_key_in_query_params_stays_out_of_trace_logs_over_http() {
+    reachable_provider_with_a_key_in_the_query("responses").await;
+}
+
+#[tokio::test]
+async fn keys_stay_out_of_trace_logs_over_the_websocket_transport() {
+    reachable_provider_with_a_key_in_the_query("responses_websocket").await;
 }

@@ -32,6 +32,17 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// A failure to reach the provider at `url`. The URL is kept without its query: a provider
+    /// may take its key as a query parameter (Azure's `api-key`), and this error reaches
+    /// notifications, rollouts and logs. `message` must not carry the URL (see [`url_free`]).
+    pub(super) fn connect(provider: &ProviderInfo, url: &str, message: String) -> ClientError {
+        ClientError::Connect {
+            provider: provider.display_name().to_string(),
+            url: shown_url(url),
+            message,
+        }
+    }
+
     /// A non-success status: 401 is its own variant (it triggers auth recovery), the rest keep the
     /// provider's message and any `Retry-After`.
     pub(super) fn from_status(
@@ -132,4 +143,57 @@ pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     message
+}
+
+/// `url` as it may be shown to the user or logged: without its query and fragment (which can
+/// carry a key) and without any user name or password. Text that does not parse as a URL is cut
+/// at its first `?` or `#`.
+pub(super) fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            // Both fail only for URLs that cannot have user info, which then have none.
+            let _ = parsed.set_password(None);
+            let _ = parsed.set_username("");
+            parsed.to_string()
+        }
+        Err(_) => url.split(['?', '#']).next().unwrap_or_default().to_string(),
+    }
+}
+
+/// `message` with every copy of `url` replaced by its [`shown_url`], and any remaining copy of
+/// its query string elided. For errors of libraries that, unlike reqwest, cannot be asked to
+/// leave the URL out (tungstenite's "Unable to connect to {url}").
+pub(super) fn url_free(message: &str, url: &reqwest::Url) -> String {
+    let mut message = message.replace(url.as_str(), &shown_url(url.as_str()));
+    if let Some(query) = url.query().filter(|query| !query.is_empty()) {
+        message = message.replace(query, "…");
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_url_keeps_no_query_fragment_or_user_info() {
+        assert_eq!(
+            shown_url("https://user:pw@example.test/openai/responses?api-key=k1&v=2#frag"),
+            "https://example.test/openai/responses"
+        );
+        assert_eq!(shown_url("not a url?api-key=k1"), "not a url");
+    }
+
+    #[test]
+    fn url_free_leaves_neither_the_url_nor_its_query_in_a_message() {
+        let url = reqwest::Url::parse("ws://127.0.0.1:9/v1/responses?api-key=k1")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            url_free(&format!("Unable to connect to {url}"), &url),
+            "Unable to connect to ws://127.0.0.1:9/v1/responses"
+        );
+        assert_eq!(url_free("bad target ?api-key=k1", &url), "bad target ?…");
+    }
 }

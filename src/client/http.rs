@@ -45,11 +45,10 @@ pub(super) async fn open_sse_stream(
         .body(body.to_vec())
         .send()
         .await;
-    let response = result.map_err(|error| ClientError::Connect {
-        provider: provider.display_name().to_string(),
-        url: url.clone(),
-        message: error_chain(&error),
-    })?;
+    // reqwest's errors name the full request URL, query parameters (a key, for some providers)
+    // included: the error names the URL itself, without them.
+    let response = result
+        .map_err(|error| ClientError::connect(provider, &url, error_chain(&error.without_url())))?;
     let status = response.status().as_u16();
     if !response.status().is_success() {
         let retry_after = retry_after(response.headers());
@@ -69,7 +68,11 @@ pub(super) async fn open_sse_stream(
             "SSE stream opened"
         );
     }
-    let body = response.bytes_stream().boxed();
+    // Body errors carry no URL today; stripping it keeps that true whatever reqwest does later.
+    let body = response
+        .bytes_stream()
+        .map(|chunk| chunk.map_err(reqwest::Error::without_url))
+        .boxed();
     let source = SseEventStream::new(body, provider.stream_idle_timeout());
     let diagnostics = StreamDiagnostics {
         provider: provider.display_name().to_string(),

@@ -117,14 +117,14 @@ impl ModelClient {
         tokio::time::timeout(limit, open)
             .await
             .unwrap_or_else(|_elapsed| {
-                Err(ClientError::Connect {
-                    provider: provider.display_name().to_string(),
-                    url: provider.responses_url(),
-                    message: format!(
+                Err(ClientError::connect(
+                    provider,
+                    &provider.responses_url(),
+                    format!(
                         "no response within {} ms (stream_idle_timeout_ms)",
                         limit.as_millis()
                     ),
-                })
+                ))
             })
     }
 }

@@ -13,7 +13,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use crate::wire::websocket::{response_create_message, WebSocketEventStream, WebSocketMessage};
 use crate::wire::ResponsesRequest;
 
-use super::error::{error_chain, ClientError};
+use super::error::{error_chain, shown_url, url_free, ClientError};
 use super::headers::{read_facts, request_headers, Accept, HeaderInputs};
 use super::http::retry_after;
 use super::provider::ProviderInfo;
@@ -31,10 +31,10 @@ pub(super) async fn open_websocket_stream(
         message,
     };
     let url = websocket_url(provider).map_err(config_error)?;
-    let mut handshake = url
-        .as_str()
-        .into_client_request()
-        .map_err(|error| config_error(format!("invalid WebSocket URL `{url}`: {error}")))?;
+    let mut handshake = url.as_str().into_client_request().map_err(|error| {
+        let shown = shown_url(url.as_str());
+        config_error(format!("invalid WebSocket URL `{shown}`: {error}"))
+    })?;
     let inputs = HeaderInputs {
         thread_id: &context.thread_id,
         originator: &context.originator,
@@ -64,17 +64,25 @@ pub(super) async fn open_websocket_stream(
 }
 
 /// `{base_url}/responses` with the provider's query parameters, `http` → `ws`, `https` → `wss`.
+/// The query can hold a key: wherever this URL is shown, it goes through `shown_url`.
 fn websocket_url(provider: &ProviderInfo) -> Result<reqwest::Url, String> {
     let mut url =
         reqwest::Url::parse_with_params(&provider.responses_url(), &provider.query_params)
-            .map_err(|error| format!("invalid base_url `{}`: {error}", provider.base_url))?;
+            .map_err(|error| {
+                let shown = shown_url(&provider.base_url);
+                format!("invalid base_url `{shown}`: {error}")
+            })?;
     let scheme = match url.scheme() {
         "http" | "ws" => "ws",
         "https" | "wss" => "wss",
         other => return Err(format!("unsupported URL scheme `{other}` for a WebSocket")),
     };
-    url.set_scheme(scheme)
-        .map_err(|()| format!("cannot use scheme `{scheme}` with `{url}`"))?;
+    url.set_scheme(scheme).map_err(|()| {
+        format!(
+            "cannot use scheme `{scheme}` with `{}`",
+            shown_url(url.as_str())
+        )
+    })?;
     Ok(url)
 }
 
@@ -117,9 +125,5 @@ fn connect_error(
     url: &reqwest::Url,
     error: &tungstenite::Error,
 ) -> ClientError {
-    ClientError::Connect {
-        provider: provider.display_name().to_string(),
-        url: url.to_string(),
-        message: error_chain(error),
-    }
+    ClientError::connect(provider, url.as_str(), url_free(&error_chain(error), url))
 }

@@ -8,7 +8,9 @@
 //! rollout, `thread/list`) run beside them on the connection's handler tracker, at most
 //! [`MAX_CONCURRENT_READS`] at once, so they never hold up a `turn/interrupt` sent after them.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
 use tokio::io::AsyncBufRead;
@@ -23,6 +25,7 @@ use crate::protocol::methods::ClientRequest;
 use super::context::ServerContext;
 use super::errors::{already_initialized, decode_error, not_initialized, overloaded};
 use super::handlers;
+use super::shutdown::ClientEnds;
 use super::stdio::{InputLine, LineReader};
 
 /// How many read-only requests may run beside the ordered ones; beyond that the dispatcher waits
@@ -53,38 +56,86 @@ pub enum StopReason {
     OutputClosed,
 }
 
-/// Reads lines until EOF, a termination signal, or a closed output.
+/// How long a line that waits for room in the outgoing queue may keep waiting once the client
+/// closed stdin: long enough for a client that reads its last replies slowly, short enough to
+/// stay well inside the shutdown budget for one that reads nothing.
+const STALLED_AFTER_INPUT_CLOSED: Duration = Duration::from_millis(100);
+
+/// Reads lines until EOF, a termination signal, or the client going away.
+///
+/// Lines are routed one at a time, in arrival order. Routing a line may wait: the error reply to
+/// a malformed line goes to the outgoing queue, which a client that stopped reading stdout keeps
+/// full. That wait must not hide a signal, a closed stdout or a closed stdin, so it is raced
+/// against them. A routing cut short this way goes on beside the shutdown until it gives up on
+/// the client's output, so its reply still goes out if the client reads again in time.
 pub async fn read_loop<R: AsyncBufRead + Unpin>(
     context: &Arc<ServerContext>,
     mut reader: LineReader<R>,
     ingress_tx: IngressSender,
-    output_closed: CancellationToken,
+    ends: ClientEnds,
 ) -> StopReason {
     let mut terminate = super::shutdown::TerminationSignals::new();
     loop {
         let line = tokio::select! {
             line = reader.next_line() => line,
             signal = terminate.recv() => return StopReason::Signal(signal),
-            _ = output_closed.cancelled() => return StopReason::OutputClosed,
+            _ = ends.output_closed.cancelled() => return StopReason::OutputClosed,
         };
-        match line {
+        let line = match line {
             Ok(InputLine::Eof) => return StopReason::StdinEof,
             Err(error) => return StopReason::StdinError(error.to_string()),
-            Ok(InputLine::TooLong { length }) => {
-                let error = ErrorObject::new(
-                    INVALID_REQUEST,
-                    format!(
-                        "message too large: {length} bytes (limit {})",
-                        context.config.max_line_bytes
-                    ),
-                )
-                .with_data(
-                    json!({ "reason": "line_too_long", "limit": context.config.max_line_bytes }),
-                );
-                let _ = context.outgoing.send_error(None, &error).await;
-            }
-            Ok(InputLine::Line(bytes)) => route_line(context, &bytes, &ingress_tx).await,
+            Ok(line) => line,
+        };
+        // Boxed so that, cut short, it can move to a task of its own.
+        let mut routing = Box::pin(route_input(context.clone(), line, ingress_tx.clone()));
+        let reason = tokio::select! {
+            biased;
+            _ = &mut routing => continue,
+            signal = terminate.recv() => StopReason::Signal(signal),
+            _ = ends.output_closed.cancelled() => StopReason::OutputClosed,
+            _ = input_closed_while_stalled(&ends.input_hung_up) => StopReason::StdinEof,
+        };
+        finish_beside_shutdown(context, routing);
+        return reason;
+    }
+}
+
+/// Resolves a short while after the client closed stdin: a line that still waits for room then
+/// belongs to a client that neither writes nor reads any more.
+async fn input_closed_while_stalled(input_hung_up: &CancellationToken) {
+    input_hung_up.cancelled().await;
+    tokio::time::sleep(STALLED_AFTER_INPUT_CLOSED).await;
+}
+
+/// Lets a routing that waits for room in the outgoing queue finish during shutdown, until
+/// shutdown abandons the client's output. It runs on the handler tracker, which shutdown waits
+/// for; until it ends, its copy of the ingress sender keeps the dispatcher draining.
+fn finish_beside_shutdown(
+    context: &Arc<ServerContext>,
+    routing: std::pin::Pin<Box<impl Future<Output = ()> + Send + 'static>>,
+) {
+    let abandoned = context.output_abandoned.clone();
+    context.handlers.spawn(async move {
+        tokio::select! {
+            _ = routing => {}
+            _ = abandoned.cancelled() => {}
         }
+    });
+}
+
+async fn route_input(context: Arc<ServerContext>, line: InputLine, ingress_tx: IngressSender) {
+    match line {
+        InputLine::Line(bytes) => route_line(&context, &bytes, &ingress_tx).await,
+        InputLine::TooLong { length } => {
+            let limit = context.config.max_line_bytes;
+            let error = ErrorObject::new(
+                INVALID_REQUEST,
+                format!("message too large: {length} bytes (limit {limit})"),
+            )
+            .with_data(json!({ "reason": "line_too_long", "limit": limit }));
+            let _ = context.outgoing.send_error(None, &error).await;
+        }
+        InputLine::Eof => {}
     }
 }
 

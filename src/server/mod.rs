@@ -32,8 +32,16 @@ use context::{ConnectionState, LoadedThreads, ServerContext};
 use outgoing::{OutgoingSender, OUTGOING_CAPACITY};
 
 /// Serves one connection on stdin/stdout until EOF or a termination signal.
+/// The descriptors are watched for the client closing them, so a client that goes away is
+/// noticed even while nothing is read or written.
 pub async fn run_stdio(config: Config) -> Result<(), CoreError> {
-    serve(config, tokio::io::stdin(), stdio::stdout_writer()).await
+    let ends = shutdown::ClientEnds::default();
+    let stop_watching = CancellationToken::new();
+    #[cfg(unix)]
+    stdio::watch_stdio(&ends.input_hung_up, &ends.output_closed, &stop_watching);
+    let served = serve_connection(config, tokio::io::stdin(), stdio::stdout_writer(), ends).await;
+    stop_watching.cancel();
+    served
 }
 
 /// Serves one connection over any byte streams.
@@ -42,7 +50,20 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let output_closed = CancellationToken::new();
+    serve_connection(config, input, output, shutdown::ClientEnds::default()).await
+}
+
+async fn serve_connection<R, W>(
+    config: Config,
+    input: R,
+    output: W,
+    ends: shutdown::ClientEnds,
+) -> Result<(), CoreError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let output_closed = ends.output_closed.clone();
     let writer_finish = CancellationToken::new();
     let (lines_tx, lines_rx) = mpsc::channel(OUTGOING_CAPACITY);
     let writer = tokio::spawn(stdio::run_writer(
@@ -74,7 +95,7 @@ where
     let (ingress_tx, ingress_rx) = mpsc::channel(context.config.ingress_queue_capacity);
     let dispatcher = tokio::spawn(dispatch::run_dispatcher(context.clone(), ingress_rx));
     let reader = stdio::LineReader::new(BufReader::new(input), max_line_bytes);
-    let reason = dispatch::read_loop(&context, reader, ingress_tx, output_closed).await;
+    let reason = dispatch::read_loop(&context, reader, ingress_tx, ends).await;
     match &reason {
         dispatch::StopReason::StdinError(error) => {
             tracing::warn!(%error, "stdin failed; shutting down")

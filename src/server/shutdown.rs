@@ -1,4 +1,4 @@
-//! Shutdown: on stdin EOF or SIGTERM/SIGINT, interrupt running turns (each records its end and
+//! Shutdown: on stdin EOF, SIGTERM/SIGINT/SIGHUP or a closed stdout, interrupt running turns (each records its end and
 //! emits `turn/completed`), drain notifications, flush rollouts, and exit 0 — bounded in time so
 //! a stuck client cannot hold the process.
 
@@ -13,12 +13,27 @@ use super::context::ServerContext;
 /// Total time allowed for a graceful shutdown.
 pub const SHUTDOWN_BUDGET: Duration = Duration::from_millis(1800);
 
-/// SIGTERM and SIGINT as one awaitable source.
+/// How a connection learns that its client went away, other than by EOF on its input.
+#[derive(Clone, Default)]
+pub struct ClientEnds {
+    /// The client closed stdout: a write failed, or the descriptor reported a hangup.
+    pub output_closed: CancellationToken,
+    /// The client closed stdin (its descriptor reported a hangup). Lines it sent before may
+    /// still be unread, so the request loop heeds this only while it cannot read because it
+    /// waits for room in the outgoing queue.
+    pub input_hung_up: CancellationToken,
+}
+
+/// SIGTERM, SIGINT and SIGHUP as one awaitable source.
+///
+/// SIGHUP is the terminal or the editor that spawned us going away; left to its default action
+/// it would kill the process on the spot, with rollouts unflushed and tools (each in a process
+/// group of its own, so the hangup does not reach them) left running. It is handled like
+/// SIGTERM instead — unless the process started with SIGHUP ignored (`nohup`), which asks for
+/// the opposite and is respected.
 pub struct TerminationSignals {
     #[cfg(unix)]
-    term: Option<tokio::signal::unix::Signal>,
-    #[cfg(unix)]
-    int: Option<tokio::signal::unix::Signal>,
+    sources: Vec<(&'static str, tokio::signal::unix::Signal)>,
 }
 
 impl TerminationSignals {
@@ -26,10 +41,17 @@ impl TerminationSignals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
-            TerminationSignals {
-                term: signal(SignalKind::terminate()).ok(),
-                int: signal(SignalKind::interrupt()).ok(),
-            }
+            let wanted = [
+                ("SIGTERM", SignalKind::terminate()),
+                ("SIGINT", SignalKind::interrupt()),
+                ("SIGHUP", SignalKind::hangup()),
+            ];
+            let sources = wanted
+                .into_iter()
+                .filter(|(name, _)| *name != "SIGHUP" || !hangup_ignored_at_start())
+                .filter_map(|(name, kind)| signal(kind).ok().map(|source| (name, source)))
+                .collect();
+            TerminationSignals { sources }
         }
         #[cfg(not(unix))]
         TerminationSignals {}
@@ -39,22 +61,15 @@ impl TerminationSignals {
     pub async fn recv(&mut self) -> &'static str {
         #[cfg(unix)]
         {
-            let term = async {
-                match self.term.as_mut() {
-                    Some(signal) => signal.recv().await,
-                    None => std::future::pending().await,
+            std::future::poll_fn(|cx| {
+                for (name, source) in self.sources.iter_mut() {
+                    if source.poll_recv(cx).is_ready() {
+                        return std::task::Poll::Ready(*name);
+                    }
                 }
-            };
-            let int = async {
-                match self.int.as_mut() {
-                    Some(signal) => signal.recv().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                _ = term => "SIGTERM",
-                _ = int => "SIGINT",
-            }
+                std::task::Poll::Pending
+            })
+            .await
         }
         #[cfg(not(unix))]
         std::future::pending().await
@@ -64,6 +79,19 @@ impl TerminationSignals {
 impl Default for TerminationSignals {
     fn default() -> Self {
         TerminationSignals::new()
+    }
+}
+
+/// Whether SIGHUP was ignored when the process started (`nohup openturn …`). Asked before any
+/// handler of ours is installed, so the answer is the parent's choice.
+#[cfg(unix)]
+fn hangup_ignored_at_start() -> bool {
+    // SAFETY: a zeroed sigaction is a valid out-parameter; a null new action only reads the
+    // current disposition.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == libc::SIG_IGN
     }
 }
 

@@ -105,6 +105,109 @@ fn nonblocking_stdout_pipe() -> std::io::Result<tokio::io::Stdout> {
     Err(std::io::Error::other("non-blocking pipes need unix"))
 }
 
+/// Which way a watched descriptor carries the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Input,
+    Output,
+}
+
+/// Cancels `gone` once the client closed its end of `fd`, without reading or writing it.
+///
+/// A failed write is how the writer learns that stdout is closed, but nothing is written while a
+/// silent tool runs, and nothing is read from stdin while the request loop waits for room in the
+/// outgoing queue: without this watch, a client that went away would hold the daemon (and the
+/// tool) for as long as that lasts. Every wake-up of the reactor for `fd` is checked with a
+/// zero-timeout `poll(2)`: for stdout, a pipe whose reader left (POLLERR) or a socket or terminal
+/// that hung up (POLLHUP); for stdin, its writer closing (POLLHUP, POLLRDHUP), which a pipe
+/// reports even while unread lines remain in it. Returns at once for a descriptor the reactor
+/// cannot watch (a file, `/dev/null`: they never hang up), and when `stop` is cancelled.
+#[cfg(unix)]
+pub async fn watch_for_hangup(
+    fd: std::os::fd::OwnedFd,
+    direction: Direction,
+    gone: CancellationToken,
+    stop: CancellationToken,
+) {
+    use std::os::fd::AsRawFd;
+    use tokio::io::{unix::AsyncFd, Interest};
+    // Errors and hangups are reported whatever the interest; READABLE is the registration
+    // tokio needs, and on stdin also wakes us when input arrives (checked, then ignored).
+    let interest = Interest::READABLE | Interest::ERROR;
+    // SAFETY: `fd` is an open descriptor owned by the `AsyncFd` from here on, so it stays open
+    // and names the same file description for the `AsyncFd`'s whole life.
+    let watched = match unsafe { AsyncFd::register_with_interest(fd, interest) } {
+        Ok(watched) => watched,
+        Err(error) => {
+            let error = error.to_string();
+            tracing::debug!(?direction, %error, "stdio descriptor cannot be watched for hangup");
+            return;
+        }
+    };
+    loop {
+        if client_end_closed(watched.as_raw_fd(), direction) {
+            tracing::info!(?direction, "the client closed its end of stdio");
+            gone.cancel();
+            return;
+        }
+        let mut ready = tokio::select! {
+            ready = watched.ready(interest) => match ready {
+                Ok(ready) => ready,
+                Err(_) => return,
+            },
+            _ = stop.cancelled() => return,
+        };
+        ready.clear_ready();
+    }
+}
+
+/// Watches the process's own stdin and stdout for the client closing them (see
+/// [`watch_for_hangup`]) until `stop` is cancelled.
+#[cfg(unix)]
+pub fn watch_stdio(
+    input_hung_up: &CancellationToken,
+    output_closed: &CancellationToken,
+    stop: &CancellationToken,
+) {
+    use std::os::fd::AsFd;
+    let watched = [
+        (
+            std::io::stdin().as_fd().try_clone_to_owned(),
+            Direction::Input,
+            input_hung_up,
+        ),
+        (
+            std::io::stdout().as_fd().try_clone_to_owned(),
+            Direction::Output,
+            output_closed,
+        ),
+    ];
+    for (fd, direction, gone) in watched {
+        match fd {
+            Ok(fd) => {
+                tokio::spawn(watch_for_hangup(fd, direction, gone.clone(), stop.clone()));
+            }
+            Err(error) => tracing::debug!(?direction, %error, "stdio descriptor not watched"),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn client_end_closed(fd: std::os::fd::RawFd, direction: Direction) -> bool {
+    let events = match direction {
+        Direction::Input => libc::POLLRDHUP,
+        Direction::Output => 0,
+    };
+    let mut poll_fd = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, a zero timeout; `fd` stays open for the call (we own it).
+    let ready = unsafe { libc::poll(&mut poll_fd, 1, 0) };
+    ready == 1 && poll_fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLRDHUP) != 0
+}
+
 /// Most queued messages written per flush; bounds the latency a burst can add to the first
 /// line in it.
 const MAX_MESSAGES_PER_FLUSH: usize = 64;

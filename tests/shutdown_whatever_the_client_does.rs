@@ -1,0 +1,331 @@
+//! Shutdown wins within its two-second budget whatever the client does (issue 11).
+//!
+//! - A client that stopped reading stdout mid-turn and then sent a malformed line leaves the
+//!   daemon's request loop waiting for room in the outgoing queue for that line's error. SIGTERM,
+//!   SIGINT and stdin EOF must still end the daemon within two seconds, with the turn recorded as
+//!   interrupted in the fsynced rollout.
+//! - SIGHUP (the terminal or editor went away) is handled like SIGTERM: the rollout is flushed and
+//!   a running tool's process is killed, not left behind. Started with SIGHUP ignored (`nohup`),
+//!   the daemon keeps ignoring it.
+//! - A client that closes its end of stdout while a silent tool runs (nothing is being written,
+//!   so no write can fail) is noticed at once: the daemon exits and kills the tool.
+
+mod support;
+mod turn_support;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::raw_pipes::{read_json, response as response_to, send};
+use support::*;
+use tokio::io::BufReader;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use turn_support::{exec_call, response};
+
+/// The daemon's promise: from the signal (or EOF, or hangup) to its exit.
+const SHUTDOWN_PROMISE: Duration = Duration::from_secs(2);
+/// Deltas the stalled turn streams: far more than the outbound queue and the pipe hold, so the
+/// daemon's output is stuck once stdout goes unread.
+const DELTAS: usize = 5_000;
+/// Bytes waiting in a full Linux pipe (64 KiB by default), less a few lines of slack.
+const PIPE_FULL: i32 = 48 * 1024;
+
+/// Bytes waiting unread in the daemon's stdout pipe.
+fn pipe_bytes(stdout: &ChildStdout) -> i32 {
+    use std::os::fd::AsRawFd;
+    let mut waiting: libc::c_int = 0;
+    // SAFETY: FIONREAD on our own open pipe fd writes one c_int.
+    let result = unsafe { libc::ioctl(stdout.as_raw_fd(), libc::FIONREAD, &mut waiting) };
+    assert_eq!(result, 0, "FIONREAD failed");
+    waiting
+}
+
+fn signal(child: &Child, signal: libc::c_int) {
+    let pid = child
+        .id()
+        .unwrap_or_else(|| panic!("daemon already reaped"));
+    // SAFETY: signalling our own child process.
+    let result = unsafe { libc::kill(pid as i32, signal) };
+    assert_eq!(result, 0, "kill failed");
+}
+
+/// The daemon spawned on raw pipes, its stderr kept in a file.
+struct RawDaemon {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Option<BufReader<ChildStdout>>,
+    stderr_path: std::path::PathBuf,
+}
+
+impl RawDaemon {
+    fn spawn(home: &Path, overrides: &[String], env: &[(&str, &str)]) -> RawDaemon {
+        let stderr_path = home.join("daemon.stderr");
+        let stderr = std::fs::File::create(&stderr_path).unwrap_or_else(|e| panic!("{e}"));
+        let mut child = Command::new(openturn_bin())
+            .args(overrides.iter().flat_map(|o| ["-c", o.as_str()]))
+            .arg("app-server")
+            .env("OPENTURN_HOME", home)
+            .env("OPENTURN_TEST_KEY", "sk-test-secret-key")
+            .env_remove("OPENAI_API_KEY")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().map(BufReader::new);
+        RawDaemon {
+            child,
+            stdin,
+            stdout,
+            stderr_path,
+        }
+    }
+
+    fn stdin(&mut self) -> &mut ChildStdin {
+        self.stdin
+            .as_mut()
+            .unwrap_or_else(|| panic!("stdin closed"))
+    }
+
+    fn stdout(&mut self) -> &mut BufReader<ChildStdout> {
+        self.stdout
+            .as_mut()
+            .unwrap_or_else(|| panic!("stdout closed"))
+    }
+
+    /// `initialize`, `initialized`, `thread/start` with `params`; returns the thread id.
+    async fn start_thread(&mut self, params: Value) -> String {
+        let init = json!({"id": 1, "method": "initialize",
+            "params": {"clientInfo": {"name": "t", "version": "1"}}});
+        send(self.stdin(), init).await;
+        response_to(self.stdout(), 1).await;
+        send(self.stdin(), json!({"method": "initialized"})).await;
+        let start = json!({"id": 2, "method": "thread/start", "params": params});
+        send(self.stdin(), start).await;
+        let started = response_to(self.stdout(), 2).await;
+        started["result"]["thread"]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{started}"))
+            .to_string()
+    }
+
+    async fn start_turn(&mut self, thread_id: &str) {
+        let turn = json!({"id": 3, "method": "turn/start",
+            "params": {"threadId": thread_id, "input": [{"type": "text", "text": "go"}]}});
+        send(self.stdin(), turn).await;
+        response_to(self.stdout(), 3).await;
+    }
+
+    /// Waits for the exit, which must come within the shutdown promise of `since`, and be 0.
+    async fn exits_promptly(&mut self, since: Instant, what: &str) {
+        let status = tokio::time::timeout(TIMEOUT, self.child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("daemon ignored {what}: {}", self.stderr()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let took = since.elapsed();
+        eprintln!("exit {took:?} after {what}");
+        assert_eq!(status.code(), Some(0), "after {what}: {}", self.stderr());
+        assert!(
+            took < SHUTDOWN_PROMISE,
+            "exit took {took:?} after {what}, over the {SHUTDOWN_PROMISE:?} promise: {}",
+            self.stderr()
+        );
+        assert!(!self.stderr().contains("panicked"), "{}", self.stderr());
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+}
+
+/// The one turn of the thread ended `interrupted` in its rollout (flushed before exit).
+fn assert_recorded_interrupted(home: &Path, thread_id: &str) {
+    let rollout =
+        std::fs::read_to_string(rollout_of(home, thread_id)).unwrap_or_else(|e| panic!("{e}"));
+    let ended: Vec<Value> = rollout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "turn_ended")
+        .collect();
+    assert_eq!(ended.len(), 1, "{rollout}");
+    assert_eq!(ended[0]["payload"]["status"], "interrupted", "{rollout}");
+}
+
+enum Stop {
+    Signal(libc::c_int),
+    StdinEof,
+}
+
+/// A turn streaming into a client that stopped reading stdout, then one malformed line whose
+/// error cannot be queued, then `stop`.
+async fn stalled_client_with_a_malformed_line(stop: Stop, what: &str) {
+    let deltas: Vec<String> = (0..DELTAS).map(|n| format!("delta {n} ")).collect();
+    let deltas: Vec<&str> = deltas.iter().map(String::as_str).collect();
+    let provider = MockProvider::start(Script::new([stalled_text_reply("msg_p", &deltas)]))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon = RawDaemon::spawn(home.path(), &mock_overrides(&provider), &[]);
+    let thread_id = daemon.start_thread(json!({})).await;
+    daemon.start_turn(&thread_id).await;
+    // From here on stdout is never read again (but stays open). Wait until the pipe is full,
+    // then give the deltas still streaming a moment to fill the outbound queue behind it.
+    let mut full = false;
+    for _ in 0..400 {
+        if pipe_bytes(daemon.stdout().get_ref()) >= PIPE_FULL {
+            full = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(full, "the daemon never filled its stdout pipe");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Its parse error waits for room in the full queue: the request loop is stuck on it.
+    use tokio::io::AsyncWriteExt;
+    daemon
+        .stdin()
+        .write_all(b"{this is not json\n")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let since = Instant::now();
+    match stop {
+        Stop::Signal(number) => signal(&daemon.child, number),
+        Stop::StdinEof => daemon.stdin = None,
+    }
+    daemon.exits_promptly(since, what).await;
+    assert_recorded_interrupted(home.path(), &thread_id);
+}
+
+#[tokio::test]
+async fn sigterm_ends_the_daemon_while_a_stalled_client_holds_up_an_error_reply() {
+    stalled_client_with_a_malformed_line(Stop::Signal(libc::SIGTERM), "SIGTERM").await;
+}
+
+#[tokio::test]
+async fn sigint_ends_the_daemon_while_a_stalled_client_holds_up_an_error_reply() {
+    stalled_client_with_a_malformed_line(Stop::Signal(libc::SIGINT), "SIGINT").await;
+}
+
+#[tokio::test]
+async fn stdin_eof_ends_the_daemon_while_a_stalled_client_holds_up_an_error_reply() {
+    stalled_client_with_a_malformed_line(Stop::StdinEof, "stdin EOF").await;
+}
+
+/// Whether a process is gone (or a zombie nobody reaped yet).
+fn process_is_dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// A daemon whose turn runs a tool that writes nothing and sleeps for 30 seconds; returns the
+/// daemon, its home, the thread id and the tool's pid once the tool is running.
+async fn daemon_running_a_silent_tool(
+    workdir: &Path,
+) -> (RawDaemon, tempfile::TempDir, MockProvider, String, String) {
+    let call = exec_call(
+        "fc_1",
+        "call_1",
+        json!({"cmd": "echo $$ > tool.pid; exec sleep 30", "timeout_ms": 60_000, "login": false}),
+    );
+    let provider = MockProvider::start(Script::new([response("r1", vec![call], None)]))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon = RawDaemon::spawn(home.path(), &mock_overrides(&provider), &[]);
+    let params = json!({"approvalPolicy": "never", "cwd": workdir.display().to_string()});
+    let thread_id = daemon.start_thread(params).await;
+    daemon.start_turn(&thread_id).await;
+    let pid_file = workdir.join("tool.pid");
+    let mut pid = String::new();
+    for _ in 0..400 {
+        pid = std::fs::read_to_string(&pid_file)
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        if !pid.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(!pid.is_empty(), "the tool never started");
+    assert!(!process_is_dead(&pid), "the tool {pid} is not running");
+    // The tool is silent from here on: let its start notifications be read, then stop reading.
+    loop {
+        let message = read_json(daemon.stdout()).await;
+        if message["method"] == "item/started" && message["params"]["item"]["type"] != "userMessage"
+        {
+            break;
+        }
+    }
+    (daemon, home, provider, thread_id, pid)
+}
+
+#[tokio::test]
+async fn sighup_is_handled_like_sigterm_rollout_flushed_and_tool_killed() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (mut daemon, home, _provider, thread_id, pid) =
+        daemon_running_a_silent_tool(workdir.path()).await;
+    let since = Instant::now();
+    signal(&daemon.child, libc::SIGHUP);
+    daemon.exits_promptly(since, "SIGHUP").await;
+    assert!(process_is_dead(&pid), "the tool {pid} survived SIGHUP");
+    assert_recorded_interrupted(home.path(), &thread_id);
+    assert!(daemon.stderr().contains("SIGHUP"), "{}", daemon.stderr());
+}
+
+#[tokio::test]
+async fn a_stdout_closed_during_a_silent_tool_ends_the_daemon_and_kills_the_tool() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (mut daemon, home, _provider, thread_id, pid) =
+        daemon_running_a_silent_tool(workdir.path()).await;
+    let since = Instant::now();
+    daemon.stdout = None; // The client closes its read end; stdin stays open.
+    daemon.exits_promptly(since, "a closed stdout").await;
+    assert!(process_is_dead(&pid), "the tool {pid} survived");
+    assert_recorded_interrupted(home.path(), &thread_id);
+    assert!(
+        daemon.stderr().contains("OutputClosed"),
+        "{}",
+        daemon.stderr()
+    );
+}
+
+#[tokio::test]
+async fn a_daemon_started_with_sighup_ignored_nohup_keeps_serving_after_one() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut command = Command::new(openturn_bin());
+    command
+        .arg("app-server")
+        .env("OPENTURN_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // SAFETY: only async-signal-safe work between fork and exec: setting one disposition.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut daemon = Daemon::from_command(command);
+    daemon.initialize().await;
+    signal(&daemon.child, libc::SIGHUP);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Still serving: the hangup was ignored, as `nohup` asked.
+    daemon.ok("thread/loaded/list", json!({})).await;
+    daemon.close_stdin();
+    assert_eq!(daemon.wait_exit().await, Some(0));
+}
