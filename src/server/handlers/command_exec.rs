@@ -12,7 +12,7 @@
 //! begins, or — if something the child left behind still holds a pipe open — a short grace after
 //! the child exits; dropping the request's task aborts any that remain. No reader outlives it.
 //!
-//! `sandboxPolicy`: openturn has no sandbox (README "Approvals"), so it cannot confine a command.
+//! `sandboxPolicy`: openturn has no sandbox (README "Approvals and the sandbox"), so it cannot confine a command.
 //! The request is the client's own decision to run the command, so nothing is asked again; but a
 //! request that names a confinement (`readOnly`, `workspaceWrite`) is refused with -32602 rather
 //! than run unconfined behind the client's back. `dangerFullAccess` and `externalSandbox` (the
