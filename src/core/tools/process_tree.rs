@@ -21,6 +21,9 @@
 //! A process is known by pid *and* start time, so a reused pid is never mistaken for another.
 //! Every child the daemon starts must go through [`spawn`]: an unregistered child is an orphan.
 //!
+//! A leader that is not a shell (`command/exec` runs any program) and never waits for children
+//! it did not start keeps adopted orphans as zombies until it exits; they are reaped then.
+//!
 //! Not covered: a daemon killed with SIGKILL cannot clean up, and what its commands left goes to
 //! init. cgroups would survive that, but are rarely writable where the daemon runs (containers,
 //! cgroup v1 hosts), so they are not used.
@@ -37,10 +40,11 @@ const MAX_SWEEP_ROUNDS: usize = 200;
 /// Pause between rounds, so killed processes can die before the next round reaps them.
 const SWEEP_PAUSE: Duration = Duration::from_millis(5);
 
-/// The leaders currently running: pid → start time. Held across a spawn (see the module doc).
-static LEADERS: LazyLock<Mutex<HashMap<i32, u64>>> = LazyLock::new(Mutex::default);
+/// The leaders currently running: pid → start time (`None` when /proc could not tell it; the pid
+/// alone then names the leader). Held across a spawn (see the module doc).
+static LEADERS: LazyLock<Mutex<HashMap<i32, Option<u64>>>> = LazyLock::new(Mutex::default);
 
-fn leaders() -> MutexGuard<'static, HashMap<i32, u64>> {
+fn leaders() -> MutexGuard<'static, HashMap<i32, Option<u64>>> {
     // A poisoned lock only means a panic elsewhere while it was held; the map is still sound.
     LEADERS
         .lock()
@@ -84,7 +88,7 @@ pub(crate) fn spawn(command: &mut Command) -> std::io::Result<(Child, ProcessTre
         .and_then(|pid| i32::try_from(pid).ok())
         .unwrap_or(0);
     // The child is not reaped before its `wait` is polled, so its /proc entry exists now.
-    let start_time = read_entry(leader).map_or(0, |entry| entry.start_time);
+    let start_time = read_entry(leader).map(|entry| entry.start_time);
     leaders.insert(leader, start_time);
     drop(leaders);
     Ok((
@@ -102,7 +106,7 @@ pub(crate) fn spawn(command: &mut Command) -> std::io::Result<(Child, ProcessTre
 #[derive(Debug)]
 pub(crate) struct ProcessTree {
     leader: i32,
-    start_time: u64,
+    start_time: Option<u64>,
     ended: bool,
 }
 
@@ -116,11 +120,18 @@ impl ProcessTree {
         let table = read_table();
         let alive = table
             .iter()
-            .any(|entry| entry.pid == self.leader && entry.start_time == self.start_time);
+            .any(|entry| entry.pid == self.leader && names(self.start_time, entry));
         if alive {
             for pid in with_descendants(&table, &[self.leader]) {
                 sigkill(pid);
             }
+        }
+        self.kill_group();
+    }
+
+    fn kill_group(&self) {
+        if self.leader <= 0 {
+            return;
         }
         // SAFETY: killpg only sends a signal, to the group the leader created (`process_group(0)`);
         // a group already gone yields ESRCH, ignored.
@@ -129,10 +140,14 @@ impl ProcessTree {
         }
     }
 
-    /// After the leader has exited and been waited for: kills and reaps everything it left.
+    /// After the leader has exited and been waited for: kills and reaps everything it left —
+    /// now orphans of the daemon. Only the first call does anything.
     pub(crate) async fn end(&mut self) {
+        if self.ended {
+            return;
+        }
         self.unregister();
-        self.kill();
+        self.kill_group();
         for _ in 0..MAX_SWEEP_ROUNDS {
             if sweep_round(false) == 0 {
                 return;
@@ -188,13 +203,15 @@ fn sweep_round(with_leaders: bool) -> usize {
     leaders.retain(|pid, start| {
         table
             .iter()
-            .any(|entry| entry.pid == *pid && entry.start_time == *start)
+            .any(|entry| entry.pid == *pid && names(*start, entry))
     });
     let daemon = i32::try_from(std::process::id()).unwrap_or(0);
     let mut roots = Vec::new();
     let mut orphans = 0;
     for entry in table.iter().filter(|entry| entry.ppid == daemon) {
-        let leader = leaders.get(&entry.pid) == Some(&entry.start_time);
+        let leader = leaders
+            .get(&entry.pid)
+            .is_some_and(|start| names(*start, entry));
         if leader {
             if with_leaders && !entry.zombie {
                 roots.push(entry.pid);
@@ -213,6 +230,11 @@ fn sweep_round(with_leaders: bool) -> usize {
         sigkill(pid);
     }
     orphans
+}
+
+/// Whether a leader's recorded start time names the process `entry` (same pid assumed).
+fn names(start_time: Option<u64>, entry: &ProcEntry) -> bool {
+    start_time.is_none_or(|start| start == entry.start_time)
 }
 
 fn sigkill(pid: i32) {
