@@ -1,7 +1,8 @@
 //! Command approvals (PROTOCOL.md §8.1) as the approval policy says: `untrusted` asks for
 //! everything but known read-only commands, and so does `on-request` while no sandbox exists
 //! (unless the sandbox mode is `danger-full-access`, where it asks only for escalated commands);
-//! `never` never asks; accept runs,
+//! `never` never asks (and refuses what a confined sandbox cannot hold, tests/sandbox_refusals.rs);
+//! accept runs,
 //! decline (or a malformed reply) tells the model, cancel ends the turn; the request is resolved
 //! with `serverRequest/resolved`, after `turn/completed` when the turn was interrupted.
 
@@ -235,7 +236,10 @@ async fn on_request_without_an_enforced_sandbox_asks_before_any_command_not_know
 
 #[tokio::test]
 async fn on_request_with_danger_full_access_and_never_run_unescalated_commands_without_asking() {
-    for (policy, sandbox) in [("on-request", "danger-full-access"), ("never", "read-only")] {
+    for (policy, sandbox) in [
+        ("on-request", "danger-full-access"),
+        ("never", "danger-full-access"),
+    ] {
         let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let params = json!({"approvalPolicy": policy, "sandbox": sandbox,
             "cwd": workdir.path().display().to_string()});

@@ -98,7 +98,8 @@ async fn interrupt_kills_running_tools_and_their_whole_process_group() {
         None,
     );
     let second = response("r2", vec![message("msg_2", &["after"])], None);
-    let params = json!({"approvalPolicy": "never", "cwd": workdir.path().display().to_string()});
+    let params = json!({"approvalPolicy": "never", "sandbox": "danger-full-access",
+        "cwd": workdir.path().display().to_string()});
     let mut s = session(Script::new([first, second]), &[], params).await;
     let response = s.start_turn("hang", json!({})).await;
     let turn_id = response["result"]["turn"]["id"].clone();

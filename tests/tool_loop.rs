@@ -12,8 +12,11 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
+/// Approval `never` with full access: commands run unasked (a confined `never` thread refuses
+/// what it cannot confine; see tests/sandbox_refusals.rs).
 fn never_ask(cwd: &std::path::Path) -> Value {
-    json!({"approvalPolicy": "never", "cwd": cwd.display().to_string()})
+    json!({"approvalPolicy": "never", "sandbox": "danger-full-access",
+        "cwd": cwd.display().to_string()})
 }
 
 #[tokio::test]

@@ -80,8 +80,9 @@ pub(crate) struct ThreadState {
     pub name: Option<String>,
     /// Ids of the latest turns that ended, so a late `turn/interrupt` for one answers at once.
     pub ended_turn_ids: std::collections::VecDeque<String>,
-    /// Commands the user approved "for this session" (display form); not asked about again.
-    pub approved_commands: std::collections::HashSet<String>,
+    /// Commands the user approved "for this session": (display form, working directory). Only
+    /// the same command line in the same directory runs again unasked.
+    pub approved_commands: std::collections::HashSet<(String, std::path::PathBuf)>,
     /// The settings as the rollout last recorded them; a turn that finds `settings` moved on
     /// records the new snapshot first.
     pub persisted_settings: PersistedSettings,

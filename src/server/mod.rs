@@ -103,5 +103,8 @@ where
         other => tracing::info!(reason = ?other, "connection input ended; shutting down"),
     }
     shutdown::graceful(context, dispatcher, writer, writer_finish).await;
+    // Turns and command/exec requests killed their commands as they ended; this catches what
+    // is left (a command whose task never got to clean up), so nothing outlives the daemon.
+    crate::core::tools::process_tree::kill_all().await;
     Ok(())
 }

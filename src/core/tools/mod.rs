@@ -6,6 +6,7 @@
 
 pub(crate) mod client_tool;
 pub(crate) mod process;
+pub(crate) mod process_tree;
 pub(crate) mod shell;
 
 use serde_json::{json, Value};

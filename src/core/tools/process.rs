@@ -1,6 +1,6 @@
-//! Running a child process for a tool: its own process group (so one kill reaches everything it
-//! started), and its stdout and stderr read as they arrive, decoded as UTF-8 without ever
-//! splitting a character between two pieces.
+//! A tool's child process as it runs: its exit code, and its stdout and stderr read as they
+//! arrive, decoded as UTF-8 without ever splitting a character between two pieces. Starting it
+//! and killing everything it started is [`super::process_tree`]'s job.
 
 use tokio::io::AsyncReadExt;
 use tokio::process::{ChildStderr, ChildStdout};
@@ -10,18 +10,6 @@ pub(crate) fn exit_code_of(status: std::process::ExitStatus) -> Option<i32> {
     status
         .code()
         .or_else(|| status.signal().map(|signal| 128 + signal))
-}
-
-pub(crate) fn kill_group(process_id: Option<u32>) {
-    let Some(pgid) = process_id.and_then(|pid| i32::try_from(pid).ok()) else {
-        return;
-    };
-    // SAFETY: killpg only sends a signal; the group id is the child's pid, which leads the group
-    // we created with `process_group(0)`. A group that already exited yields ESRCH, ignored.
-    let rc = unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    if rc != 0 {
-        tracing::debug!(pgid, "killpg failed (group already gone?)");
-    }
 }
 
 /// stdout and stderr, read as they come, decoded as UTF-8 without splitting characters.

@@ -1,13 +1,17 @@
 //! `exec_command`: runs a shell command the model wrote, with the user's shell, in the thread's
 //! working directory (or `workdir`), streaming its output as it arrives.
 //!
-//! The argument names follow the shape models are trained on (`cmd`, `workdir`, `shell`, `login`,
-//! `sandbox_permissions`, `justification`) plus `timeout_ms`. There is no sandbox yet, so
-//! approval cannot lean on one: `never` never asks (the user chose that); `untrusted` asks for
-//! everything but a short list of read-only commands; `on-request` does the same unless the
-//! sandbox mode is `danger-full-access`, where it asks only when the model requests escalation
-//! (`sandbox_permissions: "require_escalated"`). Every command runs in its own process group,
-//! and a timeout or an interrupt kills the whole group, not just the shell.
+//! The argument names follow the shape models are trained on (`cmd`, `workdir`, `login`,
+//! `sandbox_permissions`, `justification`) plus `timeout_ms`. The shell is never the model's to
+//! choose: the approval rules judge `cmd` as the user's shell would run it, so a `shell` argument
+//! (a program of the model's choice, which could do anything) is ignored and the model is told.
+//!
+//! There is no sandbox yet, so nothing can be confined; the rules (see [`gate`]) make sure a
+//! command never runs with more than the thread's policies allow: under `read-only` or
+//! `workspace-write`, a command that is not a plain known read-only one runs only after the user
+//! approved it, and with approval `never` it is refused. Every command's processes are tracked
+//! ([`super::process_tree`]): when its leader exits, times out or is interrupted, everything it
+//! started is killed, even what left its process group.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -24,7 +28,8 @@ use super::super::event::EventMsg;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::settings::{ApprovalPolicy, SandboxMode};
 use super::super::turn::{persist_turn_item, TurnContext};
-use super::process::{exit_code_of, kill_group, OutputPipes};
+use super::process::{exit_code_of, OutputPipes};
+use super::process_tree;
 use super::ToolOutput;
 
 pub(crate) const TOOL_NAME: &str = "exec_command";
@@ -35,19 +40,25 @@ const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_AGGREGATED_BYTES: usize = 1024 * 1024;
 /// The model sees at most this much output: the head and the tail, the middle elided.
 const MAX_MODEL_OUTPUT_BYTES: usize = 32 * 1024;
-/// Commands run without asking under `untrusted` (and sandboxed `on-request`): they only read,
-/// whatever their arguments. Tools whose flags can write or run programs (`rg --pre`,
-/// `date -s`, `find -exec`, `sort -o`) are deliberately absent. Anything with shell operators
-/// (pipes, redirections, substitutions, sequencing, globs) is asked about regardless.
+/// Commands that run without asking, and even under a read-only thread that cannot ask: they
+/// only read, whatever their arguments. Tools whose flags can write or run programs (`rg --pre`,
+/// `date -s`, `find -exec`/`-delete`, `sort -o`, `tee`) are deliberately absent.
 const KNOWN_READ_ONLY: &[&str] = &[
     "cat", "cd", "echo", "false", "head", "id", "ls", "nl", "pwd", "tail", "true", "uname", "wc",
     "which", "whoami",
 ];
-/// Characters that let a command line do more than run one program with literal arguments.
-const SHELL_METACHARACTERS: &[char] = &[
-    ';', '|', '&', '>', '<', '`', '$', '(', ')', '{', '}', '\\', '\'', '"', '*', '?', '[', '~',
-    '!', '#', '\n', '\r',
-];
+
+/// Whether `c` may appear in a known read-only command line. A positive list, so nothing the
+/// shell gives meaning to gets through: no operators (`; | & > <`), substitutions (`$`,
+/// backquotes, parentheses), quotes, escapes, globs, `~`, braces, comments or line breaks — only
+/// words of literal text.
+fn is_plain_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            ' ' | '\t' | '-' | '_' | '.' | '/' | ',' | ':' | '+' | '=' | '@' | '%'
+        )
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub(crate) struct ShellArgs {
@@ -78,7 +89,6 @@ pub(crate) fn spec() -> Value {
             "properties": {
                 "cmd": {"type": "string", "description": "The command line, run by the shell."},
                 "workdir": {"type": "string", "description": "Directory to run in; relative paths start at the thread's working directory, which is also the default."},
-                "shell": {"type": "string", "description": "Shell to run the command with; the user's shell when omitted."},
                 "login": {"type": "boolean", "description": "Run the shell as a login shell (-l), loading the user's profile. Default true."},
                 "timeout_ms": {"type": "number", "description": "Kill the command (and everything it started) after this many milliseconds. Default 120000."},
                 "sandbox_permissions": {"type": "string", "enum": ["use_default", "require_escalated"], "description": "`require_escalated` asks the user to run this command outside the sandbox; give a `justification`."},
@@ -90,27 +100,61 @@ pub(crate) fn spec() -> Value {
     })
 }
 
-/// Whether the approval policy requires asking before running `args`.
+/// What happens to a command before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Gate {
+    Run,
+    /// Ask the user; run only when approved.
+    Ask,
+    /// Never runs; the text tells the model why.
+    Refuse(String),
+}
+
+/// The rule for one command, from the thread's policies.
 ///
-/// No sandbox is enforced yet, so a sandbox mode other than `danger-full-access` cannot make
-/// `on-request` safe to run unasked: until one exists it behaves like `untrusted`.
-pub(crate) fn needs_approval(
-    policy: ApprovalPolicy,
-    sandbox: SandboxMode,
-    args: &ShellArgs,
-) -> bool {
+/// No sandbox exists yet, so a `read-only` or `workspace-write` thread cannot confine anything:
+/// only a plain known read-only command runs there unasked. Anything else needs the user's
+/// approval — and under approval `never`, where nobody can be asked, it is refused rather than
+/// run with more access than the client asked for. `danger-full-access` needs no confinement:
+/// `on-request` asks only when the model requests escalation, `never` runs everything.
+/// `untrusted` asks for everything but plain known read-only commands in every mode.
+pub(crate) fn gate(policy: ApprovalPolicy, sandbox: SandboxMode, args: &ShellArgs) -> Gate {
     let escalated = args.sandbox_permissions.as_deref() == Some("require_escalated");
+    let read_only = is_known_read_only(&args.cmd);
     match (policy, sandbox) {
-        (ApprovalPolicy::Never, _) => false,
-        (ApprovalPolicy::OnRequest, SandboxMode::DangerFullAccess) => escalated,
-        (ApprovalPolicy::OnRequest, _) => escalated || !is_known_read_only(&args.cmd),
-        (ApprovalPolicy::Untrusted, _) => !is_known_read_only(&args.cmd),
+        (ApprovalPolicy::Never, SandboxMode::DangerFullAccess) => Gate::Run,
+        (ApprovalPolicy::Never, confined) if !read_only => Gate::Refuse(refusal(confined)),
+        (ApprovalPolicy::Never, _) => Gate::Run,
+        (ApprovalPolicy::OnRequest, SandboxMode::DangerFullAccess) if escalated => Gate::Ask,
+        (ApprovalPolicy::OnRequest, SandboxMode::DangerFullAccess) => Gate::Run,
+        (ApprovalPolicy::OnRequest, _) if escalated || !read_only => Gate::Ask,
+        (ApprovalPolicy::Untrusted, _) if !read_only => Gate::Ask,
+        (ApprovalPolicy::OnRequest | ApprovalPolicy::Untrusted, _) => Gate::Run,
     }
+}
+
+/// What the model is told when a command is refused under approval `never`.
+fn refusal(sandbox: SandboxMode) -> String {
+    let (mode, limit) = match sandbox {
+        SandboxMode::ReadOnly => ("read-only", "keep it from writing"),
+        SandboxMode::WorkspaceWrite | SandboxMode::DangerFullAccess => {
+            ("workspace-write", "keep its writes inside the workspace")
+        }
+    };
+    format!(
+        "refused: this thread's sandbox is {mode} and openturn cannot confine this command (it \
+         has no sandbox yet, so it cannot {limit}); the approval policy is `never`, so the user \
+         cannot be asked either. The command did not run. Only plain read-only commands run \
+         here: {} with literal arguments and no shell syntax (no pipes, redirections, `;`, `&&`, \
+         `$`, quotes or globs). To run anything else, the user must allow it: approval policy \
+         `on-request` or `untrusted`, or sandbox `danger-full-access`.",
+        KNOWN_READ_ONLY.join(", ")
+    )
 }
 
 /// A known read-only program with plain literal arguments and nothing else.
 fn is_known_read_only(cmd: &str) -> bool {
-    if cmd.contains(SHELL_METACHARACTERS) {
+    if !cmd.chars().all(is_plain_word_char) {
         return false;
     }
     cmd.split_whitespace()
@@ -140,9 +184,16 @@ struct Invocation {
     cwd: PathBuf,
     display: String,
     timeout: Duration,
+    /// Told to the model before the command's output.
+    note: Option<String>,
 }
 
 impl Invocation {
+    /// What an "accept for session" approval covers.
+    fn approval_key(&self) -> (String, PathBuf) {
+        (self.display.clone(), self.cwd.clone())
+    }
+
     fn item(&self, status: ToolItemStatus) -> TurnItem {
         self.item_with_process(status, None)
     }
@@ -182,7 +233,18 @@ pub(crate) async fn run(
         Some(dir) => settings.cwd.join(dir),
         None => settings.cwd.clone(),
     };
-    let shell = args.shell.clone().unwrap_or_else(user_shell);
+    // The user's shell, whatever the model asked for (see the module doc).
+    let shell = user_shell();
+    let ignored_shell = args
+        .shell
+        .as_ref()
+        .filter(|asked| **asked != shell)
+        .map(|asked| {
+            format!(
+                "Note: the `shell` argument ({asked}) was ignored; commands always run with the \
+                 user's shell, {shell}.\n"
+            )
+        });
     let login = args.login.unwrap_or(true);
     let invocation = Invocation {
         display: display_command(&shell, login, &args.cmd),
@@ -192,22 +254,37 @@ pub(crate) async fn run(
         cmd: args.cmd.clone(),
         cwd,
         timeout: Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
+        note: ignored_shell,
     };
-    let approved_before = turn
-        .thread
-        .state()
-        .approved_commands
-        .contains(&invocation.display);
+    let asked = match gate(settings.approval_policy, settings.sandbox, &args) {
+        Gate::Run => false,
+        // An approval "for this session" covers this command line in this directory only.
+        Gate::Ask => !turn
+            .thread
+            .state()
+            .approved_commands
+            .contains(&invocation.approval_key()),
+        Gate::Refuse(text) => return Some(refuse(turn, &invocation, text).await),
+    };
     // Asking announces the item (without a process yet); otherwise it is announced once the
     // process exists, with its id.
-    let asked =
-        needs_approval(settings.approval_policy, settings.sandbox, &args) && !approved_before;
     if asked {
         if let Some(refusal) = ask_approval(turn, &invocation, args.justification).await? {
             return Some(refusal);
         }
     }
     execute(turn, &invocation, asked).await
+}
+
+/// A command the thread's policies forbid: announced and completed as declined, never run.
+async fn refuse(turn: &TurnContext, invocation: &Invocation, text: String) -> ToolOutput {
+    tracing::info!(
+        call_id = %invocation.call_id,
+        "refused a command the thread's sandbox cannot confine"
+    );
+    emit_item(turn, &invocation.item(ToolItemStatus::InProgress), false).await;
+    emit_item(turn, &invocation.item(ToolItemStatus::Declined), true).await;
+    invocation.output(text)
 }
 
 /// Asks; `Some(None)` to go ahead, `Some(Some(output))` when refused, `None` when the turn ended.
@@ -245,7 +322,7 @@ async fn ask_approval(
             turn.thread
                 .state()
                 .approved_commands
-                .insert(invocation.display.clone());
+                .insert(invocation.approval_key());
             return Some(None);
         }
         ClientReply::Cancelled => return None,
@@ -331,7 +408,9 @@ async fn execute(
         raw_command: invocation.cmd.clone(),
     };
     emit_item(turn, &item, true).await;
-    Some(invocation.output(model_output(&result, exit_code, clock.elapsed())))
+    let mut text = invocation.note.clone().unwrap_or_default();
+    text.push_str(&model_output(&result, exit_code, clock.elapsed()));
+    Some(invocation.output(text))
 }
 
 fn model_output(result: &RunResult, exit_code: Option<i32>, elapsed: Duration) -> String {
@@ -393,17 +472,16 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: boo
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        // Its own process group, so a kill reaches everything the command started.
-        .process_group(0)
         .kill_on_drop(true);
-    let spawned = command.spawn();
-    result.process_id = spawned.as_ref().ok().and_then(|child| child.id());
+    // A tracked tree, so everything the command starts can be found and killed.
+    let spawned = process_tree::spawn(&mut command);
+    result.process_id = spawned.as_ref().ok().and_then(|(child, _)| child.id());
     if !announced {
         let started = invocation.item_with_process(ToolItemStatus::InProgress, result.process_id);
         emit_item(turn, &started, false).await;
     }
-    let mut child = match spawned {
-        Ok(child) => child,
+    let (mut child, mut tree) = match spawned {
+        Ok(spawned) => spawned,
         Err(error) => {
             result.spawn_error = Some(error.to_string());
             return result;
@@ -422,14 +500,17 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: boo
             }
             status = child.wait(), if exit.is_none() => {
                 exit = Some(status.ok().and_then(exit_code_of));
+                // The command is over when its leader is: what it left running (`cmd &`,
+                // `nohup`, `setsid`) goes now, which also closes the pipes it held.
+                tree.end().await;
             }
             _ = &mut deadline => {
-                kill_group(result.process_id);
+                tree.kill();
                 result.timed_out = true;
                 break;
             }
             _ = turn.cancel.cancelled() => {
-                kill_group(result.process_id);
+                tree.kill();
                 result.cancelled = true;
                 break;
             }
@@ -440,6 +521,7 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: boo
         let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
         exit = Some(status.ok().and_then(Result::ok).and_then(exit_code_of));
     }
+    tree.end().await;
     result.exit_code = exit.flatten();
     result
 }
@@ -479,47 +561,95 @@ mod tests {
     }
 
     #[test]
-    fn approval_follows_the_policy_while_no_sandbox_exists() {
+    fn the_gate_never_runs_a_command_with_more_than_the_policies_allow() {
         use ApprovalPolicy::{Never, OnRequest, Untrusted};
         use SandboxMode::{DangerFullAccess, ReadOnly, WorkspaceWrite};
-        let asks = |policy, sandbox, cmd, escalated| {
-            needs_approval(policy, sandbox, &args(cmd, escalated))
-        };
-        assert!(!asks(Never, ReadOnly, "rm -rf x", true));
-        assert!(!asks(OnRequest, DangerFullAccess, "touch x", false));
-        assert!(asks(OnRequest, DangerFullAccess, "touch x", true));
+        let gate_of =
+            |policy, sandbox, cmd, escalated| gate(policy, sandbox, &args(cmd, escalated));
+        // `never` with full access runs everything; confined, it runs only plain read-only
+        // commands and refuses the rest, escalated or not.
+        assert_eq!(
+            gate_of(Never, DangerFullAccess, "rm -rf x", true),
+            Gate::Run
+        );
         for sandbox in [ReadOnly, WorkspaceWrite] {
-            assert!(asks(OnRequest, sandbox, "touch x", false));
-            assert!(!asks(OnRequest, sandbox, "ls -la", false));
-            assert!(asks(OnRequest, sandbox, "ls -la", true));
+            assert_eq!(gate_of(Never, sandbox, "ls -la", false), Gate::Run);
+            for (cmd, escalated) in [("touch x", false), ("touch x", true), ("ls > f", false)] {
+                let refused = gate_of(Never, sandbox, cmd, escalated);
+                assert!(
+                    matches!(&refused, Gate::Refuse(text) if text.starts_with("refused: this thread's sandbox is")),
+                    "{cmd}: {refused:?}"
+                );
+            }
         }
-        assert!(!asks(Untrusted, DangerFullAccess, "ls -la", false));
-        assert!(asks(Untrusted, DangerFullAccess, "touch x", false));
+        assert_eq!(
+            gate_of(OnRequest, DangerFullAccess, "touch x", false),
+            Gate::Run
+        );
+        assert_eq!(
+            gate_of(OnRequest, DangerFullAccess, "touch x", true),
+            Gate::Ask
+        );
+        for sandbox in [ReadOnly, WorkspaceWrite] {
+            assert_eq!(gate_of(OnRequest, sandbox, "touch x", false), Gate::Ask);
+            assert_eq!(gate_of(OnRequest, sandbox, "ls -la", false), Gate::Run);
+            assert_eq!(gate_of(OnRequest, sandbox, "ls -la", true), Gate::Ask);
+        }
+        for sandbox in [ReadOnly, WorkspaceWrite, DangerFullAccess] {
+            assert_eq!(gate_of(Untrusted, sandbox, "ls -la", false), Gate::Run);
+            assert_eq!(gate_of(Untrusted, sandbox, "touch x", false), Gate::Ask);
+        }
     }
 
     #[test]
     fn only_plain_read_only_commands_skip_approval() {
-        for cmd in ["ls -la", "cat README.md", "wc -l src/main.rs", "pwd"] {
+        for cmd in [
+            "ls -la",
+            "cat README.md",
+            "wc -l src/main.rs",
+            "pwd",
+            "  head -n 5 a.txt",
+            "ls --color=never /tmp",
+        ] {
             assert!(is_known_read_only(cmd), "{cmd}");
         }
         for cmd in [
             "ls; rm x",
             "cat a | sh",
             "echo x > f",
+            "echo x >> f",
+            "cat <f",
             "echo $(rm x)",
+            "echo ${IFS}",
             "echo `rm x`",
             "ls && rm x",
-            "cat <f",
+            "ls || rm x",
+            "ls & rm x",
             "echo 'a;b'",
+            "echo \"a\"",
+            "echo a\\;rm",
+            "ls *",
+            "ls ~",
+            "ls {a,b}",
+            "ls # comment",
+            "cat !1",
             "rg --pre sh x",
             "date -s 2020-01-01",
             "find . -delete",
             "find . -exec rm {} +",
+            "find . -fprint f",
             "sort -o f g",
+            "tee f",
             "ls\nrm x",
+            "ls\rrm x",
+            "ls\u{b}rm x",
+            "ls\u{0}x",
+            "GIT_PAGER=x ls",
+            "/bin/ls",
             "touch x",
+            "",
         ] {
-            assert!(!is_known_read_only(cmd), "{cmd}");
+            assert!(!is_known_read_only(cmd), "{cmd:?}");
         }
     }
 

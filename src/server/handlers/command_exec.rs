@@ -1,8 +1,9 @@
 //! `command/exec`: runs an argv outside any thread and answers with its exit code and output.
 //!
-//! Runs on its own task (a long command never holds up other requests). The child gets its own
-//! process group so a timeout (exit code 124) or shutdown kills everything it started, and its
-//! pipes close. Output beyond the cap is read and discarded, so the child never blocks on a full
+//! Runs on its own task (a long command never holds up other requests). The child's process tree
+//! is tracked (`core::tools::process_tree`), so when it exits, times out (exit code 124) or
+//! shutdown begins, everything it started is killed — even what left its process group — and
+//! its pipes close. Output beyond the cap is read and discarded, so the child never blocks on a full
 //! pipe. With `processId` + `streamStdoutStderr`, output goes out as `command/exec/outputDelta`
 //! notifications and the final buffers are empty.
 //!
@@ -11,7 +12,7 @@
 //! begins, or — if something the child left behind still holds a pipe open — a short grace after
 //! the child exits; dropping the request's task aborts any that remain. No reader outlives it.
 //!
-//! `sandboxPolicy`: openturn has no sandbox (README "Approvals"), so it cannot confine a command.
+//! `sandboxPolicy`: openturn has no sandbox (README "Approvals and the sandbox"), so it cannot confine a command.
 //! The request is the client's own decision to run the command, so nothing is asked again; but a
 //! request that names a confinement (`readOnly`, `workspaceWrite`) is refused with -32602 rather
 //! than run unconfined behind the client's back. `dangerFullAccess` and `externalSandbox` (the
@@ -27,6 +28,7 @@ use tokio::process::Command;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::core::tools::process_tree::{self, ProcessTree};
 use crate::protocol::command::{CommandExecParams, CommandExecResponse};
 use crate::protocol::common::SandboxPolicy;
 use crate::protocol::jsonrpc::RequestId;
@@ -62,8 +64,7 @@ async fn run(
     let stream_id = check_params(&params)?;
     let mut command = build_command(&params)?;
     let program = params.command.first().map_or("", String::as_str);
-    let mut child = command
-        .spawn()
+    let (mut child, mut tree) = process_tree::spawn(&mut command)
         .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
     let cap = (!params.disable_output_cap).then(|| {
         params
@@ -94,7 +95,10 @@ async fn run(
                 .map_or(DEFAULT_TIMEOUT_MS, |t| t.max(0) as u64),
         )
     });
-    let exit_code = wait_for_exit(context, &mut child, timeout).await?;
+    let exit_code = wait_for_exit(context, &mut child, &tree, timeout).await;
+    // Whatever the command left running goes with it (and the pipes it held close).
+    tree.end().await;
+    let exit_code = exit_code?;
     let (stdout, stderr) = readers.finish().await;
     Ok(CommandExecResponse {
         exit_code,
@@ -133,7 +137,8 @@ fn check_params(params: &CommandExecParams) -> Result<Option<String>, HandlerErr
     }
 }
 
-/// The child: its own process group, piped output, no stdin, the requested cwd and env.
+/// The child: piped output, no stdin, the requested cwd and env. [`process_tree::spawn`] gives
+/// it its own process group and tracks what it starts.
 fn build_command(params: &CommandExecParams) -> Result<Command, HandlerError> {
     let Some((program, args)) = params.command.split_first() else {
         return Err(HandlerError::InvalidParams(
@@ -147,8 +152,6 @@ fn build_command(params: &CommandExecParams) -> Result<Command, HandlerError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
     if let Some(cwd) = &params.cwd {
         command.current_dir(cwd);
     }
@@ -177,6 +180,7 @@ fn stream(
 async fn wait_for_exit(
     context: &ServerContext,
     child: &mut tokio::process::Child,
+    tree: &ProcessTree,
     timeout: Option<Duration>,
 ) -> Result<i32, HandlerError> {
     let deadline = async {
@@ -188,12 +192,12 @@ async fn wait_for_exit(
     let status = tokio::select! {
         status = child.wait() => status,
         _ = deadline => {
-            kill_group(child);
+            tree.kill();
             let _ = child.wait().await;
             return Ok(TIMEOUT_EXIT_CODE);
         }
         _ = context.handlers_stop.cancelled() => {
-            kill_group(child);
+            tree.kill();
             child.wait().await
         }
     };
@@ -211,18 +215,6 @@ fn exit_code(status: &std::process::ExitStatus) -> i32 {
         }
     }
     status.code().unwrap_or(-1)
-}
-
-fn kill_group(child: &mut tokio::process::Child) {
-    #[cfg(unix)]
-    if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
-        // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
-        }
-        return;
-    }
-    let _ = child.start_kill();
 }
 
 /// Refuses a `sandboxPolicy` that asks for a confinement openturn cannot provide.

@@ -1,0 +1,241 @@
+//! Every process a command starts is gone — killed and reaped — when the command's item
+//! completes (a tool call) or its response is sent (`command/exec`), and when the daemon exits:
+//! a plain background child (`cmd &`), one that ignores hangups (`nohup`), and one that left the
+//! command's process group and session (`setsid`) alike.
+//!
+//! Each background process writes its own pid (`echo $$` before `exec sleep`), so the test
+//! checks the very process that was started, and the command waits for that file before it
+//! exits.
+
+mod support;
+mod turn_support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{json, Value};
+use support::*;
+use turn_support::*;
+
+/// The ways a command can leave a process behind, by the name of the pid file each writes.
+const ESCAPES: &[(&str, &str)] = &[("plain", ""), ("nohup", "nohup "), ("setsid", "setsid ")];
+
+/// Shell text that starts `sleep 1000` in the background via `prefix` (output discarded unless
+/// `hold_pipes`), writes its pid to `<name>.pid` in `dir`, and waits until the file is written.
+fn start_background(dir: &Path, name: &str, prefix: &str, hold_pipes: bool) -> String {
+    let pid_file = dir.join(format!("{name}.pid"));
+    let pid_file = pid_file.display();
+    let redirect = if hold_pipes { "" } else { " > /dev/null 2>&1" };
+    format!(
+        "{prefix}sh -c 'echo $$ > {pid_file}; exec sleep 1000'{redirect} & \
+         while [ ! -s {pid_file} ]; do sleep 0.01; done"
+    )
+}
+
+fn read_pid(dir: &Path, name: &str) -> u32 {
+    let text = std::fs::read_to_string(dir.join(format!("{name}.pid")))
+        .unwrap_or_else(|e| panic!("{name}.pid: {e}"));
+    text.trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{name}.pid holds {text:?}: {e}"))
+}
+
+/// The state letter of a process, `None` when it is not in the process table at all.
+fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.trim_start().chars().next()
+}
+
+/// Kills whatever is still running (so a failing run leaves nothing behind) and returns it.
+fn survivors(pids: &[(String, u32)], zombies_survive: bool) -> Vec<(String, u32, Option<char>)> {
+    let left: Vec<(String, u32, Option<char>)> = pids
+        .iter()
+        .map(|(name, pid)| (name.clone(), *pid, process_state(*pid)))
+        .filter(|(_, _, state)| match state {
+            None => false,
+            // After the daemon exits, init reaps what it left; a zombie is already dead.
+            Some('Z' | 'X') => zombies_survive,
+            Some(_) => true,
+        })
+        .collect();
+    for (_, pid, _) in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
+    left
+}
+
+/// After the daemon exits, its leftovers may take a moment to be reaped by init.
+async fn survivors_after_exit(pids: &[(String, u32)]) -> Vec<(String, u32, Option<char>)> {
+    for _ in 0..100 {
+        let running = pids
+            .iter()
+            .any(|(_, pid)| process_state(*pid).is_some_and(|state| !matches!(state, 'Z' | 'X')));
+        if !running {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    survivors(pids, false)
+}
+
+fn full_access(dir: &Path) -> Value {
+    json!({"approvalPolicy": "never", "sandbox": "danger-full-access",
+        "cwd": dir.display().to_string()})
+}
+
+#[tokio::test]
+async fn what_a_tool_command_started_is_gone_when_its_item_completes() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = workdir.path();
+    let mut calls: Vec<Vec<SseEvent>> = ESCAPES
+        .iter()
+        .enumerate()
+        .map(|(n, (name, prefix))| {
+            exec_call(
+                &format!("fc_{n}"),
+                &format!("call_{name}"),
+                json!({"cmd": start_background(dir, name, prefix, false), "login": false}),
+            )
+        })
+        .collect();
+    // One that keeps the command's stdout open: the item must not wait for it (a 60 s timeout
+    // would otherwise end it).
+    calls.push(exec_call(
+        "fc_piped",
+        "call_piped",
+        json!({"cmd": start_background(dir, "piped", "setsid ", true), "login": false,
+               "timeout_ms": 60000}),
+    ));
+    let script = Script::new([
+        response("r1", calls, None),
+        response("r2", vec![message("msg_f", &["after"])], None),
+    ]);
+    let mut s = session(script, &[], full_access(dir)).await;
+    let all = s.run_turn("start things").await;
+    single_turn_end(&all, "completed");
+    let completed = items_of(&all, "item/completed", "commandExecution");
+    assert_eq!(completed.len(), 4);
+    assert!(
+        completed.iter().all(|item| item["status"] == "completed"),
+        "{completed:#?}"
+    );
+    let mut pids: Vec<(String, u32)> = ESCAPES
+        .iter()
+        .map(|(name, _)| (name.to_string(), read_pid(dir, name)))
+        .collect();
+    pids.push(("piped".to_string(), read_pid(dir, "piped")));
+    // Killed and reaped by the daemon before the item completed: not even a zombie is left.
+    let left = survivors(&pids, true);
+    assert!(left.is_empty(), "outlived their item: {left:?}");
+}
+
+#[tokio::test]
+async fn what_a_running_tool_command_started_is_gone_when_the_daemon_exits() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = workdir.path();
+    let starts: Vec<String> = ESCAPES
+        .iter()
+        .map(|(name, prefix)| start_background(dir, name, prefix, false))
+        .collect();
+    let cmd = format!("{}; echo ready; sleep 1000", starts.join("; "));
+    let script = Script::new([response(
+        "r1",
+        vec![exec_call(
+            "fc_1",
+            "call_1",
+            json!({"cmd": cmd, "login": false}),
+        )],
+        None,
+    )]);
+    let mut s = session(script, &[], full_access(dir)).await;
+    s.start_turn("start things", json!({})).await;
+    s.daemon
+        .collect_until(|m| {
+            m["method"] == "item/commandExecution/outputDelta"
+                && m["params"]["delta"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("ready"))
+        })
+        .await;
+    let pids: Vec<(String, u32)> = ESCAPES
+        .iter()
+        .map(|(name, _)| (name.to_string(), read_pid(dir, name)))
+        .collect();
+    s.daemon.close_stdin();
+    assert_eq!(s.daemon.wait_exit().await, Some(0));
+    let left = survivors_after_exit(&pids).await;
+    assert!(left.is_empty(), "outlived the daemon: {left:?}");
+}
+
+async fn bare_daemon() -> (Daemon, tempfile::TempDir) {
+    let provider = MockProvider::start(Script::new(Vec::new()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    daemon.initialize().await;
+    (daemon, home)
+}
+
+#[tokio::test]
+async fn what_command_exec_started_is_gone_when_it_answers() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = workdir.path();
+    let (mut daemon, _home) = bare_daemon().await;
+    let mut starts: Vec<String> = ESCAPES
+        .iter()
+        .map(|(name, prefix)| start_background(dir, name, prefix, false))
+        .collect();
+    starts.push(start_background(dir, "piped", "setsid ", true));
+    let result = daemon
+        .ok(
+            "command/exec",
+            json!({"command": ["sh", "-c", format!("{}; echo done", starts.join("; "))],
+                   "timeoutMs": 60000}),
+        )
+        .await;
+    assert_eq!(result["exitCode"], 0, "{result}");
+    assert_eq!(result["stdout"], "done\n");
+    let mut pids: Vec<(String, u32)> = ESCAPES
+        .iter()
+        .map(|(name, _)| (name.to_string(), read_pid(dir, name)))
+        .collect();
+    pids.push(("piped".to_string(), read_pid(dir, "piped")));
+    let left = survivors(&pids, true);
+    assert!(left.is_empty(), "outlived command/exec: {left:?}");
+}
+
+#[tokio::test]
+async fn what_a_running_command_exec_started_is_gone_when_the_daemon_exits() {
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = workdir.path();
+    let (mut daemon, _home) = bare_daemon().await;
+    let starts: Vec<String> = ESCAPES
+        .iter()
+        .map(|(name, prefix)| start_background(dir, name, prefix, false))
+        .collect();
+    daemon
+        .send_request(
+            "command/exec",
+            json!({"command": ["sh", "-c", format!("{}; echo ready; sleep 1000", starts.join("; "))],
+                   "processId": "long", "streamStdoutStderr": true, "disableTimeout": true}),
+        )
+        .await;
+    let delta = daemon.notification("command/exec/outputDelta").await;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(delta["params"]["deltaBase64"].as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(String::from_utf8_lossy(&bytes), "ready\n");
+    let pids: Vec<(String, u32)> = ESCAPES
+        .iter()
+        .map(|(name, _)| (name.to_string(), read_pid(dir, name)))
+        .collect();
+    daemon.close_stdin();
+    assert_eq!(daemon.wait_exit().await, Some(0));
+    let left = survivors_after_exit(&pids).await;
+    assert!(left.is_empty(), "outlived the daemon: {left:?}");
+}
