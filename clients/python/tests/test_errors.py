@@ -1,0 +1,35 @@
+"""Failures surface as exceptions that say what is wrong."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import async_test
+
+from openturn_client import JsonRpcError, OpenturnClient, OpenturnError
+
+
+@async_test
+async def test_a_json_rpc_error_carries_its_code_and_data(daemons):
+    async with await daemons.start("stream") as client:
+        with pytest.raises(JsonRpcError) as caught:
+            await client.request("turn/start", {"threadId": "no-such-thread", "input": "not a list"})
+        assert caught.value.code == -32602
+        assert caught.value.method == "turn/start"
+        assert "input" in caught.value.message
+        with pytest.raises(JsonRpcError) as unknown:
+            await client.request("no/such/method", {})
+        assert unknown.value.code == -32601
+
+
+@async_test
+async def test_unknown_keyword_arguments_are_rejected_before_anything_is_sent(daemons):
+    async with await daemons.start("stream") as client:
+        with pytest.raises(TypeError, match="modle"):
+            await client.thread_start(modle="gpt-5")
+
+
+@async_test
+async def test_a_missing_binary_is_an_error_naming_the_path(tmp_path):
+    missing = tmp_path / "not-openturn"
+    with pytest.raises(OpenturnError, match="not-openturn"):
+        await OpenturnClient.start(missing)
