@@ -1,0 +1,39 @@
+// Failures surface as errors that say what is wrong.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { JsonRpcError, OpenturnClient, OpenturnError } from "../src/index.js";
+import { cleanup, skipReason, startClient, tempDir, TIMEOUT_MS } from "./support.js";
+
+const options = { skip: skipReason ?? false, timeout: TIMEOUT_MS };
+
+test("a JSON-RPC error carries its code and method", options, async () => {
+  const home = await tempDir();
+  const client = await startClient("stream", home);
+  try {
+    await assert.rejects(client.request("turn/start", { threadId: "no-such-thread", input: "not a list" }), (error) => {
+      assert.ok(error instanceof JsonRpcError);
+      assert.equal(error.code, -32602);
+      assert.equal(error.method, "turn/start");
+      assert.match(error.message, /input/);
+      return true;
+    });
+    await assert.rejects(client.request("no/such/method", {}), (error) => {
+      assert.ok(error instanceof JsonRpcError);
+      assert.equal(error.code, -32601);
+      return true;
+    });
+  } finally {
+    await client.close();
+    await cleanup(home);
+  }
+});
+
+test("a missing binary is an error naming the path", { timeout: TIMEOUT_MS }, async () => {
+  await assert.rejects(OpenturnClient.start({ binary: "/nonexistent/not-openturn" }), (error) => {
+    assert.ok(error instanceof OpenturnError);
+    assert.match(error.message, /not-openturn/);
+    return true;
+  });
+});
