@@ -57,9 +57,12 @@ async def test_interrupt_ends_a_running_turn_as_interrupted(daemons):
     async with await daemons.start("interrupt") as client:
         thread = await client.thread_start()
         turn = await thread.start_turn("count slowly")
+        interrupted = False
         async for notification in turn:
-            if notification.method == "item/agentMessage/delta":
+            if notification.method == "item/agentMessage/delta" and not interrupted:
                 await turn.interrupt()
+                interrupted = True
+        assert interrupted
         assert turn.result is not None
         assert turn.result.status == "interrupted"
 

@@ -66,9 +66,14 @@ test("interrupt ends a running turn as interrupted", options, async () => {
   try {
     const thread = await client.threadStart();
     const turn = await thread.startTurn("count slowly");
+    let interrupted = false;
     for await (const notification of turn) {
-      if (notification.method === "item/agentMessage/delta") await turn.interrupt();
+      if (notification.method === "item/agentMessage/delta" && !interrupted) {
+        await turn.interrupt();
+        interrupted = true;
+      }
     }
+    assert.ok(interrupted);
     assert.equal(turn.result?.status, "interrupted");
   } finally {
     await client.close();
