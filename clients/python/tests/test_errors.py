@@ -33,3 +33,13 @@ async def test_a_missing_binary_is_an_error_naming_the_path(tmp_path):
     missing = tmp_path / "not-openturn"
     with pytest.raises(OpenturnError, match="not-openturn"):
         await OpenturnClient.start(missing)
+
+
+@async_test
+async def test_an_error_carries_its_data_a_thread_loaded_elsewhere_is_busy(daemons):
+    async with await daemons.start("stream") as first, await daemons.start("stream") as second:
+        thread = await first.thread_start()
+        with pytest.raises(JsonRpcError) as caught:
+            await second.thread_resume(thread.id)
+        assert isinstance(caught.value.data, dict)
+        assert caught.value.data.get("reason") == "thread_busy"

@@ -30,6 +30,24 @@ test("a JSON-RPC error carries its code and method", options, async () => {
   }
 });
 
+test("an error carries its data: a thread loaded elsewhere is busy", options, async () => {
+  const home = await tempDir();
+  const first = await startClient("stream", home);
+  const second = await startClient("stream", home);
+  try {
+    const thread = await first.threadStart();
+    await assert.rejects(second.threadResume(thread.id), (error) => {
+      assert.ok(error instanceof JsonRpcError);
+      assert.equal(/** @type {any} */ (error.data)?.reason, "thread_busy");
+      return true;
+    });
+  } finally {
+    await first.close();
+    await second.close();
+    await cleanup(home);
+  }
+});
+
 test("a missing binary is an error naming the path", { timeout: TIMEOUT_MS }, async () => {
   await assert.rejects(OpenturnClient.start({ binary: "/nonexistent/not-openturn" }), (error) => {
     assert.ok(error instanceof OpenturnError);
