@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import async_test
 
-from openturn_client import JsonRpcError, OpenturnClient, OpenturnError
+from openturn_client import DaemonExited, JsonRpcError, OpenturnClient, OpenturnError, ProtocolError
 
 
 @async_test
@@ -43,3 +43,17 @@ async def test_an_error_carries_its_data_a_thread_loaded_elsewhere_is_busy(daemo
             await second.thread_resume(thread.id)
         assert isinstance(caught.value.data, dict)
         assert caught.value.data.get("reason") == "thread_busy"
+
+
+@async_test
+async def test_a_binary_that_is_not_openturn_is_a_protocol_error_naming_its_output():
+    # `echo app-server` prints a line that is not JSON-RPC.
+    with pytest.raises(ProtocolError, match="app-server"):
+        await OpenturnClient.start("/bin/echo")
+
+
+@async_test
+async def test_a_daemon_that_exits_at_once_is_daemon_exited_with_its_status():
+    with pytest.raises(DaemonExited) as caught:
+        await OpenturnClient.start("/bin/false")
+    assert caught.value.returncode == 1

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { JsonRpcError, OpenturnClient, OpenturnError } from "../src/index.js";
+import { DaemonExited, JsonRpcError, OpenturnClient, OpenturnError, ProtocolError } from "../src/index.js";
 import { cleanup, skipReason, startClient, tempDir, TIMEOUT_MS } from "./support.js";
 
 const options = { skip: skipReason ?? false, timeout: TIMEOUT_MS };
@@ -52,6 +52,23 @@ test("a missing binary is an error naming the path", { timeout: TIMEOUT_MS }, as
   await assert.rejects(OpenturnClient.start({ binary: "/nonexistent/not-openturn" }), (error) => {
     assert.ok(error instanceof OpenturnError);
     assert.match(error.message, /not-openturn/);
+    return true;
+  });
+});
+
+test("a binary that is not openturn is a protocol error naming its output", { timeout: TIMEOUT_MS }, async () => {
+  // `echo app-server` prints a line that is not JSON-RPC.
+  await assert.rejects(OpenturnClient.start({ binary: "/bin/echo" }), (error) => {
+    assert.ok(error instanceof ProtocolError, String(error));
+    assert.match(error.message, /app-server/);
+    return true;
+  });
+});
+
+test("a daemon that exits at once is DaemonExited with its status", { timeout: TIMEOUT_MS }, async () => {
+  await assert.rejects(OpenturnClient.start({ binary: "/bin/false" }), (error) => {
+    assert.ok(error instanceof DaemonExited, String(error));
+    assert.equal(error.exitCode, 1);
     return true;
   });
 });

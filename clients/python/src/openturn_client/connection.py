@@ -186,7 +186,12 @@ class Connection:
         if params is not None:
             message["params"] = params
         try:
-            await self._send(message)
+            try:
+                await self._send(message)
+            except DaemonExited:
+                # The reader fails this future once it has seen the end of the output, with the
+                # exit status and last log lines (or what the daemon wrote that was not JSON).
+                pass
             return await future
         finally:
             self._pending.pop(request_id, None)
@@ -251,6 +256,9 @@ class Connection:
         except OpenturnError as error:
             failure = error
         finally:
+            if failure is not None and self._process.returncode is None:
+                # Nobody reads its stdout any more: a daemon left running would block on it.
+                self._process.kill()
             await asyncio.sleep(0)  # let the stderr task catch the last lines first
             try:
                 await asyncio.wait_for(self._process.wait(), 1.0)
