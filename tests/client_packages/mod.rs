@@ -107,7 +107,7 @@ pub async fn start_scenarios() -> Scenarios {
         (
             "steer",
             vec![
-                paced(say("r1", &["a ", "b ", "c ", "d "]), 300),
+                paced(say("r1", &["a ", "b ", "c ", "d "]), 500),
                 say("r2", &["steered"]),
             ],
         ),
