@@ -21,5 +21,5 @@ def test_committed_models_match_the_schema(tmp_path):
         capture_output=True,
     )
     assert generated.read_text() == COMMITTED.read_text(), (
-        "src/openturn_client/models.py is stale: run `datamodel-codegen` in clients/python and commit it"
+        "src/openturn_client/models.py is stale: run scripts/regenerate-clients (or `datamodel-codegen` in clients/python) and commit it"
     )

@@ -29,7 +29,7 @@ const text = await generate();
 if (process.argv.includes("--check")) {
   const committed = await readFile(OUTPUT, "utf8").catch(() => "");
   if (committed !== text) {
-    console.error("types/protocol.d.ts is stale: run `npm run generate` in clients/typescript and commit it");
+    console.error("types/protocol.d.ts is stale: run scripts/regenerate-clients (or `npm run generate` in clients/typescript) and commit it");
     process.exit(1);
   }
 } else {

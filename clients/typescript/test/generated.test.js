@@ -31,7 +31,7 @@ test("the API declarations in types/ match src/ and src/ type-checks", { timeout
       assert.equal(
         readFileSync(join(out, file), "utf8"),
         readFileSync(join(PACKAGE, "types", file), "utf8"),
-        `types/${file} is stale: run \`npm run typecheck\` in clients/typescript and commit it`,
+        `types/${file} is stale: run scripts/regenerate-clients (or \`npm run typecheck\` in clients/typescript) and commit it`,
       );
     }
   } finally {
