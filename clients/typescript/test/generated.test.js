@@ -38,3 +38,12 @@ test("the API declarations in types/ match src/ and src/ type-checks", { timeout
     rmSync(out, { recursive: true, force: true });
   }
 });
+
+test("a TypeScript consumer compiles against the package's declarations", { timeout: 120_000 }, () => {
+  const tsc = join(PACKAGE, "node_modules", "typescript", "bin", "tsc");
+  try {
+    execFileSync(process.execPath, [tsc, "-p", "test/types"], { cwd: PACKAGE, stdio: "pipe" });
+  } catch (error) {
+    assert.fail(`test/types/consumer.ts does not compile:\n${/** @type {any} */ (error).stdout}`);
+  }
+});
