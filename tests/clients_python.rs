@@ -27,7 +27,7 @@ async fn the_python_client_package_passes_its_suite_against_openturn() {
     command
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .current_dir(package_dir("clients/python"));
-    let output = run_suite(command, &scenarios, Duration::from_secs(300)).await;
+    let output = run_suite(command, &scenarios, Duration::from_secs(600)).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         !stdout.contains("skipped"),

@@ -38,7 +38,7 @@ async fn the_typescript_client_package_passes_its_suite_against_openturn() {
         .arg("--test-reporter=spec")
         .args(&files)
         .current_dir(&package);
-    let output = run_suite(command, &scenarios, Duration::from_secs(300)).await;
+    let output = run_suite(command, &scenarios, Duration::from_secs(600)).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.contains("skipped 0") && stdout.contains("fail 0"),
