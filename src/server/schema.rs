@@ -7,6 +7,9 @@ use std::path::Path;
 use schemars::gen::SchemaSettings;
 use serde_json::{json, Map, Value};
 
+use crate::protocol::approval::{
+    CommandExecutionRequestApprovalResponse, DynamicToolCallResponse, ServerRequest,
+};
 use crate::protocol::jsonrpc::{ErrorObject, RequestId};
 use crate::protocol::methods::client_request_schemas;
 use crate::protocol::notification::ServerNotification;
@@ -16,7 +19,8 @@ use crate::protocol::PROTOCOL_VERSION;
 pub const SCHEMA_FILE: &str = "openturn_protocol.schema.json";
 
 /// The whole protocol as one draft-07 document: every definition, plus the method table
-/// (`methods.<name>.params` / `.result`) and the notification union.
+/// (`methods.<name>.params` / `.result`), the notification union, and the server → client
+/// requests with their replies (typed client libraries answer approvals and tool calls from it).
 pub fn protocol_schema() -> Value {
     let mut generator = SchemaSettings::draft07().into_generator();
     let mut methods = Map::new();
@@ -27,6 +31,12 @@ pub fn protocol_schema() -> Value {
         );
     }
     let notifications = generator.subschema_for::<ServerNotification>();
+    let server_request = generator.subschema_for::<ServerRequest>();
+    let server_request_replies = json!({
+        "item/commandExecution/requestApproval":
+            generator.subschema_for::<CommandExecutionRequestApprovalResponse>(),
+        "item/tool/call": generator.subschema_for::<DynamicToolCallResponse>(),
+    });
     let request_id = generator.subschema_for::<RequestId>();
     let error = generator.subschema_for::<ErrorObject>();
     let definitions: Map<String, Value> = generator
@@ -40,6 +50,8 @@ pub fn protocol_schema() -> Value {
         "protocolVersion": PROTOCOL_VERSION,
         "methods": methods,
         "serverNotification": notifications,
+        "serverRequest": server_request,
+        "serverRequestReplies": server_request_replies,
         "requestId": request_id,
         "error": error,
         "definitions": definitions,
