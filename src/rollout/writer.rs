@@ -46,6 +46,8 @@ struct IndexState {
     index: Option<Arc<ThreadIndex>>,
     entry: Option<IndexEntry>,
     path: PathBuf,
+    /// Where the last complete line ends: appends that fail are cut back to it.
+    good_length: u64,
 }
 
 /// A handle to the task that owns one rollout file. Cloning shares the same writer.
@@ -80,6 +82,7 @@ impl RolloutWriter {
                 index,
                 entry: None,
                 path: path.to_path_buf(),
+                good_length: 0,
             },
         ))
     }
@@ -99,11 +102,12 @@ impl RolloutWriter {
         if !try_lock_exclusive(&file).map_err(io_error)? {
             return Err(RolloutError::Busy(path.to_path_buf()));
         }
-        cut_torn_tail(&file, path).map_err(io_error)?;
+        let good_length = cut_torn_tail(&file, path).map_err(io_error)?;
         let state = IndexState {
             index,
             entry: Some(entry),
             path: path.to_path_buf(),
+            good_length,
         };
         Ok(RolloutWriter::start(file, path, state))
     }
@@ -184,7 +188,7 @@ async fn run_writer(file: File, mut commands_rx: mpsc::Receiver<WriterCommand>, 
             WriterCommand::Append(bytes, item, ack) => {
                 let done = blocking(move || {
                     let (mut file, mut state) = (file, state);
-                    let result = write_line(&mut file, &bytes);
+                    let result = write_line(&mut file, &bytes, &mut state.good_length);
                     // The index is updated before the acknowledgement, so once a caller has
                     // seen its line written (e.g. `thread/start` answered), `thread/list`
                     // shows it.
@@ -266,12 +270,13 @@ fn update_index(state: &mut IndexState, item: &RolloutItem) {
     }
 }
 
-/// Truncates the file after its last newline (the remains of a write cut short by a crash).
-fn cut_torn_tail(file: &File, path: &Path) -> std::io::Result<()> {
+/// Truncates the file after its last newline (the remains of a write cut short by a crash) and
+/// returns the length kept.
+fn cut_torn_tail(file: &File, path: &Path) -> std::io::Result<u64> {
     use std::io::{Read, Seek, SeekFrom};
     let length = file.metadata()?.len();
     if length == 0 {
-        return Ok(());
+        return Ok(0);
     }
     let mut reader = file;
     // Look back in bounded steps for the last '\n'.
@@ -288,17 +293,44 @@ fn cut_torn_tail(file: &File, path: &Path) -> std::io::Result<()> {
                 tracing::warn!(path = %path.display(), cut = length - keep, "cut a torn last line");
                 file.set_len(keep)?;
             }
-            return Ok(());
+            return Ok(keep);
         }
         end = start;
     }
     tracing::warn!(path = %path.display(), "rollout had no complete line; emptied");
-    file.set_len(0)
+    file.set_len(0)?;
+    Ok(0)
 }
 
-/// One `write` call for the whole line; a short write (rare, e.g. disk full) finishes the line
-/// with further writes rather than leaving it torn.
-fn write_line(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+/// Appends one whole line or nothing. One `write` call normally carries the whole line; a short
+/// write (disk nearly full) is finished with further writes. When any of them fails (ENOSPC,
+/// EIO), the file is cut back to `good_length`, its length before this line: the bytes that did
+/// land would otherwise be a torn line in the middle of the file once the next line is glued
+/// onto them, and every read of the thread would fail from then on.
+///
+/// `good_length` is the writer's record of where its last complete line ends. A file longer
+/// than that (an earlier cut that itself failed) is cut first, so one failed repair is retried
+/// instead of corrupting the next line.
+fn write_line(file: &mut File, bytes: &[u8], good_length: &mut u64) -> std::io::Result<()> {
+    if file.metadata()?.len() != *good_length {
+        file.set_len(*good_length)?;
+    }
+    match write_whole(file, bytes) {
+        Ok(()) => {
+            *good_length += bytes.len() as u64;
+            Ok(())
+        }
+        Err(error) => {
+            if let Err(cut_error) = file.set_len(*good_length) {
+                // The next append retries the cut before writing (see above).
+                tracing::warn!(%cut_error, "could not cut a failed rollout append back");
+            }
+            Err(error)
+        }
+    }
+}
+
+fn write_whole(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
     let written = file.write(bytes)?;
     if written < bytes.len() {
         file.write_all(&bytes[written..])?;
