@@ -5,7 +5,9 @@
 //! must not exhaust it).
 //!
 //! Every line is written with a single `write(2)` of the whole line plus `\n`, so a crash leaves
-//! at most one torn last line, which the reader skips. `flush` fsyncs and acknowledges.
+//! at most one torn last line, which the reader skips. A write that fails part-way (disk full)
+//! is cut back to the last complete line, so an append is all or nothing. `flush` fsyncs and
+//! acknowledges.
 //!
 //! The writer holds an exclusive `flock` on its file for as long as it runs, so a second process
 //! (or a second handle) cannot append to the same thread: opening a held rollout fails with
@@ -48,6 +50,8 @@ struct IndexState {
     path: PathBuf,
     /// Where the last complete line ends: appends that fail are cut back to it.
     good_length: u64,
+    /// The last index update failed; the entry is written again with the next line.
+    index_stale: bool,
 }
 
 /// A handle to the task that owns one rollout file. Cloning shares the same writer.
@@ -71,7 +75,7 @@ impl RolloutWriter {
         if let Some(parent) = path.parent() {
             create_private_dirs(parent).map_err(io_error)?;
         }
-        let file = private_open(path, true).map_err(io_error)?;
+        let file = private_open(path, true).map_err(|e| RolloutError::opening(path, e))?;
         if !try_lock_exclusive(&file).map_err(io_error)? {
             return Err(RolloutError::Busy(path.to_path_buf()));
         }
@@ -83,6 +87,7 @@ impl RolloutWriter {
                 entry: None,
                 path: path.to_path_buf(),
                 good_length: 0,
+                index_stale: false,
             },
         ))
     }
@@ -98,7 +103,7 @@ impl RolloutWriter {
             path: path.to_path_buf(),
             source,
         };
-        let file = private_open(path, false).map_err(io_error)?;
+        let file = private_open(path, false).map_err(|e| RolloutError::opening(path, e))?;
         if !try_lock_exclusive(&file).map_err(io_error)? {
             return Err(RolloutError::Busy(path.to_path_buf()));
         }
@@ -108,6 +113,7 @@ impl RolloutWriter {
             entry: Some(entry),
             path: path.to_path_buf(),
             good_length,
+            index_stale: false,
         };
         Ok(RolloutWriter::start(file, path, state))
     }
@@ -263,10 +269,16 @@ fn update_index(state: &mut IndexState, item: &RolloutItem) {
         }
         (_, None) => false,
     };
-    if let (true, Some(entry)) = (changed, &state.entry) {
-        if let Err(error) = index.upsert(entry) {
-            tracing::warn!(%error, "thread index update failed");
-        }
+    // An update that failed (disk full) is retried with the next line written, so the entry
+    // catches up as soon as the index can be written again.
+    if let (true, Some(entry)) = (changed || state.index_stale, &state.entry) {
+        state.index_stale = match index.upsert(entry) {
+            Ok(()) => false,
+            Err(error) => {
+                tracing::warn!(%error, "thread index update failed");
+                true
+            }
+        };
     }
 }
 
@@ -338,9 +350,10 @@ fn write_whole(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Opens for appending, never through a symbolic link (see [`RolloutError::Symlink`]).
 fn private_open(path: &Path, create_new: bool) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
-    options.append(true).read(true);
+    super::no_follow(options.append(true).read(true));
     if create_new {
         options.create_new(true);
     }
