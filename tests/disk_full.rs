@@ -135,8 +135,21 @@ async fn a_full_disk_mid_turn_loses_no_acknowledged_turn_and_later_turns_append_
     .unwrap_or_else(|e| panic!("{e}"));
     let mut daemon = Daemon::spawn(&home, &mock_overrides(&provider));
     daemon.initialize().await;
-    let id = daemon.start_thread(json!({})).await;
-    text_turn(&mut daemon, &id, "first").await;
+    // A long working folder, preview and name make every index line longer than a page, so on
+    // the full disk an index line, too, is written part-way.
+    let cwd = (0..3).fold(dir.path().to_path_buf(), |path, n| {
+        path.join(format!("{n}{}", "w".repeat(200)))
+    });
+    std::fs::create_dir_all(&cwd).unwrap_or_else(|e| panic!("{e}"));
+    let id = daemon.start_thread(json!({"cwd": cwd})).await;
+    let first = "𝄞".repeat(450);
+    text_turn(&mut daemon, &id, &first).await;
+    daemon
+        .ok(
+            "thread/name/set",
+            json!({"threadId": id, "name": "名".repeat(450)}),
+        )
+        .await;
 
     // The disk fills up; the next turn's user message is far larger than what is left in the
     // rollout's last page, so its line is written part-way and then fails with ENOSPC.
@@ -160,13 +173,24 @@ async fn a_full_disk_mid_turn_loses_no_acknowledged_turn_and_later_turns_append_
     text_turn(&mut daemon, &id, "third").await;
     let read = read_thread(&mut daemon, &id).await;
     let turns = turn_texts(&read);
-    assert_eq!(turns.first(), Some(&pair("first", "one")), "{read:#}");
+    assert_eq!(turns.first(), Some(&pair(&first, "one")), "{read:#}");
     assert_eq!(turns.last(), Some(&pair("third", "three")), "{read:#}");
     let rollout = std::fs::read_to_string(rollout_of(&home, &id)).unwrap_or_else(|e| panic!("{e}"));
     for (number, line) in rollout.lines().enumerate() {
         serde_json::from_str::<Value>(line)
             .unwrap_or_else(|e| panic!("rollout line {} is torn: {e}", number + 1));
     }
+    // The thread index went through the same full disk: no torn line in it either, and it
+    // lists the thread.
+    let index =
+        std::fs::read_to_string(home.join("thread_index.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+    for (number, line) in index.lines().enumerate() {
+        serde_json::from_str::<Value>(line)
+            .unwrap_or_else(|e| panic!("index line {} is torn: {e}", number + 1));
+    }
+    let list = daemon.ok("thread/list", json!({})).await;
+    assert_eq!(list["data"][0]["id"], id.as_str(), "{list:#}");
+    assert_eq!(list["data"][0]["preview"], "𝄞".repeat(400));
     daemon.close_stdin();
     assert_eq!(daemon.wait_exit().await, Some(0));
 
