@@ -80,6 +80,16 @@ async fn a_rollout_the_index_has_no_entry_for_is_listed_again_without_a_rebuild(
     daemon.initialize().await;
     let known = daemon.start_thread(json!({})).await;
     text_turn(&mut daemon, &known, "indexed question").await;
+    // The folder looks long settled, so this listing remembers it as fully indexed: the file
+    // created below must still be found (creating it changes the folder).
+    let day = rollout_of(home.path(), &known)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(&day)
+        .and_then(|folder| folder.set_modified(an_hour_ago))
+        .unwrap_or_else(|e| panic!("{e}"));
     let list = daemon.ok("thread/list", json!({})).await;
     assert_eq!(listed(&list, &known)["preview"], "indexed question");
     let index_before = std::fs::metadata(index_path(home.path())).unwrap_or_else(|e| panic!("{e}"));

@@ -20,6 +20,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
+use super::index_repair::RepairState;
 use super::line::SessionMeta;
 use super::lock::FileLock;
 use super::paths::{archived_dir, sessions_dir};
@@ -160,20 +161,17 @@ fn user_message_text(item: &serde_json::Value) -> Option<String> {
 }
 
 #[derive(Default)]
-struct IndexCache {
+pub(super) struct IndexCache {
     /// (device, inode) of the file the cache was read from.
     file_id: Option<(u64, u64)>,
     /// Bytes consumed (always at a line boundary).
     offset: u64,
     /// Lines folded so far, to decide when to compact.
     lines: usize,
-    entries: HashMap<String, IndexEntry>,
+    pub(super) entries: HashMap<String, IndexEntry>,
     /// The length of each entry's latest line and their sum: what a compacted file would hold.
     line_bytes: HashMap<String, u64>,
     live_bytes: u64,
-    /// Rollout files [`ThreadIndex::reconcile`] could not read, with the length they had then,
-    /// so an unreadable file is not read again at every listing until it changes.
-    unreadable: HashMap<PathBuf, u64>,
 }
 
 impl IndexCache {
@@ -199,8 +197,10 @@ impl IndexCache {
 
 /// A process's view of the shared index.
 pub struct ThreadIndex {
-    home: PathBuf,
+    pub(super) home: PathBuf,
     cache: Mutex<IndexCache>,
+    /// What [`ThreadIndex::reconcile`] remembers between listings (see `index_repair`).
+    pub(super) repair: Mutex<RepairState>,
 }
 
 impl ThreadIndex {
@@ -208,6 +208,7 @@ impl ThreadIndex {
         ThreadIndex {
             home: home.to_path_buf(),
             cache: Mutex::new(IndexCache::default()),
+            repair: Mutex::new(RepairState::default()),
         }
     }
 
@@ -215,18 +216,18 @@ impl ThreadIndex {
         self.home.join("thread_index.jsonl")
     }
 
-    fn lock_path(&self) -> PathBuf {
+    pub(super) fn lock_path(&self) -> PathBuf {
         self.home.join("thread_index.lock")
     }
 
-    fn cache(&self) -> MutexGuard<'_, IndexCache> {
+    pub(super) fn cache(&self) -> MutexGuard<'_, IndexCache> {
         match self.cache.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         }
     }
 
-    fn io_error(&self, source: std::io::Error) -> RolloutError {
+    pub(super) fn io_error(&self, source: std::io::Error) -> RolloutError {
         RolloutError::Io {
             path: self.path(),
             source,
@@ -266,7 +267,7 @@ impl ThreadIndex {
     }
 
     /// Appends one entry line; the file lock is held and the cache is current.
-    fn append_locked(
+    pub(super) fn append_locked(
         &self,
         cache: &mut IndexCache,
         entry: &IndexEntry,
@@ -290,57 +291,6 @@ impl ThreadIndex {
         Ok(())
     }
 
-    /// Indexes every rollout file the index has no entry for: a thread whose index append
-    /// failed (disk full, a crash between the rollout line and the index line) is listed again
-    /// without rebuilding the whole index. Costs one directory walk; only the files missing from
-    /// the index are read. Blocking I/O.
-    pub fn reconcile(&self) -> Result<(), RolloutError> {
-        let mut files = Vec::new();
-        for (root, archived) in [
-            (sessions_dir(&self.home), false),
-            (archived_dir(&self.home), true),
-        ] {
-            files.extend(
-                rollout_files(&root)
-                    .into_iter()
-                    .map(|path| (path, archived)),
-            );
-        }
-        let missing: Vec<(PathBuf, bool)> = self.query(|entries| {
-            files
-                .into_iter()
-                .filter(|(path, _)| thread_id_of(path).is_none_or(|id| !entries.contains_key(id)))
-                .collect()
-        })?;
-        for (path, archived) in missing {
-            let Ok(length) = std::fs::symlink_metadata(&path).map(|m| m.len()) else {
-                continue;
-            };
-            // An empty file is a thread being created: its writer indexes it once its meta
-            // line is written.
-            if length == 0 || self.cache().unreadable.get(&path) == Some(&length) {
-                continue;
-            }
-            let entry = match read_rollout(&path) {
-                Ok(contents) => IndexEntry::from_contents(&contents, archived),
-                Err(error) => {
-                    tracing::warn!(%error, "rollout left out of the index");
-                    self.cache().unreadable.insert(path, length);
-                    continue;
-                }
-            };
-            let _lock = FileLock::exclusive(&self.lock_path()).map_err(|e| self.io_error(e))?;
-            let mut cache = self.cache();
-            self.refresh_locked(&mut cache)?;
-            // The thread's writer may have indexed it meanwhile; its entry is the newer one.
-            if !cache.entries.contains_key(&entry.id) {
-                tracing::info!(path = %path.display(), "indexed a rollout the index had missed");
-                self.append_locked(&mut cache, &entry)?;
-            }
-        }
-        Ok(())
-    }
-
     /// Drops the entry of a thread whose rollout is gone.
     pub fn remove(&self, thread_id: &str) -> Result<(), RolloutError> {
         let _lock = FileLock::exclusive(&self.lock_path()).map_err(|e| self.io_error(e))?;
@@ -354,7 +304,7 @@ impl ThreadIndex {
 
     /// Reads what other processes appended, rebuilding when the file is missing or unusable.
     /// The file lock is held.
-    fn refresh_locked(&self, cache: &mut IndexCache) -> Result<(), RolloutError> {
+    pub(super) fn refresh_locked(&self, cache: &mut IndexCache) -> Result<(), RolloutError> {
         match self.read_tail(cache)? {
             TailState::Current => Ok(()),
             TailState::NeedsRebuild => self.rebuild(cache),
@@ -528,14 +478,6 @@ fn private_create(path: &Path) -> std::io::Result<File> {
         options.mode(0o600);
     }
     options.open(path)
-}
-
-/// The thread id in a rollout file's name (`rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl`).
-fn thread_id_of(path: &Path) -> Option<&str> {
-    let name = path.file_name()?.to_str()?;
-    let rest = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
-    // The time is 19 characters, then '-'.
-    rest.get(20..).filter(|id| !id.is_empty())
 }
 
 /// Every `rollout-*.jsonl` under `root` (the tree is YYYY/MM/DD, so the walk is bounded).

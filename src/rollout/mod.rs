@@ -8,6 +8,7 @@
 pub mod archive;
 pub mod fork;
 pub mod index;
+mod index_repair;
 pub mod line;
 pub mod lock;
 pub mod paths;
