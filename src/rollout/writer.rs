@@ -376,3 +376,49 @@ pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
     }
     builder.create(dir)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rollout::SessionMeta;
+    use crate::wire::ResponseItem;
+
+    #[tokio::test]
+    async fn an_index_update_that_failed_is_retried_with_the_next_line() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        // The index's home is a plain file at first, so its lock cannot be taken.
+        let index_home = dir.path().join("index_home");
+        std::fs::write(&index_home, "").unwrap_or_else(|e| panic!("{e}"));
+        let index = Arc::new(ThreadIndex::new(&index_home));
+        let path = dir.path().join("rollout-2026-01-01T00-00-00-t1.jsonl");
+        let writer =
+            RolloutWriter::create(&path, Some(index.clone())).unwrap_or_else(|e| panic!("{e}"));
+        let meta = SessionMeta {
+            id: "t1".to_string(),
+            created_at: 100,
+            cwd: "/w".to_string(),
+            model: "m".to_string(),
+            model_provider: "p".to_string(),
+            originator: None,
+            cli_version: "0".to_string(),
+            forked_from_id: None,
+            source: None,
+            settings: None,
+        };
+        writer
+            .append(RolloutItem::SessionMeta(meta))
+            .await
+            .unwrap_or_else(|e| panic!("the rollout line is written: {e}"));
+        // The index becomes writable; the next line changes nothing the index shows, yet the
+        // entry that could not be written before is written now.
+        std::fs::remove_file(&index_home).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(&index_home).unwrap_or_else(|e| panic!("{e}"));
+        writer
+            .append(RolloutItem::ResponseItem(ResponseItem::user_text("hi")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let entry = index.get("t1").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(entry.map(|e| e.path), Some(path));
+        writer.close().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+}
