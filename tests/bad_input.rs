@@ -1,5 +1,6 @@
 //! Bad input gets a JSON-RPC error and the daemon keeps serving (PROTOCOL.md §14): invalid JSON
-//! and invalid UTF-8 → -32700 with `"id": null`; a value that is not a request object → -32600;
+//! and invalid UTF-8 → -32700 with `"id": null`; a value that is not a request object, or a
+//! request whose `id` is a float, boolean, object or array → -32600;
 //! unknown method → -32601; bad params → -32602 naming the field; an oversized line is refused;
 //! a full ingress queue → -32001 with a reason; unknown thread and turn ids → the reference's
 //! messages.
@@ -114,6 +115,52 @@ async fn malformed_lines_get_errors_and_the_daemon_keeps_serving() {
         .await; // A notification: no reply.
     let list = daemon.ok("thread/list", json!({})).await;
     assert_eq!(list["data"], json!([]));
+}
+
+/// A request whose `id` cannot be a JSON-RPC id (a float, a boolean, an object, an array, an
+/// integer beyond 64 bits) is answered with -32600 and `"id": null`, never with silence: the
+/// client is waiting for an answer it would otherwise never get.
+#[tokio::test]
+async fn a_request_with_an_unusable_id_gets_invalid_request_with_a_null_id() {
+    let (mut daemon, _home, _provider) = daemon_with(&[]).await;
+    let cases = [
+        ("1.5", "a float"),
+        ("true", "a boolean"),
+        ("{\"n\":1}", "an object"),
+        ("[1]", "an array"),
+        (
+            "18446744073709551615",
+            "an integer outside the 64-bit range",
+        ),
+    ];
+    for (id, kind) in cases {
+        let line = format!("{{\"id\":{id},\"method\":\"thread/list\",\"params\":{{}}}}\n");
+        daemon.send_raw(line.as_bytes()).await;
+        let error = next_error(&mut daemon).await;
+        assert_eq!(error["id"], Value::Null, "{id}: {error}");
+        assert_eq!(error["error"]["code"], -32600, "{id}: {error}");
+        let message = error["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("`id`") && message.contains(kind),
+            "{id}: {message}"
+        );
+    }
+    // `id: null` stays a notification (no reply), and the daemon keeps serving.
+    daemon
+        .send_raw(b"{\"id\":null,\"method\":\"thread/list\",\"params\":{}}\n")
+        .await;
+    let list = daemon.ok("thread/list", json!({})).await;
+    assert_eq!(list["data"], json!([]));
+    assert!(
+        daemon
+            .transcript
+            .iter()
+            .filter(|m| m.get("error").is_some())
+            .count()
+            == cases.len(),
+        "exactly one error per bad id: {:#?}",
+        daemon.transcript
+    );
 }
 
 #[tokio::test]

@@ -71,21 +71,30 @@ impl<'a> IncomingMessage<'a> {
     pub fn classify(self) -> Incoming<'a> {
         let id = match self.id {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(Some(RequestId::String(s))),
-            Some(Value::Number(n)) => Some(n.as_i64().map(RequestId::Integer)),
-            Some(_) => Some(None),
+            Some(Value::String(s)) => Some(RequestId::String(s)),
+            Some(Value::Number(n)) if n.as_i64().is_some() => n.as_i64().map(RequestId::Integer),
+            Some(other) => {
+                // The reference takes a float id for a notification and stays silent; a
+                // client that sent it is waiting for an answer, so it gets an error instead
+                // (with a null id: the one it sent cannot be echoed as a `RequestId`).
+                return Incoming::Invalid {
+                    id: None,
+                    reason: format!(
+                        "`id` must be a string or a 64-bit integer, not {}",
+                        describe_id(&other)
+                    ),
+                };
+            }
         };
         match (self.method, id) {
-            (Some(method), None) | (Some(method), Some(None)) => {
-                // `id: null` or a float id: treated as a notification, as the reference does.
-                Incoming::Notification { method }
-            }
-            (Some(method), Some(Some(id))) => Incoming::Request {
+            // `id: null` or no id: a notification.
+            (Some(method), None) => Incoming::Notification { method },
+            (Some(method), Some(id)) => Incoming::Request {
                 id,
                 method,
                 params: self.params,
             },
-            (None, Some(Some(id))) => match (self.result, self.error) {
+            (None, Some(id)) => match (self.result, self.error) {
                 (Some(result), None) => Incoming::Response {
                     id,
                     result: Ok(result),
@@ -104,6 +113,18 @@ impl<'a> IncomingMessage<'a> {
                 reason: "a message needs `method`, `result` or `error`".to_string(),
             },
         }
+    }
+}
+
+/// What kind of value an unusable `id` is, for the error message.
+fn describe_id(id: &Value) -> &'static str {
+    match id {
+        Value::Number(n) if n.is_f64() => "a float",
+        Value::Number(_) => "an integer outside the 64-bit range",
+        Value::Bool(_) => "a boolean",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+        Value::Null | Value::String(_) => "this value",
     }
 }
 

@@ -20,6 +20,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
+use super::index_repair::RepairState;
 use super::line::SessionMeta;
 use super::lock::FileLock;
 use super::paths::{archived_dir, sessions_dir};
@@ -29,6 +30,23 @@ use super::RolloutError;
 
 /// Bump when the entry format changes: an index of another version is rebuilt.
 pub const INDEX_VERSION: u32 = 1;
+
+/// The most characters of a thread's name and preview the index keeps. Every upsert writes the
+/// whole entry, so an unbounded name (a client may set megabytes) would grow the index by its
+/// full size at every turn boundary; a listing only shows the start of either anyway.
+pub const INDEX_TEXT_CHARS: usize = 400;
+
+/// Compaction also starts once the file holds this many bytes and four times what its live
+/// lines need, so a few large entries cannot grow it without bound between line-count checks.
+const COMPACT_MIN_BYTES: u64 = 1024 * 1024;
+
+/// `text` cut to at most [`INDEX_TEXT_CHARS`] characters (at a character boundary).
+pub fn bounded_text(text: &str) -> String {
+    match text.char_indices().nth(INDEX_TEXT_CHARS) {
+        Some((end, _)) => text[..end].to_string(),
+        None => text.to_string(),
+    }
+}
 
 /// What `thread/list` needs to know about one persisted thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,13 +129,13 @@ impl IndexEntry {
                 true
             }
             RolloutItem::ThreadName { name } => {
-                self.name = Some(name.clone());
+                self.name = Some(bounded_text(name));
                 true
             }
             RolloutItem::TurnItem { item, .. } if self.preview.is_empty() => {
                 match user_message_text(item) {
                     Some(text) => {
-                        self.preview = text;
+                        self.preview = bounded_text(&text);
                         true
                     }
                     None => false,
@@ -143,20 +161,46 @@ fn user_message_text(item: &serde_json::Value) -> Option<String> {
 }
 
 #[derive(Default)]
-struct IndexCache {
+pub(super) struct IndexCache {
     /// (device, inode) of the file the cache was read from.
     file_id: Option<(u64, u64)>,
     /// Bytes consumed (always at a line boundary).
     offset: u64,
     /// Lines folded so far, to decide when to compact.
     lines: usize,
-    entries: HashMap<String, IndexEntry>,
+    pub(super) entries: HashMap<String, IndexEntry>,
+    /// The length of each entry's latest line and their sum: what a compacted file would hold.
+    line_bytes: HashMap<String, u64>,
+    live_bytes: u64,
+}
+
+impl IndexCache {
+    fn insert(&mut self, mut entry: IndexEntry, line_length: u64) {
+        // Lines written before names and previews were bounded are bounded as they are read, so
+        // the next compaction drops their excess.
+        if entry.preview.len() > INDEX_TEXT_CHARS {
+            entry.preview = bounded_text(&entry.preview);
+        }
+        if let Some(name) = entry.name.as_mut().filter(|n| n.len() > INDEX_TEXT_CHARS) {
+            *name = bounded_text(name);
+        }
+        let previous = self.line_bytes.insert(entry.id.clone(), line_length);
+        self.live_bytes = self.live_bytes - previous.unwrap_or(0) + line_length;
+        self.entries.insert(entry.id.clone(), entry);
+    }
+
+    fn needs_compaction(&self) -> bool {
+        (self.lines > 256 && self.lines > 4 * self.entries.len())
+            || (self.offset > COMPACT_MIN_BYTES && self.offset > 4 * self.live_bytes)
+    }
 }
 
 /// A process's view of the shared index.
 pub struct ThreadIndex {
-    home: PathBuf,
+    pub(super) home: PathBuf,
     cache: Mutex<IndexCache>,
+    /// What [`ThreadIndex::reconcile`] remembers between listings (see `index_repair`).
+    pub(super) repair: Mutex<RepairState>,
 }
 
 impl ThreadIndex {
@@ -164,6 +208,7 @@ impl ThreadIndex {
         ThreadIndex {
             home: home.to_path_buf(),
             cache: Mutex::new(IndexCache::default()),
+            repair: Mutex::new(RepairState::default()),
         }
     }
 
@@ -171,18 +216,18 @@ impl ThreadIndex {
         self.home.join("thread_index.jsonl")
     }
 
-    fn lock_path(&self) -> PathBuf {
+    pub(super) fn lock_path(&self) -> PathBuf {
         self.home.join("thread_index.lock")
     }
 
-    fn cache(&self) -> MutexGuard<'_, IndexCache> {
+    pub(super) fn cache(&self) -> MutexGuard<'_, IndexCache> {
         match self.cache.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         }
     }
 
-    fn io_error(&self, source: std::io::Error) -> RolloutError {
+    pub(super) fn io_error(&self, source: std::io::Error) -> RolloutError {
         RolloutError::Io {
             path: self.path(),
             source,
@@ -218,14 +263,30 @@ impl ThreadIndex {
         let _lock = FileLock::exclusive(&self.lock_path()).map_err(|e| self.io_error(e))?;
         let mut cache = self.cache();
         self.refresh_locked(&mut cache)?;
+        self.append_locked(&mut cache, entry)
+    }
+
+    /// Appends one entry line; the file lock is held and the cache is current.
+    pub(super) fn append_locked(
+        &self,
+        cache: &mut IndexCache,
+        entry: &IndexEntry,
+    ) -> Result<(), RolloutError> {
         let mut line = serde_json::to_vec(entry).map_err(|e| self.io_error(e.into()))?;
         line.push(b'\n');
         let mut file = open_append(&self.path()).map_err(|e| self.io_error(e))?;
-        // One write per line: with O_APPEND and the lock held, lines never interleave.
-        file.write_all(&line).map_err(|e| self.io_error(e))?;
-        self.refresh_locked(&mut cache)?;
-        if cache.lines > 256 && cache.lines > 4 * cache.entries.len() {
-            self.write_fresh(&mut cache, None)?;
+        let length_before = file.metadata().map_err(|e| self.io_error(e))?.len();
+        // One write per line: with O_APPEND and the lock held, lines never interleave. A write
+        // that fails part-way (disk full) is cut back, so the next line is not glued onto it.
+        if let Err(error) = file.write_all(&line) {
+            if let Err(cut_error) = file.set_len(length_before) {
+                tracing::warn!(%cut_error, "could not cut a failed index append back");
+            }
+            return Err(self.io_error(error));
+        }
+        self.refresh_locked(cache)?;
+        if cache.needs_compaction() {
+            self.write_fresh(cache, None)?;
         }
         Ok(())
     }
@@ -243,7 +304,7 @@ impl ThreadIndex {
 
     /// Reads what other processes appended, rebuilding when the file is missing or unusable.
     /// The file lock is held.
-    fn refresh_locked(&self, cache: &mut IndexCache) -> Result<(), RolloutError> {
+    pub(super) fn refresh_locked(&self, cache: &mut IndexCache) -> Result<(), RolloutError> {
         match self.read_tail(cache)? {
             TailState::Current => Ok(()),
             TailState::NeedsRebuild => self.rebuild(cache),
@@ -286,7 +347,7 @@ impl ThreadIndex {
                     return Ok(TailState::NeedsRebuild);
                 }
             } else if let Ok(entry) = serde_json::from_slice::<IndexEntry>(line) {
-                cache.entries.insert(entry.id.clone(), entry);
+                cache.insert(entry, line.len() as u64 + 1);
             } else if !line.iter().all(u8::is_ascii_whitespace) {
                 tracing::warn!(index = %self.path().display(), "skipped an unreadable index line");
             }
@@ -333,6 +394,8 @@ impl ThreadIndex {
         if let Some(id) = without {
             cache.entries.remove(id);
         }
+        cache.line_bytes.clear();
+        cache.live_bytes = 0;
         create_private_dirs(&self.home).map_err(|e| self.io_error(e))?;
         let mut bytes =
             serde_json::to_vec(&serde_json::json!({ "openturn_thread_index": INDEX_VERSION }))
@@ -340,19 +403,27 @@ impl ThreadIndex {
         bytes.push(b'\n');
         let mut sorted: Vec<&IndexEntry> = cache.entries.values().collect();
         sorted.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut line_bytes = HashMap::with_capacity(sorted.len());
         for entry in sorted {
+            let start = bytes.len();
             serde_json::to_writer(&mut bytes, entry).map_err(|e| self.io_error(e.into()))?;
             bytes.push(b'\n');
+            line_bytes.insert(entry.id.clone(), (bytes.len() - start) as u64);
         }
+        cache.live_bytes = line_bytes.values().sum();
+        cache.line_bytes = line_bytes;
         let temp = self
             .home
             .join(format!("thread_index.jsonl.tmp-{}", std::process::id()));
-        {
-            let mut file = private_create(&temp).map_err(|e| self.io_error(e))?;
-            file.write_all(&bytes).map_err(|e| self.io_error(e))?;
-            file.sync_data().map_err(|e| self.io_error(e))?;
+        let written = private_create(&temp).and_then(|mut file| {
+            file.write_all(&bytes)?;
+            file.sync_data()
+        });
+        if let Err(error) = written.and_then(|()| std::fs::rename(&temp, self.path())) {
+            // A half-written copy (disk full) must not stay behind taking space.
+            let _ = std::fs::remove_file(&temp);
+            return Err(self.io_error(error));
         }
-        std::fs::rename(&temp, self.path()).map_err(|e| self.io_error(e))?;
         let metadata = std::fs::metadata(self.path()).map_err(|e| self.io_error(e))?;
         cache.file_id = Some(file_identity(&metadata));
         cache.offset = bytes.len() as u64;
@@ -410,6 +481,7 @@ fn private_create(path: &Path) -> std::io::Result<File> {
 }
 
 /// Every `rollout-*.jsonl` under `root` (the tree is YYYY/MM/DD, so the walk is bounded).
+/// Symbolic links to folders are not followed; a linked file is listed, and refused when read.
 pub fn rollout_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -419,7 +491,7 @@ pub fn rollout_files(root: &Path) -> Vec<PathBuf> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            if path.is_dir() {
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
                 stack.push(path);
             } else if path
                 .file_name()
@@ -499,6 +571,33 @@ mod tests {
         assert!(lines < 300, "the log was compacted: {lines} lines");
         let seen = reader.get("a").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(seen.map(|e| e.updated_at_ms), Some(299_000));
+    }
+
+    #[test]
+    fn a_few_large_entries_are_compacted_by_size_not_only_by_line_count() {
+        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let index = ThreadIndex::new(home.path());
+        // The working folder is not bounded like the name: 100 KB lines, far below the
+        // line-count threshold, must still not pile up.
+        let mut large = entry(home.path(), "a");
+        large.cwd = "d".repeat(100_000);
+        for n in 0..40 {
+            large.touch(200_000 + n * 1000);
+            index.upsert(&large).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let size = std::fs::metadata(index.path())
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert!(size < 1_100_000, "compacted by size: {size} bytes");
+        let seen = index.get("a").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(seen.map(|e| e.updated_at_ms), Some(239_000));
+    }
+
+    #[test]
+    fn names_and_previews_are_cut_at_a_character_boundary() {
+        let long = "é".repeat(INDEX_TEXT_CHARS + 5);
+        assert_eq!(bounded_text(&long), "é".repeat(INDEX_TEXT_CHARS));
+        assert_eq!(bounded_text("short"), "short");
     }
 
     #[tokio::test]

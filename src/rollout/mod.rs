@@ -8,6 +8,7 @@
 pub mod archive;
 pub mod fork;
 pub mod index;
+mod index_repair;
 pub mod line;
 pub mod lock;
 pub mod paths;
@@ -43,4 +44,33 @@ pub enum RolloutError {
     Busy(std::path::PathBuf),
     #[error("unknown turn id {0}")]
     UnknownTurn(String),
+    /// Rollouts are opened without following a final symbolic link: a link planted in the
+    /// sessions folder must not make a thread's appends land in some other file.
+    #[error("rollout {0} is a symbolic link; openturn does not follow links to rollout files")]
+    Symlink(std::path::PathBuf),
+}
+
+impl RolloutError {
+    /// The error of opening the rollout at `path`: a refused symbolic link (ELOOP under
+    /// `O_NOFOLLOW`) says so, anything else is I/O.
+    pub(crate) fn opening(path: &std::path::Path, source: std::io::Error) -> RolloutError {
+        #[cfg(unix)]
+        if source.raw_os_error() == Some(libc::ELOOP) {
+            return RolloutError::Symlink(path.to_path_buf());
+        }
+        RolloutError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Open options that refuse a symbolic link as the last component of the path.
+pub(crate) fn no_follow(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options
 }

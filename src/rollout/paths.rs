@@ -28,14 +28,15 @@ pub fn rollout_path(home: &Path, thread_id: &str, created: DateTime<Utc>) -> Pat
 pub fn find_rollout(root: &Path, thread_id: &str) -> Option<PathBuf> {
     let suffix = format!("-{thread_id}.jsonl");
     let mut stack = vec![root.to_path_buf()];
-    // Bounded by the directory tree; the depth is fixed (YYYY/MM/DD).
+    // Bounded by the directory tree (YYYY/MM/DD): links to folders are not followed, so a
+    // link cycle cannot make the walk endless.
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            if path.is_dir() {
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
                 stack.push(path);
             } else if path
                 .file_name()

@@ -21,11 +21,18 @@ pub struct RolloutContents {
     pub warnings: Vec<String>,
 }
 
+/// Reads and parses the rollout at `path`; a symbolic link is refused, not followed.
 pub fn read_rollout(path: &Path) -> Result<RolloutContents, RolloutError> {
-    let bytes = std::fs::read(path).map_err(|source| RolloutError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    use std::io::Read;
+    let mut file = super::no_follow(std::fs::OpenOptions::new().read(true))
+        .open(path)
+        .map_err(|source| RolloutError::opening(path, source))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|source| RolloutError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     parse_rollout(path, &bytes)
 }
 

@@ -5,7 +5,9 @@
 //! must not exhaust it).
 //!
 //! Every line is written with a single `write(2)` of the whole line plus `\n`, so a crash leaves
-//! at most one torn last line, which the reader skips. `flush` fsyncs and acknowledges.
+//! at most one torn last line, which the reader skips. A write that fails part-way (disk full)
+//! is cut back to the last complete line, so an append is all or nothing. `flush` fsyncs and
+//! acknowledges.
 //!
 //! The writer holds an exclusive `flock` on its file for as long as it runs, so a second process
 //! (or a second handle) cannot append to the same thread: opening a held rollout fails with
@@ -46,6 +48,10 @@ struct IndexState {
     index: Option<Arc<ThreadIndex>>,
     entry: Option<IndexEntry>,
     path: PathBuf,
+    /// Where the last complete line ends: appends that fail are cut back to it.
+    good_length: u64,
+    /// The last index update failed; the entry is written again with the next line.
+    index_stale: bool,
 }
 
 /// A handle to the task that owns one rollout file. Cloning shares the same writer.
@@ -69,7 +75,7 @@ impl RolloutWriter {
         if let Some(parent) = path.parent() {
             create_private_dirs(parent).map_err(io_error)?;
         }
-        let file = private_open(path, true).map_err(io_error)?;
+        let file = private_open(path, true).map_err(|e| RolloutError::opening(path, e))?;
         if !try_lock_exclusive(&file).map_err(io_error)? {
             return Err(RolloutError::Busy(path.to_path_buf()));
         }
@@ -80,6 +86,8 @@ impl RolloutWriter {
                 index,
                 entry: None,
                 path: path.to_path_buf(),
+                good_length: 0,
+                index_stale: false,
             },
         ))
     }
@@ -95,15 +103,17 @@ impl RolloutWriter {
             path: path.to_path_buf(),
             source,
         };
-        let file = private_open(path, false).map_err(io_error)?;
+        let file = private_open(path, false).map_err(|e| RolloutError::opening(path, e))?;
         if !try_lock_exclusive(&file).map_err(io_error)? {
             return Err(RolloutError::Busy(path.to_path_buf()));
         }
-        cut_torn_tail(&file, path).map_err(io_error)?;
+        let good_length = cut_torn_tail(&file, path).map_err(io_error)?;
         let state = IndexState {
             index,
             entry: Some(entry),
             path: path.to_path_buf(),
+            good_length,
+            index_stale: false,
         };
         Ok(RolloutWriter::start(file, path, state))
     }
@@ -184,7 +194,7 @@ async fn run_writer(file: File, mut commands_rx: mpsc::Receiver<WriterCommand>, 
             WriterCommand::Append(bytes, item, ack) => {
                 let done = blocking(move || {
                     let (mut file, mut state) = (file, state);
-                    let result = write_line(&mut file, &bytes);
+                    let result = write_line(&mut file, &bytes, &mut state.good_length);
                     // The index is updated before the acknowledgement, so once a caller has
                     // seen its line written (e.g. `thread/start` answered), `thread/list`
                     // shows it.
@@ -259,19 +269,26 @@ fn update_index(state: &mut IndexState, item: &RolloutItem) {
         }
         (_, None) => false,
     };
-    if let (true, Some(entry)) = (changed, &state.entry) {
-        if let Err(error) = index.upsert(entry) {
-            tracing::warn!(%error, "thread index update failed");
-        }
+    // An update that failed (disk full) is retried with the next line written, so the entry
+    // catches up as soon as the index can be written again.
+    if let (true, Some(entry)) = (changed || state.index_stale, &state.entry) {
+        state.index_stale = match index.upsert(entry) {
+            Ok(()) => false,
+            Err(error) => {
+                tracing::warn!(%error, "thread index update failed");
+                true
+            }
+        };
     }
 }
 
-/// Truncates the file after its last newline (the remains of a write cut short by a crash).
-fn cut_torn_tail(file: &File, path: &Path) -> std::io::Result<()> {
+/// Truncates the file after its last newline (the remains of a write cut short by a crash) and
+/// returns the length kept.
+fn cut_torn_tail(file: &File, path: &Path) -> std::io::Result<u64> {
     use std::io::{Read, Seek, SeekFrom};
     let length = file.metadata()?.len();
     if length == 0 {
-        return Ok(());
+        return Ok(0);
     }
     let mut reader = file;
     // Look back in bounded steps for the last '\n'.
@@ -288,17 +305,44 @@ fn cut_torn_tail(file: &File, path: &Path) -> std::io::Result<()> {
                 tracing::warn!(path = %path.display(), cut = length - keep, "cut a torn last line");
                 file.set_len(keep)?;
             }
-            return Ok(());
+            return Ok(keep);
         }
         end = start;
     }
     tracing::warn!(path = %path.display(), "rollout had no complete line; emptied");
-    file.set_len(0)
+    file.set_len(0)?;
+    Ok(0)
 }
 
-/// One `write` call for the whole line; a short write (rare, e.g. disk full) finishes the line
-/// with further writes rather than leaving it torn.
-fn write_line(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+/// Appends one whole line or nothing. One `write` call normally carries the whole line; a short
+/// write (disk nearly full) is finished with further writes. When any of them fails (ENOSPC,
+/// EIO), the file is cut back to `good_length`, its length before this line: the bytes that did
+/// land would otherwise be a torn line in the middle of the file once the next line is glued
+/// onto them, and every read of the thread would fail from then on.
+///
+/// `good_length` is the writer's record of where its last complete line ends. A file longer
+/// than that (an earlier cut that itself failed) is cut first, so one failed repair is retried
+/// instead of corrupting the next line.
+fn write_line(file: &mut File, bytes: &[u8], good_length: &mut u64) -> std::io::Result<()> {
+    if file.metadata()?.len() != *good_length {
+        file.set_len(*good_length)?;
+    }
+    match write_whole(file, bytes) {
+        Ok(()) => {
+            *good_length += bytes.len() as u64;
+            Ok(())
+        }
+        Err(error) => {
+            if let Err(cut_error) = file.set_len(*good_length) {
+                // The next append retries the cut before writing (see above).
+                tracing::warn!(%cut_error, "could not cut a failed rollout append back");
+            }
+            Err(error)
+        }
+    }
+}
+
+fn write_whole(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
     let written = file.write(bytes)?;
     if written < bytes.len() {
         file.write_all(&bytes[written..])?;
@@ -306,9 +350,10 @@ fn write_line(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Opens for appending, never through a symbolic link (see [`RolloutError::Symlink`]).
 fn private_open(path: &Path, create_new: bool) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
-    options.append(true).read(true);
+    super::no_follow(options.append(true).read(true));
     if create_new {
         options.create_new(true);
     }
@@ -330,4 +375,50 @@ pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
         builder.mode(0o700);
     }
     builder.create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rollout::SessionMeta;
+    use crate::wire::ResponseItem;
+
+    #[tokio::test]
+    async fn an_index_update_that_failed_is_retried_with_the_next_line() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        // The index's home is a plain file at first, so its lock cannot be taken.
+        let index_home = dir.path().join("index_home");
+        std::fs::write(&index_home, "").unwrap_or_else(|e| panic!("{e}"));
+        let index = Arc::new(ThreadIndex::new(&index_home));
+        let path = dir.path().join("rollout-2026-01-01T00-00-00-t1.jsonl");
+        let writer =
+            RolloutWriter::create(&path, Some(index.clone())).unwrap_or_else(|e| panic!("{e}"));
+        let meta = SessionMeta {
+            id: "t1".to_string(),
+            created_at: 100,
+            cwd: "/w".to_string(),
+            model: "m".to_string(),
+            model_provider: "p".to_string(),
+            originator: None,
+            cli_version: "0".to_string(),
+            forked_from_id: None,
+            source: None,
+            settings: None,
+        };
+        writer
+            .append(RolloutItem::SessionMeta(meta))
+            .await
+            .unwrap_or_else(|e| panic!("the rollout line is written: {e}"));
+        // The index becomes writable; the next line changes nothing the index shows, yet the
+        // entry that could not be written before is written now.
+        std::fs::remove_file(&index_home).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(&index_home).unwrap_or_else(|e| panic!("{e}"));
+        writer
+            .append(RolloutItem::ResponseItem(ResponseItem::user_text("hi")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let entry = index.get("t1").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(entry.map(|e| e.path), Some(path));
+        writer.close().await.unwrap_or_else(|e| panic!("{e}"));
+    }
 }

@@ -71,6 +71,8 @@ fn rollout_error(error: &RolloutError) -> ErrorObject {
         RolloutError::NotFound(_) | RolloutError::UnknownTurn(_) => {
             ErrorObject::new(INVALID_REQUEST, error.to_string())
         }
+        RolloutError::Symlink(path) => ErrorObject::new(INVALID_REQUEST, error.to_string())
+            .with_data(json!({ "reason": "rollout_is_symlink", "path": path })),
     }
 }
 

@@ -188,6 +188,11 @@ pub async fn thread_list(
         .unwrap_or(DEFAULT_LIST_LIMIT);
     let index = context.threads.index().clone();
     let page = tokio::task::spawn_blocking(move || {
+        // Threads whose index line was lost are listed again; a failure here only means the
+        // listing may miss them, so it does not fail the request.
+        if let Err(error) = index.reconcile() {
+            tracing::warn!(%error, "could not reconcile the thread index with the rollouts");
+        }
         index.query(|entries| select_page(entries, &params, key, ascending, cursor, limit))
     })
     .await
