@@ -34,6 +34,9 @@ enum Command {
     /// Run a short scripted session offline: a built-in loopback provider replays shipped
     /// transcripts, and the live notification stream is printed.
     Demo,
+    /// Run one turn headless: JSON events (`--json`) or text for a person. Wire-compatible with
+    /// `codex exec --json`, so the official TypeScript SDK drives it.
+    Exec(Box<openturn::exec::ExecArgs>),
     /// Write the protocol's JSON Schema (generated from the protocol types) into a folder.
     Schema {
         /// Output folder; the checked-in copy lives in `schema/`.
@@ -69,10 +72,15 @@ fn main() -> anyhow::Result<()> {
     // The stdin reader is a blocking thread that may still be waiting for input (shutdown by
     // SIGTERM or a closed stdout): do not wait for it. Rollouts are already flushed by then.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    result
+    let code = result?;
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(())
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+/// Runs the command; returns the process exit code.
+async fn run(cli: Cli) -> anyhow::Result<i32> {
     let home = default_home();
     match cli.command {
         Command::AppServer { listen, stdio: _ } => {
@@ -87,10 +95,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let mut stdout = std::io::stdout();
             openturn::demo::run(&exe, &mut stdout).await?;
         }
+        Command::Exec(args) => {
+            let mut overrides = args.config_overrides();
+            overrides.extend(cli.config.iter().cloned());
+            let config = Config::load(&home, &overrides).context("loading configuration")?;
+            let serve = move |input, output| openturn::server::serve(config, input, output);
+            return Ok(openturn::exec::run(*args, serve).await?);
+        }
         Command::Schema { out } => {
             openturn::server::schema::write_schema(&out)
                 .with_context(|| format!("writing the schema into {}", out.display()))?;
         }
     }
-    Ok(())
+    Ok(0)
 }
