@@ -45,11 +45,10 @@ enum Command {
     },
 }
 
-fn init_logging() {
+fn init_logging(default_filter: &str) {
     use tracing_subscriber::EnvFilter;
-    // openturn's own info lines (shutdown reasons, index rebuilds) are worth seeing by default.
     let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,openturn=info"));
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -63,7 +62,12 @@ fn init_logging() {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    init_logging();
+    // openturn's own info lines (shutdown reasons, index rebuilds) are worth seeing by default,
+    // except in exec, where stderr is part of what a person reads.
+    init_logging(match cli.command {
+        Command::Exec(_) => "warn",
+        _ => "warn,openturn=info",
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
