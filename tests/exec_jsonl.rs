@@ -403,3 +403,60 @@ async fn stream_adds_item_updated_with_the_text_so_far() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_failing_command_and_a_two_part_reasoning_match_the_reference_shapes() {
+    let home = tempdir();
+    let mock = provider(vec![
+        response(
+            "r1",
+            vec![
+                reasoning("rs_1", &[&["Part ", "one"], &["Part two"]]),
+                exec_call(
+                    "fc_1",
+                    "call_1",
+                    json!({"cmd": "echo out; exit 3", "login": false}),
+                ),
+            ],
+            None,
+        ),
+        response("r2", vec![message("msg_f", &["Done."])], None),
+    ])
+    .await;
+    let run = exec(
+        home.path(),
+        &mock,
+        &["--json", "-c", "approval_policy=\"never\"", "go"],
+        "",
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let events = run.events();
+    // As `codex exec --json` 0.169.0 prints them against the same transcript.
+    assert_eq!(
+        events[2]["item"],
+        json!({"id": "item_0", "type": "reasoning", "text": "Part one\nPart two"})
+    );
+    let command = events[4]["item"]["command"].clone();
+    assert_eq!(
+        events[4]["item"],
+        json!({"id": "item_1", "type": "command_execution", "command": command,
+               "aggregated_output": "out\n", "exit_code": 3, "status": "failed"})
+    );
+}
+
+#[test]
+fn the_events_schema_refuses_malformed_events() {
+    let ok = json!({"type": "turn.completed", "usage": usage(1, 2)});
+    assert_eq!(schema_problem(&ok), Ok(()));
+    for bad in [
+        json!({"type": "turn.completed"}),
+        json!({"type": "turn.finished", "usage": usage(1, 2)}),
+        json!({"type": "item.completed", "item": {"id": "item_0", "type": "agent_message"}}),
+        json!({"type": "item.completed", "item": {"id": "item_0", "type": "command_execution",
+               "command": "ls", "aggregated_output": "", "exit_code": null, "status": "inProgress"}}),
+        json!({"type": "thread.started", "thread_id": "t", "extra": 1}),
+    ] {
+        assert!(schema_problem(&bad).is_err(), "accepted {bad}");
+    }
+}

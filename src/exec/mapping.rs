@@ -159,13 +159,13 @@ impl EventMapper {
         params.get("summaryIndex").is_some() || params.get("contentIndex").is_some()
     }
 
-    /// A new summary part starts a new paragraph of the streamed reasoning text, as the
+    /// A new summary part starts a new line of the streamed reasoning text, as the
     /// completed item joins its parts.
     fn summary_part_added(&mut self, params: &Value) -> Vec<ExecEvent> {
         let server_id = params["itemId"].as_str().unwrap_or_default();
         if let Some(text) = self.streamed.get_mut(server_id) {
             if !text.is_empty() {
-                text.push_str("\n\n");
+                text.push_str("\n");
             }
         }
         Vec::new()
@@ -308,7 +308,8 @@ pub fn details_of(item: &Value) -> Option<ExecItemDetails> {
     }
 }
 
-/// The summary parts joined as paragraphs; the raw reasoning text when there is no summary.
+/// The summary parts one per line (as the reference joins them); the raw reasoning text when
+/// there is no summary.
 fn reasoning_text(item: &Value) -> String {
     let joined = |key: &str| {
         item[key]
@@ -317,7 +318,7 @@ fn reasoning_text(item: &Value) -> String {
             .flatten()
             .filter_map(Value::as_str)
             .collect::<Vec<_>>()
-            .join("\n\n")
+            .join("\n")
     };
     let summary = joined("summary");
     if summary.is_empty() {

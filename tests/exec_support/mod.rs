@@ -118,10 +118,14 @@ fn inlined_schema() -> Value {
     inline(&document, &document["definitions"])
 }
 
+/// What is wrong with an event, by the documented schema.
+pub fn schema_problem(event: &Value) -> Result<(), String> {
+    schema::validate_inlined(&inlined_schema(), event)
+}
+
 /// One event must match the documented schema.
 pub fn check_event(event: &Value) {
-    let schema = inlined_schema();
-    if let Err(problem) = schema::validate_inlined(&schema, event) {
+    if let Err(problem) = schema_problem(event) {
         panic!("exec event does not match docs/exec-events.schema.json: {problem}\n{event}");
     }
 }
