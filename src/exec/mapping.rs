@@ -165,7 +165,7 @@ impl EventMapper {
         let server_id = params["itemId"].as_str().unwrap_or_default();
         if let Some(text) = self.streamed.get_mut(server_id) {
             if !text.is_empty() {
-                text.push_str("\n");
+                text.push('\n');
             }
         }
         Vec::new()
