@@ -54,9 +54,10 @@ impl EventMapper {
             "turn/started" => vec![ExecEvent::TurnStarted {}],
             "item/started" => self.item_started(&params["item"]),
             "item/completed" => self.item_completed(&params["item"]),
-            "item/agentMessage/delta"
-            | "item/reasoning/summaryTextDelta"
-            | "item/reasoning/textDelta" => self.delta(params),
+            "item/agentMessage/delta" => self.delta(params, false),
+            "item/reasoning/summaryTextDelta" | "item/reasoning/textDelta" => {
+                self.delta(params, true)
+            }
             "item/reasoning/summaryPartAdded" => self.summary_part_added(params),
             "thread/tokenUsage/updated" => {
                 self.usage = Usage::from_breakdown(&params["tokenUsage"]["total"]);
@@ -134,7 +135,7 @@ impl EventMapper {
     }
 
     /// `--stream`: the text so far of an agent message or a reasoning item.
-    fn delta(&mut self, params: &Value) -> Vec<ExecEvent> {
+    fn delta(&mut self, params: &Value, reasoning: bool) -> Vec<ExecEvent> {
         let server_id = params["itemId"].as_str().unwrap_or_default();
         let delta = params["delta"].as_str().unwrap_or_default();
         let Some(text) = self.streamed.get_mut(server_id) else {
@@ -145,7 +146,7 @@ impl EventMapper {
         let Some(id) = self.item_ids.get(server_id).cloned() else {
             return Vec::new();
         };
-        let details = if self.is_reasoning_delta(params) {
+        let details = if reasoning {
             ExecItemDetails::Reasoning { text }
         } else {
             ExecItemDetails::AgentMessage { text }
@@ -153,10 +154,6 @@ impl EventMapper {
         vec![ExecEvent::ItemUpdated {
             item: ExecItem { id, details },
         }]
-    }
-
-    fn is_reasoning_delta(&self, params: &Value) -> bool {
-        params.get("summaryIndex").is_some() || params.get("contentIndex").is_some()
     }
 
     /// A new summary part starts a new line of the streamed reasoning text, as the
@@ -327,3 +324,7 @@ fn reasoning_text(item: &Value) -> String {
         summary
     }
 }
+
+#[cfg(test)]
+#[path = "mapping_tests.rs"]
+mod tests;
