@@ -115,3 +115,36 @@ async fn bad_values_name_the_option_and_nothing_is_sent() {
     }
     assert!(mock.requests().is_empty());
 }
+
+#[tokio::test]
+async fn a_turn_that_cannot_start_still_ends_the_events_with_turn_failed() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mock = MockProvider::start(Script::new([]))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let run = exec(
+        home.path(),
+        &mock,
+        &["--json", "--image", "/no/such/picture.png", "look"],
+        "",
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    let events = run.events();
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(types, ["thread.started", "turn.failed"]);
+    let message = events[1]["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("turn/start") && message.contains("/no/such/picture.png"),
+        "{message}"
+    );
+    assert!(
+        run.stderr.contains("/no/such/picture.png"),
+        "{}",
+        run.stderr
+    );
+    assert!(mock.requests().is_empty());
+}

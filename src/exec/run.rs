@@ -20,7 +20,7 @@ use crate::server::shutdown::TerminationSignals;
 
 use super::args::ExecArgs;
 use super::connection::{Connection, PIPE_CAPACITY};
-use super::events::ExecEvent;
+use super::events::{ErrorMessage, ExecEvent};
 use super::human::HumanOutput;
 use super::mapping::{EventMapper, TurnOutcome};
 use super::ExecError;
@@ -133,15 +133,20 @@ fn read_output_schema(path: &Path) -> Result<Value, ExecError> {
 
 /// Where events go: JSON lines, or text for a person.
 enum Output {
-    Json,
+    /// `thread_started` remembers whether `thread.started` was printed: from then on the run
+    /// must end with a turn event, even when the turn could not start.
+    Json {
+        thread_started: bool,
+    },
     Human(HumanOutput),
 }
 
 impl Output {
-    fn events(&self, events: &[ExecEvent]) {
-        if !matches!(self, Output::Json) {
+    fn events(&mut self, events: &[ExecEvent]) {
+        let Output::Json { thread_started } = self else {
             return;
-        }
+        };
+        *thread_started = true;
         let mut stdout = std::io::stdout().lock();
         for event in events {
             if let Ok(line) = serde_json::to_string(event) {
@@ -159,14 +164,30 @@ async fn drive(
 ) -> Result<i32, ExecError> {
     let started = Instant::now();
     let mut output = if args.json {
-        Output::Json
+        Output::Json {
+            thread_started: false,
+        }
     } else {
         Output::Human(HumanOutput::new())
     };
     let result = run_turn(args, inputs, &mut connection, &mut output).await;
     connection.close();
     drain_until_closed(&mut connection).await;
-    let mapper = result?;
+    let mapper = match result {
+        Ok(mapper) => mapper,
+        Err(error) => {
+            if let Output::Json {
+                thread_started: true,
+            } = output
+            {
+                let message = error.to_string();
+                output.events(&[ExecEvent::TurnFailed {
+                    error: ErrorMessage { message },
+                }]);
+            }
+            return Err(error);
+        }
+    };
     let outcome = mapper.outcome.clone().unwrap_or(TurnOutcome::Interrupted);
     if let Output::Human(human) = &mut output {
         human.summary(&outcome, &mapper.usage, started.elapsed());
@@ -225,7 +246,7 @@ async fn run_turn(
         .to_string();
     let mut mapper = EventMapper::new(args.stream);
     match output {
-        Output::Json => output.events(&[ExecEvent::ThreadStarted {
+        Output::Json { .. } => output.events(&[ExecEvent::ThreadStarted {
             thread_id: thread_id.clone(),
         }]),
         Output::Human(human) => human.thread_started(
