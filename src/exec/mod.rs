@@ -5,7 +5,7 @@
 //!
 //! Layout: `args.rs` the command line; `connection.rs` the client end of the pipe; `mapping.rs`
 //! notifications → exec events (a pure reducer); `events.rs` the event shapes; `human.rs` the
-//! text output; `run.rs` the sequence (initialize, start or resume, one turn, shut down).
+//! text output; `inputs.rs` the checked inputs; `run.rs` the sequence (initialize, start or resume, one turn, shut down).
 //!
 //! This module knows only the protocol: the caller hands it a function that serves a
 //! connection, so it never sees the configuration or the core.
@@ -14,6 +14,7 @@ mod args;
 mod connection;
 pub mod events;
 mod human;
+mod inputs;
 pub mod mapping;
 mod run;
 

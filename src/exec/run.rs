@@ -7,14 +7,13 @@
 //! turn as failed with exit code 1.
 
 use std::future::Future;
-use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::io::DuplexStream;
 
-use crate::protocol::common::SandboxMode;
 use crate::protocol::thread::{ThreadResumeParams, ThreadStartParams};
 use crate::server::shutdown::TerminationSignals;
 
@@ -22,21 +21,13 @@ use super::args::ExecArgs;
 use super::connection::{Connection, PIPE_CAPACITY};
 use super::events::{ErrorMessage, ExecEvent};
 use super::human::HumanOutput;
+use super::inputs::Inputs;
 use super::mapping::{EventMapper, TurnOutcome};
 use super::ExecError;
 
 /// How long exec keeps reading after it closed the connection, while the server shuts down
 /// (its own shutdown is bounded well below this).
 const SHUTDOWN_READ_BUDGET: Duration = Duration::from_secs(5);
-
-/// What the command line asked for, read and checked before the server starts.
-struct Inputs {
-    prompt: String,
-    output_schema: Option<Value>,
-    images: Vec<PathBuf>,
-    cwd: PathBuf,
-    sandbox: Option<SandboxMode>,
-}
 
 /// Runs one turn and returns the process exit code: 0 when the turn completed, 1 when it failed
 /// or was interrupted. `serve` serves one connection over (input, output) byte streams; the
@@ -47,7 +38,7 @@ where
     F: Future<Output = Result<(), E>>,
     E: std::fmt::Display,
 {
-    let inputs = read_inputs(&args)?;
+    let inputs = Inputs::read(&args)?;
     let (to_server, server_input) = tokio::io::duplex(PIPE_CAPACITY);
     let (server_output, from_server) = tokio::io::duplex(PIPE_CAPACITY);
     let connection = Connection::new(to_server, from_server);
@@ -57,78 +48,6 @@ where
     let code = client_result?;
     server_result.map_err(|e| ExecError::Server(e.to_string()))?;
     Ok(code)
-}
-
-fn read_inputs(args: &ExecArgs) -> Result<Inputs, ExecError> {
-    let current = std::env::current_dir().map_err(|source| ExecError::BadDirectory {
-        path: PathBuf::from("."),
-        source,
-    })?;
-    let cwd = match &args.cd {
-        Some(dir) => {
-            current
-                .join(dir)
-                .canonicalize()
-                .map_err(|source| ExecError::BadDirectory {
-                    path: dir.clone(),
-                    source,
-                })?
-        }
-        None => current.clone(),
-    };
-    let sandbox = args
-        .sandbox
-        .as_deref()
-        .map(|mode| {
-            serde_json::from_value(json!(mode)).map_err(|_| ExecError::BadSandbox(mode.into()))
-        })
-        .transpose()?;
-    let output_schema = args
-        .output_schema
-        .as_deref()
-        .map(read_output_schema)
-        .transpose()?;
-    let prompt = match args.prompt_argument() {
-        Some(prompt) => prompt.to_string(),
-        None => read_stdin_prompt()?,
-    };
-    if prompt.trim().is_empty() {
-        return Err(ExecError::NoPrompt);
-    }
-    Ok(Inputs {
-        prompt,
-        output_schema,
-        // Relative image paths are the caller's, so they resolve against where exec was run.
-        images: args.image.iter().map(|path| current.join(path)).collect(),
-        cwd,
-        sandbox,
-    })
-}
-
-fn read_stdin_prompt() -> Result<String, ExecError> {
-    let mut stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Err(ExecError::NoPrompt);
-    }
-    let mut prompt = String::new();
-    stdin
-        .read_to_string(&mut prompt)
-        .map_err(ExecError::ReadStdin)?;
-    Ok(prompt)
-}
-
-fn read_output_schema(path: &Path) -> Result<Value, ExecError> {
-    let error = |reason: String| ExecError::OutputSchema {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
-    let schema: Value =
-        serde_json::from_str(&text).map_err(|e| error(format!("not JSON ({e})")))?;
-    if !schema.is_object() {
-        return Err(error("a JSON Schema must be an object".to_string()));
-    }
-    Ok(schema)
 }
 
 /// Where events go: JSON lines, or text for a person.
