@@ -77,3 +77,58 @@ async fn a_failed_turn_says_why_on_stderr_and_exits_1() {
         "{last}"
     );
 }
+
+/// On a terminal the progress lines are dimmed (ANSI dim), the answer is not. `script` (util-linux)
+/// gives the run a pseudo-terminal; without it the test is skipped.
+#[tokio::test]
+async fn progress_is_dimmed_only_on_a_terminal() {
+    let has_script = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        eprintln!("skipping: needs `script` (util-linux) for a pseudo-terminal");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new([response(
+        "r1",
+        vec![
+            reasoning("rs_1", &[&["Pondering"]]),
+            message("msg_f", &["Plain answer."]),
+        ],
+        None,
+    )]))
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let mut words = vec![
+        quote(&openturn_bin().display().to_string()),
+        "exec".to_string(),
+    ];
+    for o in mock_overrides(&provider) {
+        words.push("-c".to_string());
+        words.push(quote(&o));
+    }
+    words.push(quote("question"));
+    let mut command = tokio::process::Command::new("script");
+    command
+        .args(["-qec", &words.join(" "), "/dev/null"])
+        .env("OPENTURN_HOME", home.path())
+        .env("OPENTURN_TEST_KEY", "sk-test-secret-key")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let run = run_exec(command, "").await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    // Through the pseudo-terminal stdout and stderr arrive together.
+    let screen = &run.stdout;
+    assert!(screen.contains("\x1b[2mPondering\x1b[0m"), "{screen:?}");
+    assert!(screen.contains("Plain answer."), "{screen:?}");
+    assert!(
+        !screen.contains("\x1b[2mPlain answer."),
+        "the answer is not dimmed: {screen:?}"
+    );
+}
