@@ -50,6 +50,8 @@ struct ConfigToml {
     model_provider: Option<String>,
     #[serde(default)]
     model_providers: BTreeMap<String, ProviderInfo>,
+    /// Base URL of the built-in `openai` provider (the TypeScript SDK's `baseUrl` option).
+    openai_base_url: Option<String>,
     approval_policy: Option<ApprovalPolicy>,
     sandbox_mode: Option<SandboxMode>,
     instructions: Option<String>,
@@ -239,6 +241,11 @@ impl Config {
                 provider.name = id.clone();
             }
             model_providers.insert(id, provider);
+        }
+        if let (Some(url), Some(openai)) =
+            (&parsed.openai_base_url, model_providers.get_mut("openai"))
+        {
+            openai.base_url = url.clone();
         }
         Ok(Config {
             home: home.to_path_buf(),

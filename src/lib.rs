@@ -8,7 +8,8 @@
 //! - [`server`]: JSON-RPC on stdio; projects `EventMsg` into protocol notifications.
 //! - [`protocol`]: the JSON-RPC payload types (plain data, schema-generating).
 //!
-//! Beside them: [`rollout`] persists threads as JSONL; [`config`] resolves `config.toml` and
+//! Beside them: [`exec`] is `openturn exec`, a headless client of the server run in-process;
+//! [`rollout`] persists threads as JSONL; [`config`] resolves `config.toml` and
 //! overrides; [`demo`] is the offline scripted session; [`mock_provider`] is the loopback Responses server used by `openturn demo`, tests
 //! and benchmarks.
 
@@ -16,6 +17,7 @@ pub mod client;
 pub mod config;
 pub mod core;
 pub mod demo;
+pub mod exec;
 pub mod mock_provider;
 pub mod protocol;
 pub mod rollout;

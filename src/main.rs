@@ -34,6 +34,9 @@ enum Command {
     /// Run a short scripted session offline: a built-in loopback provider replays shipped
     /// transcripts, and the live notification stream is printed.
     Demo,
+    /// Run one turn headless: JSON events (`--json`) or text for a person. Wire-compatible with
+    /// `codex exec --json`, so the official TypeScript SDK drives it.
+    Exec(Box<openturn::exec::ExecArgs>),
     /// Write the protocol's JSON Schema (generated from the protocol types) into a folder.
     Schema {
         /// Output folder; the checked-in copy lives in `schema/`.
@@ -42,11 +45,10 @@ enum Command {
     },
 }
 
-fn init_logging() {
+fn init_logging(default_filter: &str) {
     use tracing_subscriber::EnvFilter;
-    // openturn's own info lines (shutdown reasons, index rebuilds) are worth seeing by default.
     let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,openturn=info"));
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter));
     // tungstenite logs each WebSocket handshake request whole at trace level, API key headers and
     // query included; nothing below debug is taken from it, whatever RUST_LOG asks.
     let filter = match "tungstenite::handshake::client=debug".parse() {
@@ -66,11 +68,17 @@ fn init_logging() {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    // openturn's own info lines (shutdown reasons, index rebuilds) are worth seeing by default,
+    // except in exec, where stderr is part of what a person reads.
+    init_logging(match cli.command {
+        Command::Exec(_) => "warn",
+        _ => "warn,openturn=info",
+    });
     exit_with(start(cli))
 }
 
-fn start(cli: Cli) -> anyhow::Result<()> {
+/// Runs the command; returns the process exit code.
+fn start(cli: Cli) -> anyhow::Result<u8> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -85,9 +93,9 @@ fn start(cli: Cli) -> anyhow::Result<()> {
 /// Prints an error and its causes on one line and exits 1. Returning the error from `main`
 /// instead would print a backtrace whenever RUST_BACKTRACE is set, which for a mistake in
 /// the user's configuration only buries the one line that says what to fix.
-fn exit_with(result: anyhow::Result<()>) -> std::process::ExitCode {
+fn exit_with(result: anyhow::Result<u8>) -> std::process::ExitCode {
     match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => std::process::ExitCode::from(code),
         Err(error) => {
             eprintln!("openturn: {error:#}");
             std::process::ExitCode::FAILURE
@@ -108,7 +116,7 @@ fn refuse_unused_overrides(cli: &Cli, command: &str) -> anyhow::Result<()> {
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+async fn run(cli: Cli) -> anyhow::Result<u8> {
     let home = default_home();
     match &cli.command {
         Command::Demo => refuse_unused_overrides(&cli, "demo")?,
@@ -128,10 +136,18 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let mut stdout = std::io::stdout();
             openturn::demo::run(&exe, &mut stdout).await?;
         }
+        Command::Exec(args) => {
+            let mut overrides = args.config_overrides();
+            overrides.extend(cli.config.iter().cloned());
+            let config = Config::load(&home, &overrides).context("loading configuration")?;
+            let serve = move |input, output| openturn::server::serve(config, input, output);
+            let code = openturn::exec::run(*args, serve).await?;
+            return Ok(u8::try_from(code).unwrap_or(1));
+        }
         Command::Schema { out } => {
             openturn::server::schema::write_schema(&out)
                 .with_context(|| format!("writing the schema into {}", out.display()))?;
         }
     }
-    Ok(())
+    Ok(0)
 }

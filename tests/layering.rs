@@ -15,6 +15,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("server", &["protocol", "core", "rollout", "config"]),
     ("config", &["client", "core"]),
     ("demo", &["mock_provider"]),
+    ("exec", &["server", "protocol"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -97,6 +97,7 @@ const MODEL_KEYS: &[(&str, Expect)] = &[
 const TOP_LEVEL: &[(&str, Expect)] = &[
     ("model", Expect::NonEmptyText),
     ("model_provider", Expect::NonEmptyText),
+    ("openai_base_url", Expect::NonEmptyText),
     (
         "model_providers",
         Expect::MapOf(&Expect::Keys(PROVIDER_KEYS, CODEX_ONLY_PROVIDER)),

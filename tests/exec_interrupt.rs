@@ -1,0 +1,80 @@
+//! SIGINT or SIGTERM during `openturn exec` interrupts the turn cleanly: `turn.failed` is the
+//! last event, the exit code is 1, and the rollout records the turn as interrupted — the
+//! in-process server shuts down exactly as the app-server does.
+
+mod exec_support;
+mod support;
+
+use std::time::Duration;
+
+use exec_support::*;
+use serde_json::Value;
+use support::*;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+async fn interrupted_by(signal: i32, name: &str) {
+    let provider =
+        MockProvider::start(Script::new([stalled_text_reply("msg_p", &["par", "tial"])]))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut command = exec_command(home.path(), &provider, &["--json", "--stream", "go"]);
+    command.stdin(std::process::Stdio::null());
+    let mut child = command.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let mut lines = BufReader::new(stdout).lines();
+    let mut events: Vec<Value> = Vec::new();
+    // Wait until the answer is streaming, so the signal lands mid-turn.
+    while !events.iter().any(|e| e["type"] == "item.updated") {
+        let line = tokio::time::timeout(TIMEOUT, lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no streaming event in time: {events:#?}"))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("stdout closed early: {events:#?}"));
+        events.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+    }
+    let pid = child.id().unwrap_or_else(|| panic!("no pid"));
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(pid as i32, signal);
+    }
+    while let Some(line) = tokio::time::timeout(TIMEOUT, lines.next_line())
+        .await
+        .unwrap_or_else(|_| panic!("exec did not finish after {name}: {events:#?}"))
+        .unwrap_or_else(|e| panic!("{e}"))
+    {
+        events.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+    }
+    let status = tokio::time::timeout(Duration::from_secs(8), child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("exec did not exit after {name}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status.code(), Some(1), "{events:#?}");
+    for event in &events {
+        check_event(event);
+    }
+    check_order(&events);
+    let last = events.last().cloned().unwrap_or_default();
+    assert_eq!(last["type"], "turn.failed", "{events:#?}");
+    assert_eq!(last["error"]["message"], "turn interrupted");
+    let thread_id = events[0]["thread_id"].as_str().unwrap_or_default();
+    let rollout = std::fs::read_to_string(rollout_of(home.path(), thread_id))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ended: Vec<Value> = rollout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "turn_ended")
+        .collect();
+    assert_eq!(ended.len(), 1, "{rollout}");
+    assert_eq!(ended[0]["payload"]["status"], "interrupted");
+}
+
+#[tokio::test]
+async fn sigint_interrupts_the_turn_records_it_and_exits_1() {
+    interrupted_by(libc::SIGINT, "SIGINT").await;
+}
+
+#[tokio::test]
+async fn sigterm_interrupts_the_turn_records_it_and_exits_1() {
+    interrupted_by(libc::SIGTERM, "SIGTERM").await;
+}

@@ -1,0 +1,156 @@
+//! The official Codex TypeScript SDK (`@openai/codex-sdk` 0.163.0) drives `openturn exec`
+//! unchanged through `codexPathOverride`: `runStreamed`, a tool call, `outputSchema`,
+//! `resumeThread` and a failing turn (tests/ts_sdk/exec.test.mjs, run with `node --test`).
+//! Each scenario gets its own loopback mock provider; every event the SDK parsed is checked
+//! against docs/exec-events.schema.json here.
+//!
+//! The SDK is installed into tests/ts_sdk/node_modules by scripts/test. Without node or the SDK
+//! the test is skipped locally but fails under `CI=true`, so CI never silently stops exercising it.
+
+mod exec_support;
+mod support;
+mod turn_support;
+
+use std::path::Path;
+use std::process::Command;
+
+use exec_support::*;
+use serde_json::{json, Value};
+use support::*;
+use turn_support::*;
+
+fn sdk_dir() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ts_sdk"))
+}
+
+/// `node`, when it and the SDK are installed; `None` (skip) otherwise, except under CI.
+fn node_or_skip() -> Option<&'static str> {
+    let node_works = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let sdk_installed = sdk_dir()
+        .join("node_modules/@openai/codex-sdk/package.json")
+        .exists();
+    if node_works && sdk_installed {
+        return Some("node");
+    }
+    assert!(
+        std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+        "CI=true but node or tests/ts_sdk/node_modules is missing: scripts/test must install the SDK"
+    );
+    eprintln!("skipping: needs node and `npm ci` in tests/ts_sdk (scripts/test does it)");
+    None
+}
+
+async fn provider(replies: Vec<Reply>) -> MockProvider {
+    MockProvider::start(Script::new(replies))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[tokio::test]
+async fn the_official_typescript_sdk_drives_openturn_exec() {
+    let Some(node) = node_or_skip() else {
+        return;
+    };
+    let text = provider(vec![response(
+        "r1",
+        vec![message("m1", &["Hello ", "from ", "openturn"])],
+        None,
+    )])
+    .await;
+    let tool = provider(vec![
+        response(
+            "r1",
+            vec![exec_call(
+                "fc_1",
+                "call_1",
+                json!({"cmd": "echo from-sdk-tool", "login": false}),
+            )],
+            None,
+        ),
+        response("r2", vec![message("m2", &["The command ran."])], None),
+    ])
+    .await;
+    let schema = provider(vec![response(
+        "r1",
+        vec![message("m1", &["{\"answer\":", "\"forty-two\"}"])],
+        None,
+    )])
+    .await;
+    let resume = provider(vec![
+        response("r1", vec![message("m1", &["Noted."])], None),
+        response("r2", vec![message("m2", &["It was 42."])], None),
+    ])
+    .await;
+    let fail = provider(vec![mock_provider::error_status(
+        400,
+        "invalid_request",
+        "the provider refused this request",
+    )])
+    .await;
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let events_file = home.path().join("sdk-events.jsonl");
+    let mut command = Command::new(node);
+    command
+        .args(["--test", "--test-concurrency=1", "exec.test.mjs"])
+        .current_dir(sdk_dir())
+        .env("OPENTURN_BIN", openturn_bin())
+        .env("OPENTURN_HOME", home.path())
+        .env("OPENTURN_WORKDIR", work.path())
+        .env("OPENTURN_SCHEMA_EVENTS_FILE", &events_file)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("CODEX_API_KEY");
+    for (name, mock) in [
+        ("TEXT", &text),
+        ("TOOL", &tool),
+        ("SCHEMA", &schema),
+        ("RESUME", &resume),
+        ("FAIL", &fail),
+    ] {
+        command.env(format!("OPENTURN_MOCK_{name}_URL"), mock.base_url());
+    }
+    let output = tokio::time::timeout(
+        TIMEOUT * 3,
+        tokio::task::spawn_blocking(move || command.output()),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("node --test did not finish in time"))
+    .unwrap_or_else(|e| panic!("{e}"))
+    .unwrap_or_else(|e| panic!("running node: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "node --test failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("# pass 5"), "{stdout}");
+
+    // Every event the SDK saw matches the documented schema.
+    let recorded = std::fs::read_to_string(&events_file).unwrap_or_else(|e| panic!("{e}"));
+    let events: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(events.len() >= 8, "{events:#?}");
+    for event in &events {
+        check_event(event);
+    }
+    // The SDK authenticated with its apiKey (CODEX_API_KEY) at its baseUrl.
+    let first = &text.wait_for_requests(1, TIMEOUT).await[0];
+    assert_eq!(first.header("authorization"), Some("Bearer sk-ts-sdk-test"));
+    // outputSchema reached the provider as the request's text.format.
+    let body = &schema.wait_for_requests(1, TIMEOUT).await[0].body;
+    assert_eq!(body["text"]["format"]["type"], "json_schema");
+    assert_eq!(
+        body["text"]["format"]["schema"]["required"],
+        json!(["answer"])
+    );
+    // The resumed turn carried the first turn's history.
+    let bodies = resume.wait_for_requests(2, TIMEOUT).await;
+    assert!(bodies[1].body["input"]
+        .to_string()
+        .contains("remember the number 42"));
+}
