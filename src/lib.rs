@@ -9,7 +9,7 @@
 //! - [`protocol`]: the JSON-RPC payload types (plain data, schema-generating).
 //!
 //! Beside them: [`rollout`] persists threads as JSONL; [`config`] resolves `config.toml` and
-//! overrides; [`demo`] is the offline scripted session; [`mock_provider`] is the loopback Responses server used by `openturn demo`, tests
+//! overrides; [`sandbox`] confines command children (Landlock + seccomp, OS only); [`demo`] is the offline scripted session; [`mock_provider`] is the loopback Responses server used by `openturn demo`, tests
 //! and benchmarks.
 
 pub mod client;
@@ -19,5 +19,6 @@ pub mod demo;
 pub mod mock_provider;
 pub mod protocol;
 pub mod rollout;
+pub mod sandbox;
 pub mod server;
 pub mod wire;
