@@ -102,12 +102,10 @@ pub(super) fn ruleset(
         };
         created = add(created, &path, access)?;
     }
-    Ok(
-        Option::<OwnedFd>::from(created).ok_or_else(|| SandboxError::Landlock {
-            action: "creating the ruleset",
-            message: "the kernel returned no ruleset".to_string(),
-        })?,
-    )
+    Option::<OwnedFd>::from(created).ok_or_else(|| SandboxError::Landlock {
+        action: "creating the ruleset",
+        message: "the kernel returned no ruleset".to_string(),
+    })
 }
 
 fn add(
@@ -200,6 +198,10 @@ fn grant(
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    reason = "a failing test should stop at the line that failed"
+)]
 mod tests {
     use super::*;
 

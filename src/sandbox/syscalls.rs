@@ -94,7 +94,12 @@ const CLONE_NAMESPACE_FLAGS: &[libc::c_int] = &[
 ];
 
 /// Terminal ioctls that inject input or poke the console.
-const REFUSED_IOCTLS: &[libc::c_ulong] = &[libc::TIOCSTI, libc::TIOCLINUX];
+/// (The request argument is compared as a 32-bit value, which both numbers fit.)
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "libc's ioctl request type is u64 on glibc but c_int on musl"
+)]
+const REFUSED_IOCTLS: &[u64] = &[libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
 
 /// The programs to load, in order: the EPERM filter, then the `clone3` ENOSYS filter.
 pub(super) fn programs(network_access: bool) -> Result<Vec<Program>, SandboxError> {
@@ -127,14 +132,7 @@ fn refused_rules(network_access: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>
     rules.insert(libc::SYS_clone, clone_rules);
     let ioctl_rules = REFUSED_IOCTLS
         .iter()
-        .map(|&request| {
-            rule(
-                1,
-                SeccompCmpArgLen::Dword,
-                SeccompCmpOp::Eq,
-                u64::from(request),
-            )
-        })
+        .map(|&request| rule(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request))
         .collect::<Result<_, _>>()?;
     rules.insert(libc::SYS_ioctl, ioctl_rules);
     if !network_access {
@@ -192,6 +190,10 @@ fn seccomp_error(error: impl std::fmt::Display) -> SandboxError {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    reason = "a failing test should stop at the line that failed"
+)]
 mod tests {
     use super::*;
 
