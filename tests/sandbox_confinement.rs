@@ -172,6 +172,15 @@ async fn workspace_write_allows_the_cwd_and_roots_but_not_outside_git_or_protect
         "planting a git hook",
     );
     assert!(!hook.exists());
+    // A hard link would give .git/config a second, writable name; Landlock refuses links that
+    // gain rights.
+    let output = sh(&sandbox, cwd, "ln .git/config src/config-link", "").await;
+    assert!(
+        !output.status.success(),
+        "hard-linking .git/config out:\n{}",
+        text(&output)
+    );
+    assert!(!cwd.join("src/config-link").exists());
     let output = sh(&sandbox, cwd, "mv .git .git-moved", "").await;
     assert_denied(&output, "renaming .git away");
     assert!(cwd.join(".git/config").exists());
