@@ -9,8 +9,9 @@
 //! - [`protocol`]: the JSON-RPC payload types (plain data, schema-generating).
 //!
 //! Beside them: [`exec`] is `openturn exec`, a headless client of the server run in-process;
-//! [`rollout`] persists threads as JSONL; [`config`] resolves `config.toml` and
-//! overrides; [`demo`] is the offline scripted session; [`mock_provider`] is the loopback Responses server used by `openturn demo`, tests
+//! [`rollout`] persists threads as JSONL; [`config`] resolves `config.toml` and overrides;
+//! [`sandbox`] confines command children (Landlock + seccomp, OS only); [`demo`] is the offline
+//! scripted session; [`mock_provider`] is the loopback Responses server used by `openturn demo`, tests
 //! and benchmarks.
 
 pub mod client;
@@ -21,5 +22,6 @@ pub mod exec;
 pub mod mock_provider;
 pub mod protocol;
 pub mod rollout;
+pub mod sandbox;
 pub mod server;
 pub mod wire;

@@ -8,11 +8,15 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &[&str])] = &[
     ("wire", &[]),
     ("protocol", &[]),
+    ("sandbox", &[]),
     ("mock_provider", &[]),
     ("client", &["wire"]),
     ("rollout", &["wire"]),
-    ("core", &["wire", "client", "rollout"]),
-    ("server", &["protocol", "core", "rollout", "config"]),
+    ("core", &["wire", "client", "rollout", "sandbox"]),
+    (
+        "server",
+        &["protocol", "core", "rollout", "config", "sandbox"],
+    ),
     ("config", &["client", "core"]),
     ("demo", &["mock_provider"]),
     ("exec", &["server", "protocol"]),

@@ -1,0 +1,261 @@
+//! The Landlock ruleset: what a confined command may read, write and connect to.
+//!
+//! Landlock rules only ever add rights, and a right granted on a directory covers everything
+//! beneath it. So a protected path inside a writable root (`.git`, openturn's home) cannot be
+//! carved out of a grant on the root; instead the root is split: each entry beside the
+//! protected path gets the write grant, the protected path gets none, and the directories on
+//! the way down to it stay read-only themselves (nothing can be created, removed or renamed
+//! directly in them). That is stricter than asked, never weaker; `docs/SANDBOX.md` explains the
+//! cost (no new top-level files in a repository root).
+
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope, ABI,
+};
+
+use super::probe::{LANDLOCK_SCOPE_ABI, LANDLOCK_TCP_ABI};
+use super::SandboxError;
+
+/// Device files commands expect to open for writing (output sinks, terminals, entropy).
+const WRITABLE_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// The most rules one sandbox may need when splitting roots around protected paths; past it
+/// the policy is refused rather than approximated.
+const MAX_WRITE_RULES: usize = 4096;
+
+/// Whether a planned write grant is on a directory (the whole tree beneath) or a single file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum GrantKind {
+    Directory,
+    File,
+}
+
+/// Builds the ruleset in the daemon and returns its fd, to be applied in the child.
+pub(super) fn ruleset(
+    abi_version: i32,
+    network_access: bool,
+    writable_roots: &[PathBuf],
+    protected: &[PathBuf],
+) -> Result<OwnedFd, SandboxError> {
+    let abi = ABI::from(abi_version);
+    let handled = AccessFs::from_all(abi);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(handled)
+        .map_err(landlock_error("declaring the filesystem rights"))?;
+    if !network_access && abi_version >= LANDLOCK_TCP_ABI {
+        // Handled with no rule: every TCP bind and connect is refused.
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(landlock_error("declaring the TCP rights"))?;
+    }
+    if abi_version >= LANDLOCK_SCOPE_ABI {
+        // Signals and abstract UNIX sockets stay inside the command's own process tree.
+        ruleset = ruleset
+            .scope(Scope::from_all(abi))
+            .map_err(landlock_error("declaring the scopes"))?;
+    }
+    let mut created = ruleset
+        .create()
+        .map_err(landlock_error("creating the ruleset"))?;
+
+    // Everything is readable and executable; pathname UNIX sockets stay reachable (ABI 9+),
+    // matching the seccomp filter, which allows AF_UNIX.
+    let read = AccessFs::from_read(abi) | (handled & AccessFs::ResolveUnix);
+    created = add(created, Path::new("/"), read)?;
+
+    let device =
+        (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev)
+            & handled;
+    for device_path in WRITABLE_DEVICES {
+        let path = Path::new(device_path);
+        if let Ok(metadata) = path.metadata() {
+            let access = if metadata.is_dir() {
+                device | AccessFs::ReadDir
+            } else {
+                device
+            };
+            created = add(created, path, access)?;
+        }
+    }
+
+    // Writes: everything but creating device nodes (never needed, and a root-owned command
+    // could use one to reach a raw disk) and device ioctls (kept to the devices above).
+    let write_dir = handled & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev);
+    let write_file = write_dir & AccessFs::from_file(abi);
+    for (path, kind) in plan_writes(writable_roots, protected)? {
+        let access = match kind {
+            GrantKind::Directory => write_dir,
+            GrantKind::File => write_file,
+        };
+        created = add(created, &path, access)?;
+    }
+    Option::<OwnedFd>::from(created).ok_or_else(|| SandboxError::Landlock {
+        action: "creating the ruleset",
+        message: "the kernel returned no ruleset".to_string(),
+    })
+}
+
+fn add(
+    created: RulesetCreated,
+    path: &Path,
+    access: BitFlags<AccessFs>,
+) -> Result<RulesetCreated, SandboxError> {
+    let fd = PathFd::new(path).map_err(|error| SandboxError::InvalidPath {
+        path: path.to_path_buf(),
+        reason: error.to_string(),
+    })?;
+    created
+        .add_rule(PathBeneath::new(fd, access))
+        .map_err(landlock_error("adding a path rule"))
+}
+
+fn landlock_error(action: &'static str) -> impl Fn(landlock::RulesetError) -> SandboxError {
+    move |error| SandboxError::Landlock {
+        action,
+        message: error.to_string(),
+    }
+}
+
+/// The write grants for `roots` that leave every `protected` path (canonical) read-only.
+/// Symlinks are never granted: a grant follows the link, and a link inside the workspace may
+/// point anywhere.
+pub(super) fn plan_writes(
+    roots: &[PathBuf],
+    protected: &[PathBuf],
+) -> Result<Vec<(PathBuf, GrantKind)>, SandboxError> {
+    let mut grants = Vec::new();
+    for root in roots {
+        if protected.iter().any(|p| root.starts_with(p)) {
+            continue;
+        }
+        grant(root, GrantKind::Directory, protected, &mut grants)?;
+    }
+    Ok(grants)
+}
+
+fn grant(
+    path: &Path,
+    kind: GrantKind,
+    protected: &[PathBuf],
+    grants: &mut Vec<(PathBuf, GrantKind)>,
+) -> Result<(), SandboxError> {
+    if protected.iter().any(|p| p == path) {
+        return Ok(());
+    }
+    let contains_protected =
+        kind == GrantKind::Directory && protected.iter().any(|p| p.starts_with(path) && p != path);
+    if !contains_protected {
+        if grants.len() >= MAX_WRITE_RULES {
+            return Err(SandboxError::Unsupported {
+                policy: "workspace-write",
+                reason: format!(
+                    "keeping protected paths read-only needs more than {MAX_WRITE_RULES} rules \
+                     near `{}`",
+                    path.display()
+                ),
+            });
+        }
+        grants.push((path.to_path_buf(), kind));
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(path).map_err(|source| SandboxError::Setup {
+        action: "listing a writable root that holds a protected path",
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| SandboxError::Setup {
+            action: "listing a writable root that holds a protected path",
+            source,
+        })?;
+        let file_type = entry.file_type().map_err(|source| SandboxError::Setup {
+            action: "reading an entry of a writable root",
+            source,
+        })?;
+        if file_type.is_symlink() {
+            continue;
+        }
+        let kind = if file_type.is_dir() {
+            GrantKind::Directory
+        } else {
+            GrantKind::File
+        };
+        grant(&entry.path(), kind, protected, grants)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    reason = "a failing test should stop at the line that failed"
+)]
+mod tests {
+    use super::*;
+
+    fn names(grants: &[(PathBuf, GrantKind)], base: &Path) -> Vec<(String, GrantKind)> {
+        let mut names: Vec<_> = grants
+            .iter()
+            .map(|(path, kind)| {
+                let relative = path.strip_prefix(base).unwrap_or(path);
+                (relative.display().to_string(), *kind)
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_root_without_protected_paths_is_granted_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("src")).unwrap();
+        let grants = plan_writes(std::slice::from_ref(&root), &[]).unwrap();
+        assert_eq!(grants, vec![(root, GrantKind::Directory)]);
+    }
+
+    #[test]
+    fn a_protected_path_splits_its_ancestors_and_skips_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join("deep/inner")).unwrap();
+        std::fs::write(root.join("README"), "x").unwrap();
+        std::fs::write(root.join("deep/file"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("escape")).unwrap();
+        let protected = vec![root.join(".git"), root.join("deep/inner/home")];
+        let grants = plan_writes(std::slice::from_ref(&root), &protected).unwrap();
+        assert_eq!(
+            names(&grants, &root),
+            vec![
+                ("README".to_string(), GrantKind::File),
+                ("deep/file".to_string(), GrantKind::File),
+                ("src".to_string(), GrantKind::Directory),
+            ],
+            "`.git` gets nothing, `deep/inner` (which would hold the protected home) is split \
+             too, and the symlink to /etc is never granted"
+        );
+    }
+
+    #[test]
+    fn a_root_inside_a_protected_path_is_not_granted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("home/sub")).unwrap();
+        let grants = plan_writes(&[root.join("home/sub")], &[root.join("home")]).unwrap();
+        assert!(grants.is_empty(), "{grants:?}");
+    }
+}
