@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-use openturn::config::{default_home, Config};
+use openturn::config::{default_home, feature_overrides, Config};
 
 #[derive(Parser)]
 #[command(
@@ -16,6 +16,12 @@ struct Cli {
     /// The value is parsed as TOML, falling back to a plain string.
     #[arg(short = 'c', long = "config", global = true, value_name = "KEY=VALUE")]
     config: Vec<String>,
+    /// Enable a feature (repeatable): the same as `-c features.<name>=true`.
+    #[arg(long = "enable", global = true, value_name = "FEATURE")]
+    enable: Vec<String>,
+    /// Disable a feature (repeatable): the same as `-c features.<name>=false`.
+    #[arg(long = "disable", global = true, value_name = "FEATURE")]
+    disable: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -74,12 +80,18 @@ fn main() -> anyhow::Result<()> {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let home = default_home();
+    // Feature flags are config overrides; `-c` given explicitly comes last and so wins.
+    let (mut overrides, warnings) = feature_overrides(&cli.enable, &cli.disable);
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+    overrides.extend(cli.config.iter().cloned());
     match cli.command {
         Command::AppServer { listen, stdio: _ } => {
             if listen != "stdio://" {
                 anyhow::bail!("unsupported --listen `{listen}`: only stdio:// is supported");
             }
-            let config = Config::load(&home, &cli.config).context("loading configuration")?;
+            let config = Config::load(&home, &overrides).context("loading configuration")?;
             openturn::server::run_stdio(config).await?;
         }
         Command::Demo => {

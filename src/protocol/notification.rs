@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::account::{AccountLoginCompletedNotification, AccountUpdatedNotification};
 use super::approval::ServerRequestResolvedNotification;
 use super::item::ThreadItem;
 use super::thread::{Thread, ThreadStatus};
@@ -58,6 +59,10 @@ pub enum ServerNotification {
     ThreadNameUpdated(ThreadNameUpdatedNotification),
     #[serde(rename = "command/exec/outputDelta")]
     CommandExecOutputDelta(CommandExecOutputDeltaNotification),
+    #[serde(rename = "account/login/completed")]
+    AccountLoginCompleted(AccountLoginCompletedNotification),
+    #[serde(rename = "account/updated")]
+    AccountUpdated(AccountUpdatedNotification),
 }
 
 impl ServerNotification {
@@ -89,6 +94,8 @@ impl ServerNotification {
             ServerNotification::ThreadClosed(_) => "thread/closed",
             ServerNotification::ThreadNameUpdated(_) => "thread/name/updated",
             ServerNotification::CommandExecOutputDelta(_) => "command/exec/outputDelta",
+            ServerNotification::AccountLoginCompleted(_) => "account/login/completed",
+            ServerNotification::AccountUpdated(_) => "account/updated",
         }
     }
 
@@ -118,7 +125,9 @@ impl ServerNotification {
             ServerNotification::ThreadNameUpdated(n) => Some(&n.thread_id),
             ServerNotification::ServerRequestResolved(n) => Some(&n.thread_id),
             ServerNotification::RateLimitsUpdated(_)
-            | ServerNotification::CommandExecOutputDelta(_) => None,
+            | ServerNotification::CommandExecOutputDelta(_)
+            | ServerNotification::AccountLoginCompleted(_)
+            | ServerNotification::AccountUpdated(_) => None,
         }
     }
 

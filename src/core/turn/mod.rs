@@ -50,6 +50,9 @@ pub(crate) struct TurnContext {
     /// Set once `model/rerouted` went out: every request of a rerouted turn carries the header,
     /// but the client should hear about it once per turn.
     pub rerouted_announced: Arc<std::sync::atomic::AtomicBool>,
+    /// The developer-message section naming the skills on disk, read once when the turn starts
+    /// so every request of the turn shows the model the same list.
+    pub skills_instructions: Option<String>,
 }
 
 impl TurnContext {
@@ -88,7 +91,8 @@ impl TurnContext {
     }
 }
 
-pub(crate) async fn run_turn(turn: TurnContext) {
+pub(crate) async fn run_turn(mut turn: TurnContext) {
+    turn.skills_instructions = find_skills_instructions(&turn).await;
     let started_at = now_unix_seconds();
     let end = lifecycle::TurnEnd::new(
         turn.turn_id.clone(),
@@ -125,6 +129,18 @@ pub(crate) async fn run_turn(turn: TurnContext) {
     }
     record_turn_end(&turn, &outcome).await;
     end.end(outcome).await;
+}
+
+/// Scans the skill folders off the async threads: a slow disk must not stall other turns.
+async fn find_skills_instructions(turn: &TurnContext) -> Option<String> {
+    let settings = turn.thread.settings();
+    let (roots, cwd) = (settings.user_skill_roots, settings.cwd);
+    tokio::task::spawn_blocking(move || {
+        let listing = super::skills::list_skills(&roots, &cwd);
+        super::skills::skills_instructions(&listing.skills)
+    })
+    .await
+    .unwrap_or_default()
 }
 
 async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
@@ -384,6 +400,7 @@ mod tests {
             finished: CancellationToken::new(),
             provider_turn_state: Default::default(),
             output_schema: None,
+            skills_instructions: None,
             rerouted_announced: Arc::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;

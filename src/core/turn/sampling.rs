@@ -124,6 +124,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         turn.thread.id.as_str(),
         tools::tool_specs(&settings),
         turn.output_schema.as_ref(),
+        turn.skills_instructions.as_deref(),
     );
     let context = RequestContext {
         thread_id: turn.thread.id.to_string(),

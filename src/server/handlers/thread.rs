@@ -327,6 +327,7 @@ fn settings_from(
         dynamic_tools,
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
         model_catalog: config.model_catalog.clone(),
+        user_skill_roots: super::skills::user_skill_roots(context),
     })
 }
 
