@@ -288,6 +288,9 @@ fn settings_from(
         (None, Some(tools)) => tools,
         (None, None) => Vec::new(),
     };
+    // Read before the literal below: its `context.connection()` guard lives to the statement's
+    // end, and taking the lock again inside it would deadlock.
+    let user_skill_roots = super::skills::user_skill_roots(context);
     Ok(ThreadSettings {
         model,
         provider,
@@ -327,7 +330,7 @@ fn settings_from(
         dynamic_tools,
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
         model_catalog: config.model_catalog.clone(),
-        user_skill_roots: super::skills::user_skill_roots(context),
+        user_skill_roots,
     })
 }
 
