@@ -21,6 +21,7 @@ use super::thread::{
     ThreadResumeParams, ThreadResumeResponse, ThreadSetNameParams, ThreadStartParams,
     ThreadStartResponse, ThreadUnsubscribeResponse,
 };
+use super::thread_items::{ThreadItemsListParams, ThreadItemsListResponse};
 use super::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
     TurnSteerResponse,
@@ -101,6 +102,7 @@ client_requests! {
     SkillsExtraRootsSet => "skills/extraRoots/set", SkillsExtraRootsSetParams, EmptyResponse;
     PermissionProfileList => "permissionProfile/list", PermissionProfileListParams, PermissionProfileListResponse;
     ThreadGoalGet => "thread/goal/get", ThreadGoalGetParams, ThreadGoalGetResponse;
+    ThreadItemsList => "thread/items/list", ThreadItemsListParams, ThreadItemsListResponse;
 }
 
 /// Absent or `null` params read as `{}`, so methods whose fields are all optional need none.

@@ -17,6 +17,7 @@ pub mod notification;
 pub mod permission_profile;
 pub mod skills;
 pub mod thread;
+pub mod thread_items;
 pub mod turn;
 
 /// The version of the reference Codex app-server whose protocol openturn implements (the

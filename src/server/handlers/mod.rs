@@ -9,6 +9,7 @@ mod permission_profile;
 mod skills;
 mod thread;
 mod thread_admin;
+mod thread_items;
 mod thread_read;
 mod turn;
 
@@ -124,6 +125,14 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
                 context,
                 &id,
                 permission_profile::permission_profile_list(params),
+            )
+            .await
+        }
+        ClientRequest::ThreadItemsList(params) => {
+            respond(
+                context,
+                &id,
+                thread_items::thread_items_list(context, params).await,
             )
             .await
         }

@@ -127,24 +127,37 @@ async fn resume(
         .map(|c| IndexEntry::from_contents(c, false));
     let mut base = start_response(&thread, context.status_of(&thread_id), entry.as_ref());
     let mut turns_backwards_cursor = None;
+    let mut items_backwards_cursor = None;
     let usage = contents
         .as_ref()
         .and_then(|c| last_token_usage(&thread_id, &c.items));
-    if let (false, Some(contents)) = (params.exclude_turns, contents) {
+    if let Some(contents) = contents {
         let active = thread.active_turn_id();
         let limit = params.turns_limit;
-        let page = blocking(move || {
-            turns_page(
-                &contents.items,
-                &contents.item_times_ms,
-                active.as_deref(),
-                limit,
-                None,
-            )
+        let exclude_turns = params.exclude_turns;
+        // One pass off the runtime: the newest item's cursor (clients that page items from
+        // the end start there), and the turns unless the client excluded them.
+        let (items_cursor, page) = blocking(move || {
+            let items_cursor =
+                super::thread_items::newest_item_cursor(&contents, active.as_deref());
+            let page = (!exclude_turns).then(|| {
+                turns_page(
+                    &contents.items,
+                    &contents.item_times_ms,
+                    active.as_deref(),
+                    limit,
+                    None,
+                )
+            });
+            (items_cursor, page)
         })
-        .await??;
-        base.thread.turns = page.turns;
-        turns_backwards_cursor = page.backwards_cursor;
+        .await?;
+        items_backwards_cursor = items_cursor?;
+        if let Some(page) = page {
+            let page = page?;
+            base.thread.turns = page.turns;
+            turns_backwards_cursor = page.backwards_cursor;
+        }
     }
     let settings = thread.settings();
     let response = ThreadResumeResponse {
@@ -159,7 +172,7 @@ async fn resume(
             },
         })),
         turns_backwards_cursor,
-        items_backwards_cursor: None,
+        items_backwards_cursor,
         initial_turns_page: None,
     };
     Ok((response, usage))
