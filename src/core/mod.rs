@@ -29,7 +29,7 @@ pub use settings::{
     ApprovalPolicy, DynamicToolSpec, PersistedSettings, ReasoningSummaryMode, SandboxMode,
     ThreadSettings,
 };
-pub use thread::{StartedTurn, Thread, ThreadId, TurnGate};
+pub use thread::{StartedTurn, Thread, ThreadId, TurnGate, TurnOptions};
 
 /// Unix seconds now.
 pub fn now_unix_seconds() -> i64 {

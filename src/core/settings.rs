@@ -76,6 +76,9 @@ pub struct ThreadSettings {
     /// Folders searched for user skills (`$OPENTURN_HOME/skills` and a client's extra roots);
     /// each turn names the skills found there and in the project to the model.
     pub user_skill_roots: Vec<PathBuf>,
+    /// The thread's service tier (`thread/start` or a `turn/start`'s `serviceTier`), as sent
+    /// upstream; `None` leaves the provider's default.
+    pub service_tier: Option<String>,
 }
 
 /// The part of [`ThreadSettings`] a thread keeps across daemon restarts: what `thread/start`
@@ -207,6 +210,7 @@ impl ThreadSettings {
             max_sampling_requests_per_turn: 1000,
             model_catalog: Default::default(),
             user_skill_roots: Vec::new(),
+            service_tier: None,
         }
     }
 }

@@ -53,6 +53,8 @@ pub(crate) struct TurnContext {
     /// The developer-message section naming the skills on disk, read once when the turn starts
     /// so every request of the turn shows the model the same list.
     pub skills_instructions: Option<String>,
+    /// `serviceTierForTurn`: this turn's tier, over the thread's.
+    pub service_tier: Option<String>,
 }
 
 impl TurnContext {
@@ -401,6 +403,7 @@ mod tests {
             provider_turn_state: Default::default(),
             output_schema: None,
             skills_instructions: None,
+            service_tier: None,
             rerouted_announced: Arc::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;

@@ -56,6 +56,7 @@ pub(super) fn build_request(
         include,
         prompt_cache_key: Some(thread_id.to_string()),
         text: output_schema.map(text_format),
+        service_tier: None,
     }
 }
 

@@ -344,6 +344,10 @@ fn settings_from(
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
         model_catalog: config.model_catalog.clone(),
         user_skill_roots,
+        service_tier: super::turn::upstream_service_tier(
+            params.service_tier.as_deref(),
+            "serviceTier",
+        )?,
     })
 }
 
@@ -398,7 +402,7 @@ pub fn start_response(
         thread: thread_object(thread, status, entry),
         model: settings.model.clone(),
         model_provider: settings.provider.id.clone(),
-        service_tier: None,
+        service_tier: settings.service_tier.clone(),
         cwd: cwd.clone(),
         approval_policy: convert::approval_policy_out(settings.approval_policy),
         approvals_reviewer: ApprovalsReviewer::User,
