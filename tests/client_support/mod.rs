@@ -57,6 +57,7 @@ pub fn request() -> ResponsesRequest {
         include: vec![],
         prompt_cache_key: Some("thread_1".to_string()),
         text: None,
+        service_tier: None,
     }
 }
 
