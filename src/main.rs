@@ -48,6 +48,30 @@ enum Command {
     },
 }
 
+/// Every `--enable X` / `--enable=X` and `--disable X` / `--disable=X`, wherever it stands;
+/// the values of `-c`/`--config` are skipped, so `-c k=--enable` is not a flag.
+fn feature_flags_in(args: impl Iterator<Item = String>) -> (Vec<String>, Vec<String>) {
+    let (mut enable, mut disable) = (Vec::new(), Vec::new());
+    let mut args = args;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-c" | "--config" => {
+                args.next();
+            }
+            "--enable" => enable.extend(args.next()),
+            "--disable" => disable.extend(args.next()),
+            other => {
+                if let Some(name) = other.strip_prefix("--enable=") {
+                    enable.push(name.to_string());
+                } else if let Some(name) = other.strip_prefix("--disable=") {
+                    disable.push(name.to_string());
+                }
+            }
+        }
+    }
+    (enable, disable)
+}
+
 fn init_logging() {
     use tracing_subscriber::EnvFilter;
     // openturn's own info lines (shutdown reasons, index rebuilds) are worth seeing by default.
@@ -80,8 +104,13 @@ fn main() -> anyhow::Result<()> {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let home = default_home();
-    // Feature flags are config overrides; `-c` given explicitly comes last and so wins.
-    let (mut overrides, warnings) = feature_overrides(&cli.enable, &cli.disable);
+    // Feature flags are config overrides; `-c` given explicitly comes last and so wins. clap
+    // keeps only the subcommand's occurrences of a global flag given on both sides of it, so
+    // the flags are read from the command line itself, every occurrence in order.
+    let (enable, disable) = feature_flags_in(std::env::args().skip(1));
+    debug_assert!(cli.enable.iter().all(|name| enable.contains(name)));
+    debug_assert!(cli.disable.iter().all(|name| disable.contains(name)));
+    let (mut overrides, warnings) = feature_overrides(&enable, &disable);
     for warning in warnings {
         tracing::warn!("{warning}");
     }
