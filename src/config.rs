@@ -339,6 +339,39 @@ mod tests {
     }
 }
 
+impl Config {
+    /// `[[skills.config]]` entries (`name` or `path`, and `enabled`), in order. Entries naming
+    /// neither, or without a boolean `enabled`, are skipped with a warning.
+    pub fn skill_toggles(&self) -> Vec<crate::core::skills::SkillToggle> {
+        let entries = self
+            .table
+            .get("skills")
+            .and_then(|skills| skills.get("config"))
+            .and_then(Value::as_array);
+        let mut toggles = Vec::new();
+        for entry in entries.into_iter().flatten() {
+            let name = entry
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let path = entry.get("path").and_then(Value::as_str).map(PathBuf::from);
+            match (entry.get("enabled").and_then(Value::as_bool), &name, &path) {
+                (Some(enabled), Some(_), _) | (Some(enabled), _, Some(_)) => {
+                    toggles.push(crate::core::skills::SkillToggle {
+                        name,
+                        path,
+                        enabled,
+                    })
+                }
+                _ => tracing::warn!(
+                    "ignoring a skills.config entry: it needs `name` or `path`, and `enabled`"
+                ),
+            }
+        }
+        toggles
+    }
+}
+
 /// The reference's feature names (see `src/reference_features.txt`).
 const REFERENCE_FEATURES: &str = include_str!("reference_features.txt");
 

@@ -5,8 +5,9 @@
 //!   stdout or stderr, and removed by `account/logout`; the notifications follow the answer;
 //! - ChatGPT sign-in is refused with an error that says what to use instead;
 //! - `skills/list` lists the `SKILL.md` files on disk (user and repo scope) and reports a bad
-//!   one as an error entry; `skills/extraRoots/set` adds a folder; each turn's request names the
-//!   skills to the model in a developer message, with their paths.
+//!   one as an error entry; `skills/extraRoots/set` adds a folder; `[[skills.config]]` turns a
+//!   skill off; each turn's request names the enabled skills to the model in a developer
+//!   message, with their paths.
 
 mod support;
 mod turn_support;
@@ -226,7 +227,10 @@ async fn skills_on_disk_are_listed_and_named_to_the_model() {
         "---\nname: lint\ndescription: Lint the code\n---\n",
     );
 
-    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    // `[[skills.config]]` turns the extra root's skill off by name.
+    let mut overrides = mock_overrides(&provider);
+    overrides.push(r#"skills.config=[{name = "lint", enabled = false}]"#.to_string());
+    let mut daemon = Daemon::spawn(home.path(), &overrides);
     daemon.initialize().await;
     let cwd = project.path().display().to_string();
     let listing = daemon.ok("skills/list", json!({"cwds": [cwd]})).await;
@@ -296,6 +300,13 @@ async fn skills_on_disk_are_listed_and_named_to_the_model() {
         .filter_map(|s| s["name"].as_str())
         .collect();
     assert_eq!(names, vec!["migrate", "lint", "release-notes"]);
+    let enabled: Vec<bool> = listing["data"][0]["skills"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["enabled"].as_bool())
+        .collect();
+    assert_eq!(enabled, vec![true, false, true]);
 
     // The turn's request carries a developer message naming each skill and its SKILL.md.
     let thread_id = daemon.start_thread(json!({"cwd": cwd})).await;
@@ -324,12 +335,16 @@ async fn skills_on_disk_are_listed_and_named_to_the_model() {
             "release-notes: Write release notes from the git log",
             &user_skill,
         ),
-        ("lint: Lint the code", &extra_skill),
     ] {
         assert!(
             section.contains(&format!("- {name} (file: {})", path.display())),
             "{section}"
         );
     }
+    // A disabled skill and a broken file are not offered to the model.
+    assert!(
+        !section.contains(&extra_skill.display().to_string()),
+        "{section}"
+    );
     assert!(!section.contains("broken"), "{section}");
 }

@@ -79,6 +79,8 @@ pub struct ThreadSettings {
     /// The thread's service tier (`thread/start` or a `turn/start`'s `serviceTier`), as sent
     /// upstream; `None` leaves the provider's default.
     pub service_tier: Option<String>,
+    /// `[[skills.config]]` entries: skills turned off here are not named to the model.
+    pub skill_toggles: Vec<super::skills::SkillToggle>,
 }
 
 /// The part of [`ThreadSettings`] a thread keeps across daemon restarts: what `thread/start`
@@ -211,6 +213,7 @@ impl ThreadSettings {
             model_catalog: Default::default(),
             user_skill_roots: Vec::new(),
             service_tier: None,
+            skill_toggles: Vec::new(),
         }
     }
 }

@@ -65,6 +65,27 @@ pub struct SkillListing {
     pub errors: Vec<SkillError>,
 }
 
+/// One `[[skills.config]]` entry: a skill turned on or off, chosen by `name` or by the path of
+/// its `SKILL.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillToggle {
+    pub name: Option<String>,
+    pub path: Option<PathBuf>,
+    pub enabled: bool,
+}
+
+/// Whether `skill` is on: the last toggle naming it (by name or path) decides; on by default.
+pub fn is_enabled(skill: &Skill, toggles: &[SkillToggle]) -> bool {
+    toggles
+        .iter()
+        .rev()
+        .find(|toggle| {
+            toggle.name.as_deref() == Some(skill.name.as_str())
+                || toggle.path.as_deref() == Some(skill.path.as_path())
+        })
+        .is_none_or(|toggle| toggle.enabled)
+}
+
 /// The folders searched for a working directory: repo roots first, then user roots.
 pub fn skill_roots(user_roots: &[PathBuf], cwd: &Path) -> Vec<(PathBuf, SkillScope)> {
     let mut roots = Vec::new();

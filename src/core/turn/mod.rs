@@ -136,9 +136,16 @@ pub(crate) async fn run_turn(mut turn: TurnContext) {
 /// Scans the skill folders off the async threads: a slow disk must not stall other turns.
 async fn find_skills_instructions(turn: &TurnContext) -> Option<String> {
     let settings = turn.thread.settings();
-    let (roots, cwd) = (settings.user_skill_roots, settings.cwd);
+    let (roots, cwd, toggles) = (
+        settings.user_skill_roots,
+        settings.cwd,
+        settings.skill_toggles,
+    );
     tokio::task::spawn_blocking(move || {
-        let listing = super::skills::list_skills(&roots, &cwd);
+        let mut listing = super::skills::list_skills(&roots, &cwd);
+        listing
+            .skills
+            .retain(|skill| super::skills::is_enabled(skill, &toggles));
         super::skills::skills_instructions(&listing.skills)
     })
     .await

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::core::skills::{list_skills, SkillListing};
+use crate::core::skills::{is_enabled, list_skills, SkillListing, SkillToggle};
 use crate::protocol::skills::{
     SkillErrorInfo, SkillMetadata, SkillsExtraRootsSetParams, SkillsListEntry, SkillsListParams,
     SkillsListResponse,
@@ -40,11 +40,12 @@ pub async fn skills_list(
         cwds.push(std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string()))?);
     }
     let roots = user_skill_roots(context);
+    let toggles = context.config.skill_toggles();
     let data = tokio::task::spawn_blocking(move || {
         cwds.into_iter()
             .map(|cwd| {
                 let listing = list_skills(&roots, &cwd);
-                entry(cwd.display().to_string(), listing)
+                entry(cwd.display().to_string(), listing, &toggles)
             })
             .collect()
     })
@@ -53,19 +54,19 @@ pub async fn skills_list(
     Ok(SkillsListResponse { data })
 }
 
-fn entry(cwd: String, listing: SkillListing) -> SkillsListEntry {
+fn entry(cwd: String, listing: SkillListing, toggles: &[SkillToggle]) -> SkillsListEntry {
     SkillsListEntry {
         cwd,
         skills: listing
             .skills
             .into_iter()
             .map(|skill| SkillMetadata {
+                enabled: is_enabled(&skill, toggles),
                 name: skill.name,
                 description: skill.description,
                 short_description: skill.short_description,
                 path: skill.path.display().to_string(),
                 scope: skill.scope.as_str().to_string(),
-                enabled: true,
                 plugin_id: None,
             })
             .collect(),

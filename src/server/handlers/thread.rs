@@ -344,6 +344,7 @@ fn settings_from(
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
         model_catalog: config.model_catalog.clone(),
         user_skill_roots,
+        skill_toggles: config.skill_toggles(),
         service_tier: super::turn::upstream_service_tier(
             params.service_tier.as_deref(),
             "serviceTier",
