@@ -86,6 +86,7 @@ fn through_client(runtime: &tokio::runtime::Runtime, reply: &Reply) -> usize {
             include: vec![],
             prompt_cache_key: None,
             text: None,
+            service_tier: None,
         };
         let client = ModelClient::new().unwrap_or_else(|error| panic!("{error}"));
         let mut stream = client

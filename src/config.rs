@@ -247,6 +247,11 @@ impl Config {
         {
             openai.base_url = url.clone();
         }
+        // Every provider may fall back to the key a client stored with `account/login/start`.
+        let stored_key_file = crate::client::stored_key::stored_key_path(home);
+        for provider in model_providers.values_mut() {
+            provider.stored_key_file = Some(stored_key_file.clone());
+        }
         Ok(Config {
             home: home.to_path_buf(),
             model: parsed.model.unwrap_or_else(|| DEFAULT_MODEL.to_string()),
@@ -372,5 +377,108 @@ mod tests {
             config.provider("nope"),
             Err(ConfigError::UnknownProvider(_))
         ));
+    }
+}
+
+impl Config {
+    /// `[[skills.config]]` entries (`name` or `path`, and `enabled`), in order. Entries naming
+    /// neither, or without a boolean `enabled`, are skipped with a warning.
+    pub fn skill_toggles(&self) -> Vec<crate::core::skills::SkillToggle> {
+        let entries = self
+            .table
+            .get("skills")
+            .and_then(|skills| skills.get("config"))
+            .and_then(Value::as_array);
+        let mut toggles = Vec::new();
+        for entry in entries.into_iter().flatten() {
+            let name = entry
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let path = entry.get("path").and_then(Value::as_str).map(PathBuf::from);
+            match (entry.get("enabled").and_then(Value::as_bool), &name, &path) {
+                (Some(enabled), Some(_), _) | (Some(enabled), _, Some(_)) => {
+                    toggles.push(crate::core::skills::SkillToggle {
+                        name,
+                        path,
+                        enabled,
+                    })
+                }
+                _ => tracing::warn!(
+                    "ignoring a skills.config entry: it needs `name` or `path`, and `enabled`"
+                ),
+            }
+        }
+        toggles
+    }
+}
+
+/// The reference's feature names (see `src/reference_features.txt`).
+const REFERENCE_FEATURES: &str = include_str!("reference_features.txt");
+
+/// Whether `name` is a feature the reference CLI knows.
+pub fn is_known_feature(name: &str) -> bool {
+    REFERENCE_FEATURES
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .any(|line| line.trim() == name)
+}
+
+/// `--enable NAME` / `--disable NAME` as the `-c features.NAME=true|false` overrides they stand
+/// for (enables first, so `--disable` wins for a name given both ways), plus a warning for each
+/// name the reference does not know. An unknown name is still set: a later openturn may read
+/// it, and nothing reads it wrongly now.
+pub fn feature_overrides(enable: &[String], disable: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut overrides = Vec::new();
+    let mut warnings = Vec::new();
+    let flags = enable
+        .iter()
+        .map(|name| (name, true))
+        .chain(disable.iter().map(|name| (name, false)));
+    for (name, on) in flags {
+        let name = name.trim();
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid {
+            warnings.push(format!(
+                "ignoring feature flag `{name}`: a feature name is letters, digits, `_` or `-`"
+            ));
+            continue;
+        }
+        if !is_known_feature(name) {
+            warnings.push(format!(
+                "unknown feature `{name}`: setting features.{name} anyway"
+            ));
+        }
+        overrides.push(format!("features.{name}={on}"));
+    }
+    (overrides, warnings)
+}
+
+#[cfg(test)]
+mod feature_flag_tests {
+    use super::*;
+
+    #[test]
+    fn enable_and_disable_become_overrides_and_unknown_names_warn() {
+        let (overrides, warnings) = feature_overrides(
+            &["goals".to_string(), "no_such_feature".to_string()],
+            &["goals".to_string(), "bad name".to_string()],
+        );
+        assert_eq!(
+            overrides,
+            vec![
+                "features.goals=true",
+                "features.no_such_feature=true",
+                "features.goals=false"
+            ]
+        );
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("no_such_feature"));
+        assert!(warnings[1].contains("bad name"));
+        assert!(is_known_feature("fast_mode"));
+        assert!(!is_known_feature("# Feature names"));
     }
 }

@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-use openturn::config::{default_home, Config};
+use openturn::config::{default_home, feature_overrides, Config};
 
 #[derive(Parser)]
 #[command(
@@ -16,6 +16,12 @@ struct Cli {
     /// The value is parsed as TOML, falling back to a plain string.
     #[arg(short = 'c', long = "config", global = true, value_name = "KEY=VALUE")]
     config: Vec<String>,
+    /// Enable a feature (repeatable): the same as `-c features.<name>=true`.
+    #[arg(long = "enable", global = true, value_name = "FEATURE")]
+    enable: Vec<String>,
+    /// Disable a feature (repeatable): the same as `-c features.<name>=false`.
+    #[arg(long = "disable", global = true, value_name = "FEATURE")]
+    disable: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -43,6 +49,30 @@ enum Command {
         #[arg(long, default_value = "schema")]
         out: std::path::PathBuf,
     },
+}
+
+/// Every `--enable X` / `--enable=X` and `--disable X` / `--disable=X`, wherever it stands;
+/// the values of `-c`/`--config` are skipped, so `-c k=--enable` is not a flag.
+fn feature_flags_in(args: impl Iterator<Item = String>) -> (Vec<String>, Vec<String>) {
+    let (mut enable, mut disable) = (Vec::new(), Vec::new());
+    let mut args = args;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-c" | "--config" => {
+                args.next();
+            }
+            "--enable" => enable.extend(args.next()),
+            "--disable" => disable.extend(args.next()),
+            other => {
+                if let Some(name) = other.strip_prefix("--enable=") {
+                    enable.push(name.to_string());
+                } else if let Some(name) = other.strip_prefix("--disable=") {
+                    disable.push(name.to_string());
+                }
+            }
+        }
+    }
+    (enable, disable)
 }
 
 fn init_logging(default_filter: &str) {
@@ -123,12 +153,23 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Schema { .. } => refuse_unused_overrides(&cli, "schema")?,
         _ => {}
     }
+    // Feature flags are config overrides; `-c` given explicitly comes last and so wins. clap
+    // keeps only the subcommand's occurrences of a global flag given on both sides of it, so
+    // the flags are read from the command line itself, every occurrence in order.
+    let (enable, disable) = feature_flags_in(std::env::args().skip(1));
+    debug_assert!(cli.enable.iter().all(|name| enable.contains(name)));
+    debug_assert!(cli.disable.iter().all(|name| disable.contains(name)));
+    let (mut overrides, warnings) = feature_overrides(&enable, &disable);
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+    overrides.extend(cli.config.iter().cloned());
     match cli.command {
         Command::AppServer { listen, stdio: _ } => {
             if listen != "stdio://" {
                 anyhow::bail!("unsupported --listen `{listen}`: only stdio:// is supported");
             }
-            let config = Config::load(&home, &cli.config).context("loading configuration")?;
+            let config = Config::load(&home, &overrides).context("loading configuration")?;
             openturn::server::run_stdio(config).await?;
         }
         Command::Demo => {
@@ -137,9 +178,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             openturn::demo::run(&exe, &mut stdout).await?;
         }
         Command::Exec(args) => {
-            let mut overrides = args.config_overrides();
-            overrides.extend(cli.config.iter().cloned());
-            let config = Config::load(&home, &overrides).context("loading configuration")?;
+            let mut exec_overrides = args.config_overrides();
+            exec_overrides.extend(overrides);
+            let config = Config::load(&home, &exec_overrides).context("loading configuration")?;
             let serve = move |input, output| openturn::server::serve(config, input, output);
             let code = openturn::exec::run(*args, serve).await?;
             return Ok(u8::try_from(code).unwrap_or(1));

@@ -14,6 +14,7 @@ mod headers;
 mod http;
 pub mod provider;
 pub mod retry;
+pub mod stored_key;
 pub mod stream;
 pub mod transport;
 mod websocket;

@@ -45,6 +45,10 @@ pub struct ProviderInfo {
     pub stream_max_retries: u32,
     #[serde(default = "default_stream_idle_timeout_ms")]
     pub stream_idle_timeout_ms: u64,
+    /// Where a key stored by `account/login/start` lives (`$OPENTURN_HOME/auth.json`); filled in
+    /// by the config loader, never read from config.toml.
+    #[serde(skip)]
+    pub stored_key_file: Option<std::path::PathBuf>,
 }
 
 fn default_base_url() -> String {
@@ -76,6 +80,7 @@ impl ProviderInfo {
             request_max_retries: default_request_max_retries(),
             stream_max_retries: default_stream_max_retries(),
             stream_idle_timeout_ms: default_stream_idle_timeout_ms(),
+            stored_key_file: None,
         }
     }
 

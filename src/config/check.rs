@@ -56,6 +56,8 @@ enum Expect {
     Integer,
     OneOf(&'static [&'static str]),
     TextList,
+    /// An array of tables (`[[name]]`), each with the given keys.
+    TableList(&'static [(&'static str, Expect)]),
     /// A table whose keys are known, and the keys Codex reads there that openturn ignores.
     Keys(&'static [(&'static str, Expect)], &'static [&'static str]),
     /// A table of any keys, each value of one kind.
@@ -94,10 +96,21 @@ const MODEL_KEYS: &[(&str, Expect)] = &[
     ("default_reasoning_summary", Expect::Text),
 ];
 
+/// One `[[skills.config]]` entry: which skill (by name or path) and whether it is on.
+const SKILL_TOGGLE_KEYS: &[(&str, Expect)] = &[
+    ("name", Expect::Text),
+    ("path", Expect::Text),
+    ("enabled", Expect::Bool),
+];
+
 const TOP_LEVEL: &[(&str, Expect)] = &[
     ("model", Expect::NonEmptyText),
     ("model_provider", Expect::NonEmptyText),
     ("openai_base_url", Expect::NonEmptyText),
+    (
+        "skills",
+        Expect::Keys(&[("config", Expect::TableList(SKILL_TOGGLE_KEYS))], &[]),
+    ),
     (
         "model_providers",
         Expect::MapOf(&Expect::Keys(PROVIDER_KEYS, CODEX_ONLY_PROVIDER)),
@@ -130,6 +143,9 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
 /// Settings the Codex CLI reads that openturn accepts and ignores (a config.toml shared with
 /// Codex should not stop openturn), each said once so the user knows it has no effect here.
 const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
+    // `--enable`/`--disable` set these; openturn accepts the reference's feature names and
+    // acts on none of them, which the warning says.
+    "features",
     "profile",
     "profiles",
     "mcp_servers",
@@ -214,6 +230,12 @@ impl Checker<'_> {
             (Expect::Integer, Value::Integer(_)) => true,
             (Expect::OneOf(options), Value::String(text)) => options.contains(&text.as_str()),
             (Expect::TextList, Value::Array(items)) => items.iter().all(Value::is_str),
+            (Expect::TableList(keys), Value::Array(items)) => {
+                for (index, item) in items.iter().enumerate() {
+                    self.value(item, &format!("{path}[{index}]"), Expect::Keys(keys, &[]))?;
+                }
+                return Ok(());
+            }
             (Expect::Keys(keys, codex_only), Value::Table(inner)) => {
                 return self.table(inner, path, keys, codex_only);
             }
@@ -294,6 +316,7 @@ fn expected(expect: Expect) -> String {
         Expect::Integer => "a whole number".to_string(),
         Expect::OneOf(options) => format!("one of {}", options.join(", ")),
         Expect::TextList => "an array of strings".to_string(),
+        Expect::TableList(_) => "an array of tables".to_string(),
         Expect::Keys(..) | Expect::MapOf(_) => "a table".to_string(),
     }
 }

@@ -3,6 +3,7 @@
 //! `core` never sees JSON-RPC: the server projects `EventMsg` into protocol notifications. It
 //! drives `client/` for sampling and `rollout/` for persistence.
 
+pub mod account;
 pub mod approval;
 pub mod error;
 pub mod event;
@@ -11,6 +12,7 @@ pub mod items;
 pub mod manager;
 pub mod models;
 pub mod settings;
+pub mod skills;
 pub(crate) mod text;
 pub mod thread;
 pub(crate) mod tools;
@@ -27,7 +29,7 @@ pub use settings::{
     ApprovalPolicy, DynamicToolSpec, PersistedSettings, ReasoningSummaryMode, SandboxMode,
     ThreadSettings,
 };
-pub use thread::{StartedTurn, Thread, ThreadId, TurnGate};
+pub use thread::{StartedTurn, Thread, ThreadId, TurnGate, TurnOptions};
 
 /// Unix seconds now.
 pub fn now_unix_seconds() -> i64 {

@@ -73,6 +73,14 @@ pub struct ThreadSettings {
     pub max_sampling_requests_per_turn: u32,
     /// Which models reason; consulted for every request, since `turn/start` may switch models.
     pub model_catalog: std::sync::Arc<super::models::ModelCatalog>,
+    /// Folders searched for user skills (`$OPENTURN_HOME/skills` and a client's extra roots);
+    /// each turn names the skills found there and in the project to the model.
+    pub user_skill_roots: Vec<PathBuf>,
+    /// The thread's service tier (`thread/start` or a `turn/start`'s `serviceTier`), as sent
+    /// upstream; `None` leaves the provider's default.
+    pub service_tier: Option<String>,
+    /// `[[skills.config]]` entries: skills turned off here are not named to the model.
+    pub skill_toggles: Vec<super::skills::SkillToggle>,
 }
 
 /// The part of [`ThreadSettings`] a thread keeps across daemon restarts: what `thread/start`
@@ -203,6 +211,9 @@ impl ThreadSettings {
             dynamic_tools: Vec::new(),
             max_sampling_requests_per_turn: 1000,
             model_catalog: Default::default(),
+            user_skill_roots: Vec::new(),
+            service_tier: None,
+            skill_toggles: Vec::new(),
         }
     }
 }

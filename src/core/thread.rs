@@ -112,6 +112,15 @@ impl TurnGate {
     }
 }
 
+/// What one `turn/start` asks of its own turn only.
+#[derive(Debug, Clone, Default)]
+pub struct TurnOptions {
+    /// A JSON Schema the final message must follow.
+    pub output_schema: Option<serde_json::Value>,
+    /// The service tier of this turn's requests, over the thread's.
+    pub service_tier: Option<String>,
+}
+
 pub struct Thread {
     pub id: ThreadId,
     pub created_at: i64,
@@ -227,6 +236,22 @@ impl Thread {
         client_id: Option<String>,
         output_schema: Option<serde_json::Value>,
     ) -> Result<StartedTurn, CoreError> {
+        let options = TurnOptions {
+            output_schema,
+            service_tier: None,
+        };
+        self.start_turn_with(input, client_id, options)
+    }
+
+    /// [`Thread::start_turn`] with every per-turn option; like `output_schema`, the options
+    /// shape a new turn only and are dropped when the input steers a running one.
+    pub fn start_turn_with(
+        self: &Arc<Self>,
+        input: PreparedInput,
+        client_id: Option<String>,
+        options: TurnOptions,
+    ) -> Result<StartedTurn, CoreError> {
+        let output_schema = options.output_schema;
         let mut state = self.state();
         let previous_finished = match &state.active {
             Some(active) if !active.closing => {
@@ -263,6 +288,8 @@ impl Thread {
             provider_turn_state: Default::default(),
             output_schema,
             rerouted_announced: Arc::default(),
+            skills_instructions: None,
+            service_tier: options.service_tier,
         };
         self.tasks.spawn(async move {
             // Either outcome means "go": the caller answered, or gave up the gate.

@@ -41,8 +41,11 @@ pub struct InitializeResponse {
     pub platform_os: String,
     /// Extra (openturn): the protocol version implemented, so clients can detect drift.
     pub protocol_version: String,
-    /// Extra (openturn): the server's name and version.
+    /// Extra (openturn): the server's name and the reference version whose protocol it
+    /// implements (what clients compare against their minimum).
     pub server_info: ServerInfo,
+    /// Extra (openturn): openturn's own release version.
+    pub openturn_version: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -4,16 +4,24 @@
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
+use super::account::{
+    CancelLoginAccountParams, CancelLoginAccountResponse, EmptyParams, GetAccountParams,
+    GetAccountResponse, LoginAccountParams, LoginAccountResponse,
+};
 use super::command::{CommandExecParams, CommandExecResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
+use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
 use super::initialize::{InitializeParams, InitializeResponse};
 use super::model::{ModelListParams, ModelListResponse};
+use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
+use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
 use super::thread::{
     ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
     ThreadLoadedListResponse, ThreadReadParams, ThreadReadResponse, ThreadResponse,
     ThreadResumeParams, ThreadResumeResponse, ThreadSetNameParams, ThreadStartParams,
     ThreadStartResponse, ThreadUnsubscribeResponse,
 };
+use super::thread_items::{ThreadItemsListParams, ThreadItemsListResponse};
 use super::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
     TurnSteerResponse,
@@ -86,6 +94,15 @@ client_requests! {
     ModelList => "model/list", ModelListParams, ModelListResponse;
     ConfigRead => "config/read", ConfigReadParams, ConfigReadResponse;
     CommandExec => "command/exec", CommandExecParams, CommandExecResponse;
+    AccountRead => "account/read", GetAccountParams, GetAccountResponse;
+    AccountLoginStart => "account/login/start", LoginAccountParams, LoginAccountResponse;
+    AccountLoginCancel => "account/login/cancel", CancelLoginAccountParams, CancelLoginAccountResponse;
+    AccountLogout => "account/logout", EmptyParams, EmptyResponse;
+    SkillsList => "skills/list", SkillsListParams, SkillsListResponse;
+    SkillsExtraRootsSet => "skills/extraRoots/set", SkillsExtraRootsSetParams, EmptyResponse;
+    PermissionProfileList => "permissionProfile/list", PermissionProfileListParams, PermissionProfileListResponse;
+    ThreadGoalGet => "thread/goal/get", ThreadGoalGetParams, ThreadGoalGetResponse;
+    ThreadItemsList => "thread/items/list", ThreadItemsListParams, ThreadItemsListResponse;
 }
 
 /// Absent or `null` params read as `{}`, so methods whose fields are all optional need none.

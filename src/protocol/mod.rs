@@ -2,18 +2,29 @@
 //! protocol's core subset. Plain data: serde and schemars only, no behaviour, no imports from
 //! the rest of the crate. Field names are camelCase on the wire unless noted.
 
+pub mod account;
 pub mod approval;
 pub mod command;
 pub mod common;
 pub mod config;
+pub mod goal;
 pub mod initialize;
 pub mod item;
 pub mod jsonrpc;
 pub mod methods;
 pub mod model;
 pub mod notification;
+pub mod permission_profile;
+pub mod skills;
 pub mod thread;
+pub mod thread_items;
 pub mod turn;
+
+/// The version of the reference Codex app-server whose protocol openturn implements (the
+/// binary the protocol was observed from). `initialize` reports it as the first `x.y.z` of
+/// `userAgent` and as `serverInfo.version`, because clients gate features on that number
+/// (the Python SDK needs >= 0.151.0); openturn's own version travels in `openturnVersion`.
+pub const REFERENCE_VERSION: &str = "0.169.0";
 
 /// The version of the app-server protocol this build implements, reported by `initialize`.
 pub const PROTOCOL_VERSION: &str = "v2 (codex app-server core subset, observed 0.169.0)";

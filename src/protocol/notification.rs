@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::account::{AccountLoginCompletedNotification, AccountUpdatedNotification};
 use super::approval::ServerRequestResolvedNotification;
 use super::item::ThreadItem;
 use super::thread::{Thread, ThreadStatus};
@@ -60,6 +61,10 @@ pub enum ServerNotification {
     CommandExecOutputDelta(CommandExecOutputDeltaNotification),
     #[serde(rename = "configWarning")]
     ConfigWarning(ConfigWarningNotification),
+    #[serde(rename = "account/login/completed")]
+    AccountLoginCompleted(AccountLoginCompletedNotification),
+    #[serde(rename = "account/updated")]
+    AccountUpdated(AccountUpdatedNotification),
 }
 
 impl ServerNotification {
@@ -92,6 +97,8 @@ impl ServerNotification {
             ServerNotification::ThreadNameUpdated(_) => "thread/name/updated",
             ServerNotification::CommandExecOutputDelta(_) => "command/exec/outputDelta",
             ServerNotification::ConfigWarning(_) => "configWarning",
+            ServerNotification::AccountLoginCompleted(_) => "account/login/completed",
+            ServerNotification::AccountUpdated(_) => "account/updated",
         }
     }
 
@@ -122,7 +129,9 @@ impl ServerNotification {
             ServerNotification::ServerRequestResolved(n) => Some(&n.thread_id),
             ServerNotification::RateLimitsUpdated(_)
             | ServerNotification::CommandExecOutputDelta(_)
-            | ServerNotification::ConfigWarning(_) => None,
+            | ServerNotification::ConfigWarning(_)
+            | ServerNotification::AccountLoginCompleted(_)
+            | ServerNotification::AccountUpdated(_) => None,
         }
     }
 

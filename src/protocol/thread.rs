@@ -122,7 +122,8 @@ pub struct ThreadStartParams {
     pub ephemeral: Option<bool>,
     #[serde(default)]
     pub service_name: Option<String>,
-    /// Accepted for compatibility; openturn has no service tiers.
+    /// The thread's service tier (`flex`, `fast`, …), sent upstream as `service_tier` (`fast`
+    /// as `priority`).
     #[serde(default)]
     pub service_tier: Option<String>,
     /// Deprecated upstream (`none|friendly|pragmatic`); accepted and ignored.

@@ -92,6 +92,16 @@ pub struct TurnStartParams {
     pub client_user_message_id: Option<String>,
     #[serde(default)]
     pub collaboration_mode: Option<Value>,
+    /// The thread's service tier from this turn on (`flex`, `fast`, …), sent upstream as
+    /// `service_tier` (`fast` as `priority`).
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// The service tier of this turn only; later turns go back to the thread's.
+    #[serde(default)]
+    pub service_tier_for_turn: Option<String>,
+    /// A label for what started the turn; accepted and ignored (it grants nothing).
+    #[serde(default)]
+    pub turn_trigger: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -20,6 +20,8 @@ pub struct ConnectionState {
     pub client_name: String,
     pub client_version: String,
     pub experimental_api: bool,
+    /// Extra user skill folders set with `skills/extraRoots/set`.
+    pub skill_extra_roots: Vec<std::path::PathBuf>,
 }
 
 /// What the connection knows about the threads loaded in this process.

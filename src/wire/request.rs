@@ -24,6 +24,9 @@ pub struct ResponsesRequest {
     pub prompt_cache_key: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<Value>,
+    /// The processing tier asked of the provider (`flex`, `priority`, …); left out by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

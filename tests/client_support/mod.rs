@@ -39,6 +39,7 @@ pub fn mock_provider_info(mock: &MockProvider, wire_api: WireApi) -> ProviderInf
         request_max_retries: 0,
         stream_max_retries: 0,
         stream_idle_timeout_ms: 10_000,
+        stored_key_file: None,
     }
 }
 
@@ -56,6 +57,7 @@ pub fn request() -> ResponsesRequest {
         include: vec![],
         prompt_cache_key: Some("thread_1".to_string()),
         text: None,
+        service_tier: None,
     }
 }
 

@@ -2,6 +2,15 @@
  * Do not edit: run `npm run generate` in clients/typescript. */
 
 /**
+ * The signed-in account. openturn only ever reports an API key.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "Account".
+ */
+export type Account = {
+  type: "apiKey";
+};
+/**
  * Who answers approval requests.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -15,6 +24,13 @@ export type ApprovalsReviewer = "user" | "auto_review" | "guardian_subagent";
  * via the `definition` "AskForApproval".
  */
 export type AskForApproval = "untrusted" | "on-request" | "never";
+/**
+ * `canceled` or `notFound`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CancelLoginAccountStatus".
+ */
+export type CancelLoginAccountStatus = "canceled" | "notFound";
 /**
  * The full sandbox policy object used in responses and `turn/start`.
  *
@@ -169,6 +185,15 @@ export type UserInput =
       type: "localImage";
     };
 /**
+ * `account/login/start` result: the key is stored before the answer is sent.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "LoginAccountResponse".
+ */
+export type LoginAccountResponse = {
+  type: "apiKey";
+};
+/**
  * A request id: a string or a signed 64-bit integer, echoed verbatim.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -278,6 +303,18 @@ export type ServerNotification =
   | {
       method: "command/exec/outputDelta";
       params: CommandExecOutputDeltaNotification;
+    }
+  | {
+      method: "configWarning";
+      params: ConfigWarningNotification;
+    }
+  | {
+      method: "account/login/completed";
+      params: AccountLoginCompletedNotification;
+    }
+  | {
+      method: "account/updated";
+      params: AccountUpdatedNotification;
     };
 /**
  * `{"type":"idle"}`, `{"type":"active","activeFlags":[…]}`, …
@@ -331,6 +368,28 @@ export type ServerRequest =
 export type SortDirection = "asc" | "desc";
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "SortDirection2".
+ */
+export type SortDirection2 = "asc" | "desc";
+/**
+ * `{"type": "item", "itemId": "…"}`: the position just past (or, descending, just before) an item of the requested turn.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadItemsListAnchor".
+ */
+export type ThreadItemsListAnchor = {
+  itemId: string;
+  type: "item";
+};
+/**
+ * A page position: an opaque cursor this server issued, or an item anchor.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadItemsListCursor".
+ */
+export type ThreadItemsListCursor = string | ThreadItemsListAnchor;
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ThreadSortKey".
  */
 export type ThreadSortKey = "created_at" | "updated_at" | "recency_at" | "section_position";
@@ -341,6 +400,52 @@ export type ThreadSortKey = "created_at" | "updated_at" | "recency_at" | "sectio
 export type ThreadUnsubscribeStatus = "unsubscribed" | "notSubscribed" | "notLoaded";
 
 export interface OpenturnProtocol {}
+/**
+ * `account/login/completed`: sent after a login answer. `loginId` is `null` for API-key logins, which finish within the request.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "AccountLoginCompletedNotification".
+ */
+export interface AccountLoginCompletedNotification {
+  error?: string | null;
+  loginId?: string | null;
+  /**
+   * Always `null` (a desktop-app notion).
+   */
+  onboardingEntrypoint?: string | null;
+  success: boolean;
+}
+/**
+ * `account/updated`: the auth mode changed (`apikey` after a login, `null` after logout).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "AccountUpdatedNotification".
+ */
+export interface AccountUpdatedNotification {
+  authMode?: string | null;
+  /**
+   * Always `null`: API keys have no plan.
+   */
+  planType?: string | null;
+}
+/**
+ * `account/login/cancel` params.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CancelLoginAccountParams".
+ */
+export interface CancelLoginAccountParams {
+  loginId: string;
+}
+/**
+ * `account/login/cancel` result.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CancelLoginAccountResponse".
+ */
+export interface CancelLoginAccountResponse {
+  status: CancelLoginAccountStatus;
+}
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ClientInfo".
@@ -465,6 +570,23 @@ export interface ConfigReadResponse {
   };
 }
 /**
+ * `configWarning`: configuration that was accepted but is not acted on as written (an unknown key, a setting openturn ignores), sent after `initialize` and after a request whose `config` object has such a key.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ConfigWarningNotification".
+ */
+export interface ConfigWarningNotification {
+  details?: string | null;
+  /**
+   * The config file the setting is in, when it came from one.
+   */
+  path?: string | null;
+  /**
+   * What is ignored and, for a likely typo, the key that was probably meant.
+   */
+  summary: string;
+}
+/**
  * `item/tool/call` params.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -488,6 +610,13 @@ export interface DynamicToolCallResponse {
   contentItems: DynamicToolCallOutputContentItem[];
   success: boolean;
 }
+/**
+ * Params of a method that takes none (`account/logout`): absent, `null` or `{}`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "EmptyParams".
+ */
+export interface EmptyParams {}
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "EmptyResponse".
@@ -530,6 +659,38 @@ export interface ErrorObject {
   message: string;
 }
 /**
+ * `account/read` params.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "GetAccountParams".
+ */
+export interface GetAccountParams {
+  /**
+   * Accepted for compatibility; an API key has nothing to refresh.
+   */
+  refreshToken?: boolean | null;
+}
+/**
+ * `account/read` result.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "GetAccountResponse".
+ */
+export interface GetAccountResponse {
+  /**
+   * `{"type": "apiKey"}` while a key is stored, else `null`.
+   */
+  account?: Account | null;
+  /**
+   * True when the active provider needs a key and has none in its environment variable, so a client should offer `account/login/start`.
+   */
+  requiresOpenaiAuth: boolean;
+  /**
+   * Always `null`: API keys carry no user id.
+   */
+  userId?: string | null;
+}
+/**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "InitializeCapabilities".
  */
@@ -555,6 +716,10 @@ export interface InitializeParams {
 export interface InitializeResponse {
   codexHome: string;
   /**
+   * Extra (openturn): openturn's own release version.
+   */
+  openturnVersion: string;
+  /**
    * `unix` or `windows`.
    */
   platformFamily: string;
@@ -570,7 +735,7 @@ export interface InitializeResponse {
   userAgent: string;
 }
 /**
- * Extra (openturn): the server's name and version.
+ * Extra (openturn): the server's name and the reference version whose protocol it implements (what clients compare against their minimum).
  */
 export interface ServerInfo {
   name: string;
@@ -606,6 +771,16 @@ export interface ItemStartedNotification {
   startedAtMs: number;
   threadId: string;
   turnId: string;
+}
+/**
+ * `account/login/start` params: `{"type": "apiKey", "apiKey": "…"}`. Other `type`s (the reference's ChatGPT and Bedrock flows) decode, so the error can say they are not offered.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "LoginAccountParams".
+ */
+export interface LoginAccountParams {
+  apiKey?: string | null;
+  type: string;
 }
 /**
  * One model. Exactly one listed model has `isDefault: true`.
@@ -670,6 +845,41 @@ export interface ModelReroutedNotification {
   threadId: string;
   toModel: string;
   turnId: string;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "PermissionProfileListParams".
+ */
+export interface PermissionProfileListParams {
+  /**
+   * A `nextCursor` from an earlier page.
+   */
+  cursor?: string | null;
+  /**
+   * Accepted for compatibility: openturn has no per-project profiles.
+   */
+  cwd?: string | null;
+  /**
+   * Page size; the whole list when absent.
+   */
+  limit?: number | null;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "PermissionProfileListResponse".
+ */
+export interface PermissionProfileListResponse {
+  data: PermissionProfileSummary[];
+  nextCursor?: string | null;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "PermissionProfileSummary".
+ */
+export interface PermissionProfileSummary {
+  allowed: boolean;
+  description?: string | null;
+  id: string;
 }
 /**
  * The account's rate limits. The last four keys are the reference's, filled only by its own backend (model slugs, per-user limits, spend controls); openturn sends them as `null` so clients that expect the keys find them.
@@ -933,6 +1143,87 @@ export interface ThreadNameUpdatedNotification {
   threadName?: string | null;
 }
 /**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "SkillErrorInfo".
+ */
+export interface SkillErrorInfo {
+  message: string;
+  path: string;
+}
+/**
+ * One skill.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "SkillMetadata".
+ */
+export interface SkillMetadata {
+  description: string;
+  enabled: boolean;
+  name: string;
+  /**
+   * Absolute path of the `SKILL.md` file.
+   */
+  path: string;
+  /**
+   * Always `null`: openturn has no plugins.
+   */
+  pluginId?: string | null;
+  /**
+   * `user` (under the openturn home) or `repo` (in the project).
+   */
+  scope: string;
+  /**
+   * `short-description` from the front matter's `metadata`, when given.
+   */
+  shortDescription?: string | null;
+}
+/**
+ * `skills/extraRoots/set` params: more folders to scan (as user skills) for this connection.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "SkillsExtraRootsSetParams".
+ */
+export interface SkillsExtraRootsSetParams {
+  extraRoots: string[];
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "SkillsListEntry".
+ */
+export interface SkillsListEntry {
+  cwd: string;
+  /**
+   * `SKILL.md` files that could not be read, each with the reason.
+   */
+  errors: SkillErrorInfo[];
+  skills: SkillMetadata[];
+}
+/**
+ * `skills/list` params.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "SkillsListParams".
+ */
+export interface SkillsListParams {
+  /**
+   * Working directories to list for; empty or absent means the daemon's own.
+   */
+  cwds?: string[] | null;
+  /**
+   * Accepted for compatibility: every listing reads the disk afresh.
+   */
+  forceReload?: boolean | null;
+}
+/**
+ * `skills/list` result: one entry per requested working directory.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "SkillsListResponse".
+ */
+export interface SkillsListResponse {
+  data: SkillsListEntry[];
+}
+/**
  * `thread/fork`.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -969,7 +1260,7 @@ export interface ThreadForkParams {
   sandbox?: SandboxMode | null;
   serviceName?: string | null;
   /**
-   * Accepted for compatibility; openturn has no service tiers.
+   * The thread's service tier (`flex`, `fast`, …), sent upstream as `service_tier` (`fast` as `priority`).
    */
   serviceTier?: string | null;
   /**
@@ -982,6 +1273,22 @@ export interface ThreadForkParams {
   };
 }
 /**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoalGetParams".
+ */
+export interface ThreadGoalGetParams {
+  threadId: string;
+}
+/**
+ * Always `{"goal": null}` for an existing thread.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoalGetResponse".
+ */
+export interface ThreadGoalGetResponse {
+  goal?: unknown;
+}
+/**
  * Params naming just a thread (`thread/archive`, `thread/unarchive`, `thread/unsubscribe`).
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -989,6 +1296,62 @@ export interface ThreadForkParams {
  */
 export interface ThreadIdParams {
   threadId: string;
+}
+/**
+ * One item with the turn it belongs to.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadItemEntry".
+ */
+export interface ThreadItemEntry {
+  completedAtMs?: number | null;
+  item: ThreadItem;
+  startedAtMs?: number | null;
+  turnId: string;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadItemsListParams".
+ */
+export interface ThreadItemsListParams {
+  /**
+   * A cursor from an earlier page (or `itemsBackwardsCursor` of `thread/resume`), or an item anchor (requires `turnId`; the page starts just past that item).
+   */
+  cursor?: ThreadItemsListCursor | null;
+  /**
+   * Accepted for compatibility: outputs are always returned inline.
+   */
+  deferOutput?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Page size; the whole rest of the list when absent.
+   */
+  limit?: number | null;
+  /**
+   * `asc` (default: oldest first) or `desc`.
+   */
+  sortDirection?: SortDirection2 | null;
+  threadId: string;
+  /**
+   * Only the items of this turn; all turns when absent.
+   */
+  turnId?: string | null;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadItemsListResponse".
+ */
+export interface ThreadItemsListResponse {
+  /**
+   * Continues in the opposite direction from this page's first item; `null` for an empty page or when nothing lies that way.
+   */
+  backwardsCursor?: string | null;
+  data: ThreadItemEntry[];
+  /**
+   * Continues in the same direction; `null` at the end.
+   */
+  nextCursor?: string | null;
 }
 /**
  * `thread/list`: filters and paging; every field optional.
@@ -1130,7 +1493,7 @@ export interface ThreadResumeParams {
   sandbox?: SandboxMode | null;
   serviceName?: string | null;
   /**
-   * Accepted for compatibility; openturn has no service tiers.
+   * The thread's service tier (`flex`, `fast`, …), sent upstream as `service_tier` (`fast` as `priority`).
    */
   serviceTier?: string | null;
   /**
@@ -1227,7 +1590,7 @@ export interface ThreadStartParams {
   sandbox?: SandboxMode | null;
   serviceName?: string | null;
   /**
-   * Accepted for compatibility; openturn has no service tiers.
+   * The thread's service tier (`flex`, `fast`, …), sent upstream as `service_tier` (`fast` as `priority`).
    */
   serviceTier?: string | null;
   /**
@@ -1301,8 +1664,20 @@ export interface TurnStartParams {
     [k: string]: unknown | undefined;
   };
   sandboxPolicy?: SandboxPolicy | null;
+  /**
+   * The thread's service tier from this turn on (`flex`, `fast`, …), sent upstream as `service_tier` (`fast` as `priority`).
+   */
+  serviceTier?: string | null;
+  /**
+   * The service tier of this turn only; later turns go back to the thread's.
+   */
+  serviceTierForTurn?: string | null;
   summary?: string | null;
   threadId: string;
+  /**
+   * A label for what started the turn; accepted and ignored (it grants nothing).
+   */
+  turnTrigger?: string | null;
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema

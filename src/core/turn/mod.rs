@@ -50,6 +50,11 @@ pub(crate) struct TurnContext {
     /// Set once `model/rerouted` went out: every request of a rerouted turn carries the header,
     /// but the client should hear about it once per turn.
     pub rerouted_announced: Arc<std::sync::atomic::AtomicBool>,
+    /// The developer-message section naming the skills on disk, read once when the turn starts
+    /// so every request of the turn shows the model the same list.
+    pub skills_instructions: Option<String>,
+    /// `serviceTierForTurn`: this turn's tier, over the thread's.
+    pub service_tier: Option<String>,
 }
 
 impl TurnContext {
@@ -88,7 +93,8 @@ impl TurnContext {
     }
 }
 
-pub(crate) async fn run_turn(turn: TurnContext) {
+pub(crate) async fn run_turn(mut turn: TurnContext) {
+    turn.skills_instructions = find_skills_instructions(&turn).await;
     let started_at = now_unix_seconds();
     let end = lifecycle::TurnEnd::new(
         turn.turn_id.clone(),
@@ -125,6 +131,25 @@ pub(crate) async fn run_turn(turn: TurnContext) {
     }
     record_turn_end(&turn, &outcome).await;
     end.end(outcome).await;
+}
+
+/// Scans the skill folders off the async threads: a slow disk must not stall other turns.
+async fn find_skills_instructions(turn: &TurnContext) -> Option<String> {
+    let settings = turn.thread.settings();
+    let (roots, cwd, toggles) = (
+        settings.user_skill_roots,
+        settings.cwd,
+        settings.skill_toggles,
+    );
+    tokio::task::spawn_blocking(move || {
+        let mut listing = super::skills::list_skills(&roots, &cwd);
+        listing
+            .skills
+            .retain(|skill| super::skills::is_enabled(skill, &toggles));
+        super::skills::skills_instructions(&listing.skills)
+    })
+    .await
+    .unwrap_or_default()
 }
 
 async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
@@ -392,6 +417,8 @@ mod tests {
             finished: CancellationToken::new(),
             provider_turn_state: Default::default(),
             output_schema: None,
+            skills_instructions: None,
+            service_tier: None,
             rerouted_announced: Arc::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;

@@ -14,9 +14,18 @@ pub(super) fn build_request(
     thread_id: &str,
     tools: Vec<serde_json::Value>,
     output_schema: Option<&serde_json::Value>,
+    skills_instructions: Option<&str>,
 ) -> ResponsesRequest {
-    let mut input = Vec::with_capacity(history.len() + 1);
-    if let Some(developer) = settings.developer_instructions.as_deref() {
+    let mut input = Vec::with_capacity(history.len() + 2);
+    // The configured developer instructions, then the skills on disk, each its own developer
+    // message (as the reference sends them), ahead of the conversation.
+    for developer in [
+        settings.developer_instructions.as_deref(),
+        skills_instructions,
+    ]
+    .into_iter()
+    .flatten()
+    {
         input.push(ResponseItem::Message {
             id: None,
             role: "developer".to_string(),
@@ -47,6 +56,7 @@ pub(super) fn build_request(
         include,
         prompt_cache_key: Some(thread_id.to_string()),
         text: output_schema.map(text_format),
+        service_tier: None,
     }
 }
 

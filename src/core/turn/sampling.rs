@@ -124,7 +124,12 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         turn.thread.id.as_str(),
         tools::tool_specs(&settings),
         turn.output_schema.as_ref(),
+        turn.skills_instructions.as_deref(),
     );
+    let request = crate::wire::ResponsesRequest {
+        service_tier: turn.service_tier.clone().or(settings.service_tier.clone()),
+        ..request
+    };
     let context = RequestContext {
         thread_id: turn.thread.id.to_string(),
         originator: settings.originator.clone(),

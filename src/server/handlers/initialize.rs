@@ -1,7 +1,7 @@
 //! `initialize`.
 
 use crate::protocol::initialize::{InitializeParams, InitializeResponse, ServerInfo};
-use crate::protocol::PROTOCOL_VERSION;
+use crate::protocol::{PROTOCOL_VERSION, REFERENCE_VERSION};
 
 use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
@@ -30,7 +30,9 @@ pub fn initialize(
     {
         context.outgoing.set_opt_outs(opt_outs);
     }
-    let version = env!("CARGO_PKG_VERSION");
+    // Clients read the first x.y.z of `userAgent` as the protocol level they talk to: that is
+    // the reference version openturn implements, not openturn's own release number.
+    let version = REFERENCE_VERSION;
     let client = &params.client_info;
     let safe_name = header_safe(&client.name);
     let user_agent = format!(
@@ -59,6 +61,7 @@ pub fn initialize(
             name: SERVER_NAME.to_string(),
             version: version.to_string(),
         },
+        openturn_version: env!("CARGO_PKG_VERSION").to_string(),
     })
 }
 

@@ -1,11 +1,15 @@
 //! Request handlers, one file per resource. Each returns its typed result or a `HandlerError`;
 //! [`handle`] writes exactly one response per request.
 
+mod account;
 mod command_exec;
 mod config;
 mod initialize;
+mod permission_profile;
+mod skills;
 mod thread;
 mod thread_admin;
+mod thread_items;
 mod thread_read;
 mod turn;
 
@@ -90,6 +94,57 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
             respond(context, &id, config::config_read(context, params)).await
         }
         ClientRequest::CommandExec(params) => command_exec::spawn_command_exec(context, id, params),
+        ClientRequest::AccountRead(params) => {
+            respond(context, &id, account::account_read(context, params).await).await
+        }
+        ClientRequest::AccountLoginStart(params) => {
+            if let Err(error) = account::account_login_start(context, &id, params).await {
+                respond_error(context, &id, &error).await;
+            }
+        }
+        ClientRequest::AccountLoginCancel(params) => {
+            respond(context, &id, account::account_login_cancel(params)).await
+        }
+        ClientRequest::AccountLogout(_) => {
+            if let Err(error) = account::account_logout(context, &id).await {
+                respond_error(context, &id, &error).await;
+            }
+        }
+        ClientRequest::SkillsList(params) => {
+            respond(context, &id, skills::skills_list(context, params).await).await
+        }
+        ClientRequest::SkillsExtraRootsSet(params) => {
+            respond(
+                context,
+                &id,
+                skills::skills_extra_roots_set(context, params),
+            )
+            .await
+        }
+        ClientRequest::PermissionProfileList(params) => {
+            respond(
+                context,
+                &id,
+                permission_profile::permission_profile_list(params),
+            )
+            .await
+        }
+        ClientRequest::ThreadItemsList(params) => {
+            respond(
+                context,
+                &id,
+                thread_items::thread_items_list(context, params).await,
+            )
+            .await
+        }
+        ClientRequest::ThreadGoalGet(params) => {
+            respond(
+                context,
+                &id,
+                permission_profile::thread_goal_get(context, params).await,
+            )
+            .await
+        }
     }
 }
 

@@ -127,24 +127,37 @@ async fn resume(
         .map(|c| IndexEntry::from_contents(c, false));
     let mut base = start_response(&thread, context.status_of(&thread_id), entry.as_ref());
     let mut turns_backwards_cursor = None;
+    let mut items_backwards_cursor = None;
     let usage = contents
         .as_ref()
         .and_then(|c| last_token_usage(&thread_id, &c.items));
-    if let (false, Some(contents)) = (params.exclude_turns, contents) {
+    if let Some(contents) = contents {
         let active = thread.active_turn_id();
         let limit = params.turns_limit;
-        let page = blocking(move || {
-            turns_page(
-                &contents.items,
-                &contents.item_times_ms,
-                active.as_deref(),
-                limit,
-                None,
-            )
+        let exclude_turns = params.exclude_turns;
+        // One pass off the runtime: the newest item's cursor (clients that page items from
+        // the end start there), and the turns unless the client excluded them.
+        let (items_cursor, page) = blocking(move || {
+            let items_cursor =
+                super::thread_items::newest_item_cursor(&contents, active.as_deref());
+            let page = (!exclude_turns).then(|| {
+                turns_page(
+                    &contents.items,
+                    &contents.item_times_ms,
+                    active.as_deref(),
+                    limit,
+                    None,
+                )
+            });
+            (items_cursor, page)
         })
-        .await??;
-        base.thread.turns = page.turns;
-        turns_backwards_cursor = page.backwards_cursor;
+        .await?;
+        items_backwards_cursor = items_cursor?;
+        if let Some(page) = page {
+            let page = page?;
+            base.thread.turns = page.turns;
+            turns_backwards_cursor = page.backwards_cursor;
+        }
     }
     let settings = thread.settings();
     let response = ThreadResumeResponse {
@@ -159,7 +172,7 @@ async fn resume(
             },
         })),
         turns_backwards_cursor,
-        items_backwards_cursor: None,
+        items_backwards_cursor,
         initial_turns_page: None,
     };
     Ok((response, usage))
@@ -295,6 +308,9 @@ fn settings_from(
         (None, Some(tools)) => tools,
         (None, None) => Vec::new(),
     };
+    // Read before the literal below: its `context.connection()` guard lives to the statement's
+    // end, and taking the lock again inside it would deadlock.
+    let user_skill_roots = super::skills::user_skill_roots(context);
     Ok(ThreadSettings {
         model,
         provider,
@@ -334,6 +350,12 @@ fn settings_from(
         dynamic_tools,
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
         model_catalog: config.model_catalog.clone(),
+        user_skill_roots,
+        skill_toggles: config.skill_toggles(),
+        service_tier: super::turn::upstream_service_tier(
+            params.service_tier.as_deref(),
+            "serviceTier",
+        )?,
     })
 }
 
@@ -400,7 +422,7 @@ pub fn start_response(
         thread: thread_object(thread, status, entry),
         model: settings.model.clone(),
         model_provider: settings.provider.id.clone(),
-        service_tier: None,
+        service_tier: settings.service_tier.clone(),
         cwd: cwd.clone(),
         approval_policy: convert::approval_policy_out(settings.approval_policy),
         approvals_reviewer: ApprovalsReviewer::User,

@@ -102,7 +102,7 @@ fn source_kind(entry: &IndexEntry) -> &str {
 }
 
 /// The index entry of `thread_id`, falling back to a walk when the index does not know it yet.
-async fn find_entry(
+pub(super) async fn find_entry(
     context: &ServerContext,
     thread_id: &str,
 ) -> Result<Option<IndexEntry>, HandlerError> {

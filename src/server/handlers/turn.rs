@@ -8,7 +8,7 @@ use crate::protocol::turn::{
     TurnSteerResponse,
 };
 
-use crate::core::PreparedInput;
+use crate::core::{PreparedInput, TurnOptions};
 
 use super::super::context::ServerContext;
 use super::super::convert;
@@ -28,11 +28,22 @@ pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: Tu
             None => thread.settings().cwd,
         };
         let input = prepare_input(&params.input, &cwd).await?;
+        let service_tier = upstream_service_tier(params.service_tier.as_deref(), "serviceTier")?;
+        let options = TurnOptions {
+            output_schema: params.output_schema.clone(),
+            service_tier: upstream_service_tier(
+                params.service_tier_for_turn.as_deref(),
+                "serviceTierForTurn",
+            )?,
+        };
         apply_overrides(&thread, &params);
-        Ok::<_, HandlerError>(thread.start_turn(
+        if service_tier.is_some() {
+            thread.update_settings(|settings| settings.service_tier = service_tier.clone());
+        }
+        Ok::<_, HandlerError>(thread.start_turn_with(
             input,
             params.client_user_message_id.clone(),
-            params.output_schema.clone(),
+            options,
         )?)
     }
     .await;
@@ -48,6 +59,30 @@ pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: Tu
         }
         Err(error) => respond_error(context, id, &error).await,
     }
+}
+
+/// A client's service tier as the provider spells it: `fast` is the priority tier; other names
+/// (`flex`, `priority`, …) pass through. An empty or malformed name is refused, naming `field`.
+pub fn upstream_service_tier(
+    tier: Option<&str>,
+    field: &str,
+) -> Result<Option<String>, HandlerError> {
+    let Some(tier) = tier else {
+        return Ok(None);
+    };
+    let valid = !tier.is_empty()
+        && tier
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid {
+        return Err(HandlerError::InvalidParams(format!(
+            "`{field}`: `{tier}` is not a service tier name (e.g. `flex` or `fast`)"
+        )));
+    }
+    Ok(Some(match tier {
+        "fast" => "priority".to_string(),
+        other => other.to_string(),
+    }))
 }
 
 /// `turn/start` overrides stick for later turns.

@@ -127,6 +127,7 @@ fn response_create_carries_the_request_fields_at_top_level() {
         include: vec![],
         prompt_cache_key: Some("thread_1".to_string()),
         text: None,
+        service_tier: None,
     };
     let message: Value = serde_json::from_str(&response_create_message(&request).unwrap()).unwrap();
     assert_eq!(message["type"], "response.create");

@@ -12,6 +12,58 @@ class OpenturnAppServerProtocol(RootModel[Any]):
     root: Annotated[Any, Field(title="openturn app-server protocol")]
 
 
+class Account1(BaseModel):
+    """
+    The signed-in account. openturn only ever reports an API key.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    type: Literal["apiKey"]
+
+
+class Account(RootModel[Account1]):
+    root: Account1
+    """
+    The signed-in account. openturn only ever reports an API key.
+    """
+
+
+class AccountLoginCompletedNotification(BaseModel):
+    """
+    `account/login/completed`: sent after a login answer. `loginId` is `null` for API-key logins, which finish within the request.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    error: str | None = None
+    login_id: Annotated[str | None, Field(alias="loginId")] = None
+    onboarding_entrypoint: Annotated[
+        str | None, Field(alias="onboardingEntrypoint")
+    ] = None
+    """
+    Always `null` (a desktop-app notion).
+    """
+    success: bool
+
+
+class AccountUpdatedNotification(BaseModel):
+    """
+    `account/updated`: the auth mode changed (`apikey` after a login, `null` after logout).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    auth_mode: Annotated[str | None, Field(alias="authMode")] = None
+    plan_type: Annotated[str | None, Field(alias="planType")] = None
+    """
+    Always `null`: API keys have no plan.
+    """
+
+
 class ApprovalsReviewer(RootModel[Literal["user", "auto_review", "guardian_subagent"]]):
     root: Literal["user", "auto_review", "guardian_subagent"]
     """
@@ -23,6 +75,24 @@ class AskForApproval(RootModel[Literal["untrusted", "on-request", "never"]]):
     root: Literal["untrusted", "on-request", "never"]
     """
     When to ask the user before running something.
+    """
+
+
+class CancelLoginAccountParams(BaseModel):
+    """
+    `account/login/cancel` params.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    login_id: Annotated[str, Field(alias="loginId")]
+
+
+class CancelLoginAccountStatus(RootModel[Literal["canceled", "notFound"]]):
+    root: Literal["canceled", "notFound"]
+    """
+    `canceled` or `notFound`.
     """
 
 
@@ -122,6 +192,25 @@ class ConfigReadResponse(BaseModel):
     """
 
 
+class ConfigWarningNotification(BaseModel):
+    """
+    `configWarning`: configuration that was accepted but is not acted on as written (an unknown key, a setting openturn ignores), sent after `initialize` and after a request whose `config` object has such a key.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    details: str | None = None
+    path: str | None = None
+    """
+    The config file the setting is in, when it came from one.
+    """
+    summary: str
+    """
+    What is ignored and, for a likely typo, the key that was probably meant.
+    """
+
+
 class CwdFilter(RootModel[str | list[str]]):
     root: str | list[str]
 
@@ -189,6 +278,16 @@ class DynamicToolCallResponse(BaseModel):
     success: bool
 
 
+class EmptyParams(BaseModel):
+    """
+    Params of a method that takes none (`account/logout`): absent, `null` or `{}`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+
+
 class EmptyResponse(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -206,6 +305,42 @@ class ErrorObject(BaseModel):
     code: int
     data: Any | None = None
     message: str
+
+
+class GetAccountParams(BaseModel):
+    """
+    `account/read` params.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    refresh_token: Annotated[bool | None, Field(alias="refreshToken")] = None
+    """
+    Accepted for compatibility; an API key has nothing to refresh.
+    """
+
+
+class GetAccountResponse(BaseModel):
+    """
+    `account/read` result.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    account: Account | None = None
+    """
+    `{"type": "apiKey"}` while a key is stored, else `null`.
+    """
+    requires_openai_auth: Annotated[bool, Field(alias="requiresOpenaiAuth")]
+    """
+    True when the active provider needs a key and has none in its environment variable, so a client should offer `account/login/start`.
+    """
+    user_id: Annotated[str | None, Field(alias="userId")] = None
+    """
+    Always `null`: API keys carry no user id.
+    """
 
 
 class InitializeCapabilities(BaseModel):
@@ -239,6 +374,36 @@ class ItemDeltaNotification(BaseModel):
     turn_id: Annotated[str, Field(alias="turnId")]
 
 
+class LoginAccountParams(BaseModel):
+    """
+    `account/login/start` params: `{"type": "apiKey", "apiKey": "…"}`. Other `type`s (the reference's ChatGPT and Bedrock flows) decode, so the error can say they are not offered.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    api_key: Annotated[str | None, Field(alias="apiKey")] = None
+    type: str
+
+
+class LoginAccountResponse1(BaseModel):
+    """
+    `account/login/start` result: the key is stored before the answer is sent.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    type: Literal["apiKey"]
+
+
+class LoginAccountResponse(RootModel[LoginAccountResponse1]):
+    root: LoginAccountResponse1
+    """
+    `account/login/start` result: the key is stored before the answer is sent.
+    """
+
+
 class ModelListParams(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -258,6 +423,33 @@ class ModelReroutedNotification(BaseModel):
     thread_id: Annotated[str, Field(alias="threadId")]
     to_model: Annotated[str, Field(alias="toModel")]
     turn_id: Annotated[str, Field(alias="turnId")]
+
+
+class PermissionProfileListParams(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cursor: str | None = None
+    """
+    A `nextCursor` from an earlier page.
+    """
+    cwd: str | None = None
+    """
+    Accepted for compatibility: openturn has no per-project profiles.
+    """
+    limit: Annotated[int | None, Field(ge=0)] = None
+    """
+    Page size; the whole list when absent.
+    """
+
+
+class PermissionProfileSummary(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    allowed: bool
+    description: str | None = None
+    id: str
 
 
 class RateLimitWindow(BaseModel):
@@ -460,6 +652,30 @@ class ServerNotification23(BaseModel):
     params: CommandExecOutputDeltaNotification
 
 
+class ServerNotification24(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["configWarning"]
+    params: ConfigWarningNotification
+
+
+class ServerNotification25(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["account/login/completed"]
+    params: AccountLoginCompletedNotification
+
+
+class ServerNotification26(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["account/updated"]
+    params: AccountUpdatedNotification
+
+
 class ServerRequest1(BaseModel):
     """
     A server → client request, tagged by method name.
@@ -503,7 +719,100 @@ class ServerRequestResolvedNotification(BaseModel):
     thread_id: Annotated[str, Field(alias="threadId")]
 
 
+class SkillErrorInfo(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    message: str
+    path: str
+
+
+class SkillMetadata(BaseModel):
+    """
+    One skill.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    description: str
+    enabled: bool
+    name: str
+    path: str
+    """
+    Absolute path of the `SKILL.md` file.
+    """
+    plugin_id: Annotated[str | None, Field(alias="pluginId")] = None
+    """
+    Always `null`: openturn has no plugins.
+    """
+    scope: str
+    """
+    `user` (under the openturn home) or `repo` (in the project).
+    """
+    short_description: Annotated[str | None, Field(alias="shortDescription")] = None
+    """
+    `short-description` from the front matter's `metadata`, when given.
+    """
+
+
+class SkillsExtraRootsSetParams(BaseModel):
+    """
+    `skills/extraRoots/set` params: more folders to scan (as user skills) for this connection.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    extra_roots: Annotated[list[str], Field(alias="extraRoots")]
+
+
+class SkillsListEntry(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cwd: str
+    errors: list[SkillErrorInfo]
+    """
+    `SKILL.md` files that could not be read, each with the reason.
+    """
+    skills: list[SkillMetadata]
+
+
+class SkillsListParams(BaseModel):
+    """
+    `skills/list` params.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cwds: list[str] | None = None
+    """
+    Working directories to list for; empty or absent means the daemon's own.
+    """
+    force_reload: Annotated[bool | None, Field(alias="forceReload")] = None
+    """
+    Accepted for compatibility: every listing reads the disk afresh.
+    """
+
+
+class SkillsListResponse(BaseModel):
+    """
+    `skills/list` result: one entry per requested working directory.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data: list[SkillsListEntry]
+
+
 class SortDirection(RootModel[Literal["asc", "desc"]]):
+    root: Literal["asc", "desc"]
+
+
+class SortDirection2(RootModel[Literal["asc", "desc"]]):
     root: Literal["asc", "desc"]
 
 
@@ -573,7 +882,7 @@ class ThreadForkParams(BaseModel):
     service_name: Annotated[str | None, Field(alias="serviceName")] = None
     service_tier: Annotated[str | None, Field(alias="serviceTier")] = None
     """
-    Accepted for compatibility; openturn has no service tiers.
+    The thread's service tier (`flex`, `fast`, …), sent upstream as `service_tier` (`fast` as `priority`).
     """
     session_start_source: Annotated[str | None, Field(alias="sessionStartSource")] = (
         None
@@ -583,6 +892,24 @@ class ThreadForkParams(BaseModel):
     """
     thread_id: Annotated[str, Field(alias="threadId")]
     thread_source: Annotated[Any | None, Field(alias="threadSource")] = None
+
+
+class ThreadGoalGetParams(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    thread_id: Annotated[str, Field(alias="threadId")]
+
+
+class ThreadGoalGetResponse(BaseModel):
+    """
+    Always `{"goal": null}` for an existing thread.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    goal: Any | None = None
 
 
 class ThreadIdNotification(BaseModel):
@@ -727,6 +1054,61 @@ class ThreadItem6(BaseModel):
     type: Literal["dynamicToolCall"]
 
 
+class ThreadItemsListAnchor1(BaseModel):
+    """
+    `{"type": "item", "itemId": "…"}`: the position just past (or, descending, just before) an item of the requested turn.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    item_id: Annotated[str, Field(alias="itemId")]
+    type: Literal["item"]
+
+
+class ThreadItemsListAnchor(RootModel[ThreadItemsListAnchor1]):
+    root: ThreadItemsListAnchor1
+    """
+    `{"type": "item", "itemId": "…"}`: the position just past (or, descending, just before) an item of the requested turn.
+    """
+
+
+class ThreadItemsListCursor(RootModel[str | ThreadItemsListAnchor]):
+    root: str | ThreadItemsListAnchor
+    """
+    A page position: an opaque cursor this server issued, or an item anchor.
+    """
+
+
+class ThreadItemsListParams(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cursor: ThreadItemsListCursor | None = None
+    """
+    A cursor from an earlier page (or `itemsBackwardsCursor` of `thread/resume`), or an item anchor (requires `turnId`; the page starts just past that item).
+    """
+    defer_output: Annotated[Any | None, Field(alias="deferOutput")] = None
+    """
+    Accepted for compatibility: outputs are always returned inline.
+    """
+    limit: Annotated[int | None, Field(ge=0)] = None
+    """
+    Page size; the whole rest of the list when absent.
+    """
+    sort_direction: Annotated[SortDirection2 | None, Field(alias="sortDirection")] = (
+        None
+    )
+    """
+    `asc` (default: oldest first) or `desc`.
+    """
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str | None, Field(alias="turnId")] = None
+    """
+    Only the items of this turn; all turns when absent.
+    """
+
+
 class ThreadLoadedListParams(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -813,7 +1195,7 @@ class ThreadResumeParams(BaseModel):
     service_name: Annotated[str | None, Field(alias="serviceName")] = None
     service_tier: Annotated[str | None, Field(alias="serviceTier")] = None
     """
-    Accepted for compatibility; openturn has no service tiers.
+    The thread's service tier (`flex`, `fast`, …), sent upstream as `service_tier` (`fast` as `priority`).
     """
     session_start_source: Annotated[str | None, Field(alias="sessionStartSource")] = (
         None
@@ -881,7 +1263,7 @@ class ThreadStartParams(BaseModel):
     service_name: Annotated[str | None, Field(alias="serviceName")] = None
     service_tier: Annotated[str | None, Field(alias="serviceTier")] = None
     """
-    Accepted for compatibility; openturn has no service tiers.
+    The thread's service tier (`flex`, `fast`, …), sent upstream as `service_tier` (`fast` as `priority`).
     """
     session_start_source: Annotated[str | None, Field(alias="sessionStartSource")] = (
         None
@@ -1061,6 +1443,17 @@ class WarningNotification(BaseModel):
     thread_id: Annotated[str | None, Field(alias="threadId")] = None
 
 
+class CancelLoginAccountResponse(BaseModel):
+    """
+    `account/login/cancel` result.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    status: CancelLoginAccountStatus
+
+
 class CommandExecParams(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -1105,6 +1498,10 @@ class InitializeResponse(BaseModel):
         populate_by_name=True,
     )
     codex_home: Annotated[str, Field(alias="codexHome")]
+    openturn_version: Annotated[str, Field(alias="openturnVersion")]
+    """
+    Extra (openturn): openturn's own release version.
+    """
     platform_family: Annotated[str, Field(alias="platformFamily")]
     """
     `unix` or `windows`.
@@ -1119,7 +1516,7 @@ class InitializeResponse(BaseModel):
     """
     server_info: Annotated[ServerInfo, Field(alias="serverInfo")]
     """
-    Extra (openturn): the server's name and version.
+    Extra (openturn): the server's name and the reference version whose protocol it implements (what clients compare against their minimum).
     """
     user_agent: Annotated[str, Field(alias="userAgent")]
 
@@ -1164,6 +1561,14 @@ class ModelListResponse(BaseModel):
         populate_by_name=True,
     )
     data: list[Model]
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+
+
+class PermissionProfileListResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data: list[PermissionProfileSummary]
     next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
 
 
@@ -1302,6 +1707,35 @@ class ThreadItem(
     """
 
 
+class ThreadItemEntry(BaseModel):
+    """
+    One item with the turn it belongs to.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    completed_at_ms: Annotated[int | None, Field(alias="completedAtMs")] = None
+    item: ThreadItem
+    started_at_ms: Annotated[int | None, Field(alias="startedAtMs")] = None
+    turn_id: Annotated[str, Field(alias="turnId")]
+
+
+class ThreadItemsListResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    backwards_cursor: Annotated[str | None, Field(alias="backwardsCursor")] = None
+    """
+    Continues in the opposite direction from this page's first item; `null` for an empty page or when nothing lies that way.
+    """
+    data: list[ThreadItemEntry]
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    Continues in the same direction; `null` at the end.
+    """
+
+
 class ThreadListParams(BaseModel):
     """
     `thread/list`: filters and paging; every field optional.
@@ -1414,8 +1848,22 @@ class TurnStartParams(BaseModel):
     model: str | None = None
     output_schema: Annotated[Any | None, Field(alias="outputSchema")] = None
     sandbox_policy: Annotated[SandboxPolicy | None, Field(alias="sandboxPolicy")] = None
+    service_tier: Annotated[str | None, Field(alias="serviceTier")] = None
+    """
+    The thread's service tier from this turn on (`flex`, `fast`, …), sent upstream as `service_tier` (`fast` as `priority`).
+    """
+    service_tier_for_turn: Annotated[str | None, Field(alias="serviceTierForTurn")] = (
+        None
+    )
+    """
+    The service tier of this turn only; later turns go back to the thread's.
+    """
     summary: str | None = None
     thread_id: Annotated[str, Field(alias="threadId")]
+    turn_trigger: Annotated[str | None, Field(alias="turnTrigger")] = None
+    """
+    A label for what started the turn; accepted and ignored (it grants nothing).
+    """
 
 
 class TurnStartResponse(BaseModel):
@@ -1727,6 +2175,9 @@ class ServerNotification(
         | ServerNotification21
         | ServerNotification22
         | ServerNotification23
+        | ServerNotification24
+        | ServerNotification25
+        | ServerNotification26
     ]
 ):
-    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23
+    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26

@@ -1,0 +1,76 @@
+//! `permissionProfile/list` and `thread/goal/get`: small read-only answers editor bridges ask
+//! for while opening a session.
+
+use crate::core::ThreadId;
+use crate::protocol::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
+use crate::protocol::permission_profile::{
+    PermissionProfileListParams, PermissionProfileListResponse, PermissionProfileSummary,
+};
+
+use super::super::context::ServerContext;
+use super::super::errors::HandlerError;
+use super::thread_read::find_entry;
+
+/// openturn's profiles are its three sandbox modes, under the ids the reference gives its
+/// built-in profiles. Every one is allowed: nothing in openturn's configuration restricts them.
+const PROFILES: &[(&str, &str)] = &[
+    (":read-only", "sandbox_mode = \"read-only\""),
+    (":workspace", "sandbox_mode = \"workspace-write\""),
+    (
+        ":danger-full-access",
+        "sandbox_mode = \"danger-full-access\"",
+    ),
+];
+
+pub fn permission_profile_list(
+    params: PermissionProfileListParams,
+) -> Result<PermissionProfileListResponse, HandlerError> {
+    let start = match params.cursor.as_deref() {
+        None => 0,
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .ok()
+            .filter(|start| *start <= PROFILES.len())
+            .ok_or_else(|| {
+                HandlerError::InvalidParams(format!("`cursor`: invalid cursor `{cursor}`"))
+            })?,
+    };
+    let limit = match params.limit {
+        Some(0) => {
+            return Err(HandlerError::InvalidParams(
+                "`limit` must be at least 1".to_string(),
+            ))
+        }
+        Some(limit) => limit as usize,
+        None => PROFILES.len(),
+    };
+    let end = (start + limit).min(PROFILES.len());
+    let data = PROFILES[start..end]
+        .iter()
+        .map(|(id, description)| PermissionProfileSummary {
+            id: id.to_string(),
+            description: Some(description.to_string()),
+            allowed: true,
+        })
+        .collect();
+    Ok(PermissionProfileListResponse {
+        data,
+        next_cursor: (end < PROFILES.len()).then(|| end.to_string()),
+    })
+}
+
+/// openturn runs no goals: an existing thread has none. An unknown thread is an error, as for
+/// `thread/read`.
+pub async fn thread_goal_get(
+    context: &ServerContext,
+    params: ThreadGoalGetParams,
+) -> Result<ThreadGoalGetResponse, HandlerError> {
+    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    if context.threads.get(&thread_id).is_err() && find_entry(context, &thread_id).await?.is_none()
+    {
+        return Err(HandlerError::InvalidRequest(format!(
+            "thread not found: {thread_id}"
+        )));
+    }
+    Ok(ThreadGoalGetResponse { goal: None })
+}

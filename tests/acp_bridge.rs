@@ -1,0 +1,526 @@
+//! The ACP bridge that Zed and JetBrains use for Codex (`@agentclientprotocol/codex-acp`, pinned
+//! in `tests/acp/package.json`) drives openturn unchanged: it spawns `CODEX_PATH app-server`,
+//! and an ACP client talking to the bridge over stdio gets a whole session out of it:
+//! `initialize`, `session/new`, a prompt whose reply streams in chunks and ends with
+//! `end_turn`, a shell tool call approved through `session/request_permission`, `session/list`,
+//! `session/load` replaying the history in a fresh bridge, and `session/cancel` ending a
+//! running prompt with `cancelled`.
+//!
+//! `scripts/test` installs the bridge into `tests/acp/node_modules`. Without node or the
+//! package the test is skipped with the reason printed, except under `CI=true`, where it fails:
+//! CI must never silently stop exercising the bridge.
+
+mod support;
+mod turn_support;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+
+use support::*;
+use turn_support::*;
+
+const BRIDGE: &str = "tests/acp/node_modules/@agentclientprotocol/codex-acp/dist/index.js";
+
+/// The bridge's entry point, or why the test cannot run here.
+fn bridge_entry() -> Result<PathBuf, String> {
+    let entry = Path::new(env!("CARGO_MANIFEST_DIR")).join(BRIDGE);
+    if !entry.is_file() {
+        return Err(format!(
+            "{} is missing: run scripts/test (it installs the bridge with npm)",
+            entry.display()
+        ));
+    }
+    match std::process::Command::new("node").arg("--version").output() {
+        Ok(output) if output.status.success() => Ok(entry),
+        _ => Err("node is not on PATH".to_string()),
+    }
+}
+
+/// An ACP client: one bridge process, JSON-RPC lines on its stdin/stdout. Permission requests
+/// are answered with the first "allow" option; any other agent → client request gets
+/// "method not found" (the client announces no file-system or terminal capability).
+struct AcpClient {
+    child: Child,
+    stdin: ChildStdin,
+    lines_rx: mpsc::UnboundedReceiver<Value>,
+    backlog: VecDeque<Value>,
+    next_id: i64,
+    /// Every message from the bridge, in order.
+    transcript: Vec<Value>,
+    /// The `session/request_permission` requests answered so far.
+    permission_requests: Vec<Value>,
+    stderr: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl AcpClient {
+    fn spawn(entry: &Path, home: &Path) -> AcpClient {
+        let mut command = Command::new("node");
+        command
+            .arg(entry)
+            .env("CODEX_PATH", traffic_recorder(home))
+            .env("OPENTURN_HOME", home)
+            // The bridge's own logs and state stay inside the test's folder.
+            .env("HOME", home)
+            .env("NO_BROWSER", "1")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("CODEX_API_KEY")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawning node: {e}"));
+        let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+        let (lines_tx, lines_rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                match serde_json::from_str::<Value>(&line) {
+                    Ok(value) => {
+                        if lines_tx.send(value).is_err() {
+                            break;
+                        }
+                    }
+                    Err(error) => panic!("the bridge wrote a non-JSON line ({error}): {line}"),
+                }
+            }
+        });
+        let stderr_lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = stderr_lines.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Ok(mut sink) = sink.lock() {
+                    sink.push(line);
+                }
+            }
+        });
+        AcpClient {
+            child,
+            stdin,
+            lines_rx,
+            backlog: VecDeque::new(),
+            next_id: 1,
+            transcript: Vec::new(),
+            permission_requests: Vec::new(),
+            stderr: stderr_lines,
+        }
+    }
+
+    fn context(&self) -> String {
+        let stderr = self.stderr.lock().map(|l| l.join("\n")).unwrap_or_default();
+        format!(
+            "bridge stderr:\n{stderr}\nmessages so far:\n{:#?}",
+            self.transcript
+        )
+    }
+
+    async fn write(&mut self, message: Value) {
+        let mut line = serde_json::to_vec(&message).unwrap_or_else(|e| panic!("{e}"));
+        line.push(b'\n');
+        self.stdin
+            .write_all(&line)
+            .await
+            .unwrap_or_else(|e| panic!("write to the bridge: {e}"));
+        self.stdin.flush().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// The next message that is not an agent → client request (those are answered here).
+    async fn next(&mut self) -> Value {
+        if let Some(value) = self.backlog.pop_front() {
+            return value;
+        }
+        loop {
+            let value = match tokio::time::timeout(TIMEOUT, self.lines_rx.recv()).await {
+                Ok(Some(value)) => value,
+                Ok(None) => panic!("the bridge closed stdout\n{}", self.context()),
+                Err(_) => panic!("timed out waiting for the bridge\n{}", self.context()),
+            };
+            self.transcript.push(value.clone());
+            if value.get("method").is_some() && value.get("id").is_some() {
+                self.answer_agent_request(&value).await;
+                continue;
+            }
+            return value;
+        }
+    }
+
+    async fn answer_agent_request(&mut self, request: &Value) {
+        let id = request["id"].clone();
+        if request["method"] == "session/request_permission" {
+            let option = request["params"]["options"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|o| o["kind"] == "allow_once")
+                .or_else(|| request["params"]["options"].get(0))
+                .map(|o| o["optionId"].clone())
+                .unwrap_or(Value::Null);
+            self.permission_requests.push(request.clone());
+            self.write(json!({"jsonrpc": "2.0", "id": id,
+                "result": {"outcome": {"outcome": "selected", "optionId": option}}}))
+                .await;
+        } else {
+            self.write(json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32601, "message": "not offered by this test client"}}))
+                .await;
+        }
+    }
+
+    async fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.write(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    /// Waits for the response to `id`; notifications read meanwhile are returned with it.
+    async fn response_to(&mut self, id: i64) -> (Value, Vec<Value>) {
+        let mut seen = Vec::new();
+        loop {
+            let message = self.next().await;
+            if message.get("method").is_none() && message["id"] == id {
+                return (message, seen);
+            }
+            seen.push(message);
+        }
+    }
+
+    /// A request that must succeed: its result and the notifications before it.
+    async fn ok(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+        let id = self.send_request(method, params).await;
+        let (response, seen) = self.response_to(id).await;
+        match response.get("result") {
+            Some(result) => (result.clone(), seen),
+            None => panic!("{method} failed: {response}\n{}", self.context()),
+        }
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.write(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    async fn initialize(&mut self) -> Value {
+        let params = json!({
+            "protocolVersion": 1,
+            "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false},
+                "terminal": false},
+            "clientInfo": {"name": "openturn-acp-test", "version": "1.0.0"},
+        });
+        self.ok("initialize", params).await.0
+    }
+
+    async fn shutdown(mut self) {
+        drop(self.stdin);
+        if tokio::time::timeout(TIMEOUT, self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+/// A `CODEX_PATH` script that runs the real openturn binary with the bridge's arguments and
+/// copies both directions of the app-server traffic into `home/bridge-in.jsonl` and
+/// `home/bridge-out.jsonl`, so the test can check every call the bridge made was answered.
+fn traffic_recorder(home: &Path) -> PathBuf {
+    let script = home.join("openturn-recorded");
+    let text = format!(
+        "#!/bin/sh
+tee -a '{home}/bridge-in.jsonl' | '{bin}' \"$@\" | tee -a '{home}/bridge-out.jsonl'\n",
+        home = home.display(),
+        bin = openturn_bin().display(),
+    );
+    std::fs::write(&script, text).unwrap_or_else(|e| panic!("{e}"));
+    let mut permissions = std::fs::metadata(&script)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).unwrap_or_else(|e| panic!("{e}"));
+    script
+}
+
+/// The JSON lines of a recorded traffic file.
+fn recorded(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// The `session/update` payloads of `kind` among `messages`.
+fn updates<'a>(messages: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "session/update")
+        .map(|m| &m["params"]["update"])
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
+fn chunk_text(updates: &[&Value]) -> String {
+    updates
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+/// `config.toml` pointing openturn at the mock provider (no key needed).
+fn write_config(home: &Path, provider: &MockProvider) {
+    let config = format!(
+        "model = \"gpt-5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\n\
+         base_url = \"{}\"\nrequest_max_retries = 0\nstream_max_retries = 0\n",
+        provider.base_url()
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A reply that streams one delta and then stays open until the request is dropped.
+fn held_open_reply() -> Reply {
+    Reply::Sse(
+        SseReply::new(vec![
+            created("r_wait"),
+            message_added(Some("m_wait"), ""),
+            text_delta("m_wait", "Thinking it over"),
+        ])
+        .held_open_after_end(),
+    )
+}
+
+#[tokio::test]
+async fn the_acp_bridge_runs_a_whole_session_against_openturn() {
+    let entry = match bridge_entry() {
+        Ok(entry) => entry,
+        Err(reason) => {
+            assert!(
+                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+                "CI=true but the ACP bridge cannot run: {reason}"
+            );
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    let provider = MockProvider::start(Script::new([
+        response(
+            "r1",
+            vec![message("m1", &["Hello", " from", " openturn"])],
+            None,
+        ),
+        // The bridge asks for a title after the first turn, in a thread of its own.
+        response(
+            "r_title",
+            vec![message("m_title", &["{\"title\": \"Friendly greeting\"}"])],
+            None,
+        ),
+        response(
+            "r2",
+            vec![exec_call(
+                "fc1",
+                "call_touch",
+                json!({"cmd": "touch created-by-tool.txt"}),
+            )],
+            None,
+        ),
+        response("r3", vec![message("m3", &["File created"])], None),
+        held_open_reply(),
+    ]))
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let project = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    write_config(home.path(), &provider);
+    let skill = home.path().join("skills/greet/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap_or(home.path()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        &skill,
+        "---\nname: greet\ndescription: Greets people\n---\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let cwd = project.path().display().to_string();
+
+    let mut client = AcpClient::spawn(&entry, home.path());
+    let init = client.initialize().await;
+    assert_eq!(init["protocolVersion"], 1, "{init}");
+    assert_eq!(init["agentCapabilities"]["loadSession"], true, "{init}");
+
+    // session/new needs account/read, permissionProfile/list, skills/list, … to answer.
+    let (session, _) = client
+        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let session_id = session["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no sessionId: {session}"))
+        .to_string();
+
+    // A prompt: chunks stream as session/update, the prompt ends with end_turn.
+    let (result, seen) = client
+        .ok(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "Say hello"}]}),
+        )
+        .await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let chunks = updates(&seen, "agent_message_chunk");
+    assert!(
+        chunks.len() >= 2,
+        "the reply should stream in chunks: {chunks:?}"
+    );
+    assert_eq!(chunk_text(&chunks), "Hello from openturn");
+    // The skill on disk reached the bridge (as a command) and the model (in its instructions).
+    let commands =
+        serde_json::to_string(&updates(&seen, "available_commands_update")).unwrap_or_default();
+    assert!(
+        commands.contains("greet"),
+        "skill missing from commands: {commands}"
+    );
+    let first_body = &provider.requests()[0].body;
+    assert!(
+        first_body.to_string().contains(&format!(
+            "- greet: Greets people (file: {})",
+            skill.display()
+        )),
+        "skill missing from the request: {first_body}"
+    );
+    // Let the title request take its reply before the next prompt.
+    provider.wait_for_requests(2, TIMEOUT).await;
+
+    // A shell tool call: the bridge asks the client, the command runs once allowed.
+    let (result, seen) = client
+        .ok(
+            "session/prompt",
+            json!({"sessionId": session_id,
+                "prompt": [{"type": "text", "text": "Create the file"}]}),
+        )
+        .await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    assert_eq!(
+        client.permission_requests.len(),
+        1,
+        "{:#?}",
+        client.transcript
+    );
+    let asked = serde_json::to_string(&client.permission_requests[0]).unwrap_or_default();
+    assert!(asked.contains("touch created-by-tool.txt"), "{asked}");
+    assert!(
+        project.path().join("created-by-tool.txt").exists(),
+        "the approved command did not run"
+    );
+    let tool_calls = updates(&seen, "tool_call");
+    assert!(!tool_calls.is_empty(), "no tool_call update: {seen:#?}");
+    assert_eq!(
+        chunk_text(&updates(&seen, "agent_message_chunk")),
+        "File created"
+    );
+
+    // session/list shows the session.
+    let (list, _) = client.ok("session/list", json!({"cwd": cwd})).await;
+    let listed: Vec<&str> = list["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["sessionId"].as_str())
+        .collect();
+    assert!(listed.contains(&session_id.as_str()), "{list}");
+
+    // session/cancel mid-turn: the prompt ends with `cancelled`.
+    let prompt = client
+        .send_request(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "Think long"}]}),
+        )
+        .await;
+    loop {
+        let message = client.next().await;
+        if message["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            break;
+        }
+        assert!(
+            message["id"] != prompt,
+            "the prompt ended before streaming: {message}"
+        );
+    }
+    client
+        .notify("session/cancel", json!({"sessionId": session_id}))
+        .await;
+    let (response, _) = client.response_to(prompt).await;
+    assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
+    client.shutdown().await;
+
+    // A fresh bridge (and daemon) loads the session and replays its history.
+    let mut client = AcpClient::spawn(&entry, home.path());
+    client.initialize().await;
+    let (_, replay) = client
+        .ok(
+            "session/load",
+            json!({"sessionId": session_id, "cwd": cwd, "mcpServers": []}),
+        )
+        .await;
+    let user_text = chunk_text(&updates(&replay, "user_message_chunk"));
+    assert!(user_text.contains("Say hello"), "{replay:#?}");
+    assert!(user_text.contains("Create the file"), "{replay:#?}");
+    let agent_text = chunk_text(&updates(&replay, "agent_message_chunk"));
+    assert!(agent_text.contains("Hello from openturn"), "{replay:#?}");
+    assert!(agent_text.contains("File created"), "{replay:#?}");
+    assert!(!updates(&replay, "tool_call").is_empty(), "{replay:#?}");
+    client.shutdown().await;
+
+    // Every app-server request the bridge sent was answered, none with an error.
+    let sent = recorded(&home.path().join("bridge-in.jsonl"));
+    let answers = recorded(&home.path().join("bridge-out.jsonl"));
+    let errors: Vec<&Value> = answers
+        .iter()
+        .filter(|m| m.get("error").is_some())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "openturn refused bridge calls: {errors:#?}"
+    );
+    let methods: std::collections::BTreeSet<&str> = sent
+        .iter()
+        .filter(|m| m.get("id").is_some())
+        .filter_map(|m| m["method"].as_str())
+        .collect();
+    for method in [
+        "initialize",
+        "account/read",
+        "skills/list",
+        "permissionProfile/list",
+        "thread/start",
+        "turn/start",
+        "thread/list",
+        "thread/resume",
+        "thread/goal/get",
+        "thread/items/list",
+    ] {
+        assert!(
+            methods.contains(method),
+            "the bridge never called {method}: {methods:?}"
+        );
+    }
+    for request in sent
+        .iter()
+        .filter(|m| m.get("id").is_some() && m.get("method").is_some())
+    {
+        assert!(
+            answers
+                .iter()
+                .any(|a| a.get("method").is_none() && a["id"] == request["id"]),
+            "no answer to {request}"
+        );
+    }
+    eprintln!("app-server methods the bridge called: {methods:?}");
+}
