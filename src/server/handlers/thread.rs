@@ -322,6 +322,9 @@ fn settings_from(
             .map(convert::sandbox_mode_in)
             .or(saved.sandbox.filter(|_| !config_names("sandbox_mode")))
             .unwrap_or(config.sandbox_mode),
+        sandbox_writable_roots: Vec::new(),
+        sandbox_network_access: false,
+        protected_paths: vec![protected_home(config)],
         reasoning_effort: saved_unless("model_reasoning_effort", saved.reasoning_effort)
             .or_else(|| config.model_reasoning_effort.clone()),
         reasoning_summary: saved_unless("model_reasoning_summary", saved.reasoning_summary)
@@ -335,6 +338,12 @@ fn settings_from(
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
         model_catalog: config.model_catalog.clone(),
     })
+}
+
+/// openturn's home as an absolute path, protected from every sandboxed command: its config,
+/// rollouts and credentials must not be rewritable by what the model runs.
+pub(super) fn protected_home(config: &Config) -> PathBuf {
+    std::path::absolute(&config.home).unwrap_or_else(|_| config.home.clone())
 }
 
 /// A persisted thread keeps its model and provider unless the params (or their `config`
@@ -404,7 +413,7 @@ pub fn start_response(
         cwd: cwd.clone(),
         approval_policy: convert::approval_policy_out(settings.approval_policy),
         approvals_reviewer: ApprovalsReviewer::User,
-        sandbox: convert::sandbox_policy_out(settings.sandbox, &cwd),
+        sandbox: convert::sandbox_policy_out(&settings),
         reasoning_effort: settings.reasoning_effort.clone(),
         instruction_sources: Vec::new(),
         disabled_plugin_ids: Vec::new(),
