@@ -24,7 +24,7 @@ pub struct ExecArgs {
     /// Model for the thread.
     #[arg(long, short = 'm', global = true)]
     pub model: Option<String>,
-    /// `read-only`, `workspace-write` or `danger-full-access` (see the README: not enforced).
+    /// `read-only`, `workspace-write` or `danger-full-access` (enforced by the command sandbox).
     #[arg(long, short = 's', global = true, value_name = "MODE")]
     pub sandbox: Option<String>,
     /// Working directory of the thread (default: the current directory).

@@ -226,6 +226,9 @@ struct Invocation {
     note: Option<String>,
     /// The confinement it runs under (unconfined when the gate said so).
     sandbox: CommandSandbox,
+    /// The thread's working directory: what `workspace-write` makes writable, whatever
+    /// `workdir` the model picked for the command.
+    workspace: PathBuf,
 }
 
 impl Invocation {
@@ -319,6 +322,7 @@ pub(crate) async fn run(
         cwd,
         timeout: Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
         note: ignored_shell,
+        workspace: settings.cwd.clone(),
         sandbox: if sandboxed {
             thread_sandbox
         } else {
@@ -582,7 +586,7 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: boo
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     // Built in the daemon, applied in the child; it must outlive the child (its TMPDIR).
-    let prepared = match invocation.sandbox.prepare(&invocation.cwd) {
+    let prepared = match invocation.sandbox.prepare(&invocation.workspace) {
         Ok(prepared) => prepared,
         Err(error) => {
             if !announced {
