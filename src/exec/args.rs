@@ -30,7 +30,7 @@ pub struct ExecArgs {
     /// Working directory of the thread (default: the current directory).
     #[arg(long = "cd", short = 'C', global = true, value_name = "DIR")]
     pub cd: Option<PathBuf>,
-    /// Extra writable directories. Accepted for compatibility; openturn has no sandbox to widen.
+    /// Extra writable directories. Accepted for compatibility; not passed on to the sandbox yet.
     #[arg(long = "add-dir", global = true, value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
     /// Accepted for compatibility: openturn never requires a git repository.
