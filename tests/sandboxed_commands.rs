@@ -249,3 +249,55 @@ async fn an_approved_escalation_runs_outside_the_sandbox_and_a_declined_one_neve
     );
     assert!(!workdir.path().join("declined.txt").exists());
 }
+
+#[tokio::test]
+async fn writable_roots_from_the_config_and_from_a_turn_are_writable_and_nothing_else() {
+    let workdir = tempdir();
+    let configured = tempdir();
+    let per_turn = tempdir();
+    let other = tempdir();
+    let write = |dir: &Path| format!("echo x > {}/w.txt", dir.display());
+    let calls = vec![shell_call(0, &write(configured.path()))];
+    let second = vec![
+        shell_call(1, &write(per_turn.path())),
+        shell_call(2, &write(other.path())),
+        shell_call(3, &write(configured.path()).replace("w.txt", "again.txt")),
+    ];
+    let script = Script::new([
+        response("r1", calls, None),
+        response("r2", vec![message("msg_1", &["one"])], None),
+        response("r3", second, None),
+        response("r4", vec![message("msg_2", &["two"])], None),
+    ]);
+    let roots = format!(
+        "sandbox_workspace_write.writable_roots=[\"{}\"]",
+        configured.path().display()
+    );
+    let params = json!({"approvalPolicy": "never", "sandbox": "workspace-write",
+        "cwd": workdir.path().display().to_string()});
+    let mut s = session(script, &[&roots], params).await;
+    let first = s.run_turn("config").await;
+    let items = items_of(&first, "item/completed", "commandExecution");
+    assert_eq!(items[0]["status"], "completed", "{:?}", items[0]);
+    assert!(configured.path().join("w.txt").exists());
+    // The turn's policy replaces the thread's: its writableRoots, not the configured ones.
+    s.start_turn(
+        "turn",
+        json!({"sandboxPolicy": {"type": "workspaceWrite",
+                                 "writableRoots": [per_turn.path().display().to_string()]}}),
+    )
+    .await;
+    let second = s.daemon.until_turn_completed().await;
+    let status = |id: &str| {
+        items_of(&second, "item/completed", "commandExecution")
+            .iter()
+            .find(|item| item["id"] == id)
+            .map(|item| item["status"].clone())
+    };
+    assert_eq!(status("call_1"), Some(json!("completed")));
+    assert_eq!(status("call_2"), Some(json!("failed")));
+    assert_eq!(status("call_3"), Some(json!("failed")));
+    assert!(per_turn.path().join("w.txt").exists());
+    assert!(!other.path().join("w.txt").exists());
+    assert!(!configured.path().join("again.txt").exists());
+}

@@ -111,6 +111,16 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
         "sandbox_mode",
         Expect::OneOf(&["read-only", "workspace-write", "danger-full-access"]),
     ),
+    (
+        "sandbox_workspace_write",
+        Expect::Keys(
+            &[
+                ("writable_roots", Expect::TextList),
+                ("network_access", Expect::Bool),
+            ],
+            &["exclude_tmpdir_env_var", "exclude_slash_tmp"],
+        ),
+    ),
     ("instructions", Expect::Text),
     ("developer_instructions", Expect::Text),
     ("model_reasoning_effort", Expect::Text),
@@ -141,7 +151,6 @@ const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
     "file_opener",
     "notify",
     "shell_environment_policy",
-    "sandbox_workspace_write",
     "tools",
     "tui",
     "otel",

@@ -247,8 +247,18 @@ fn prepare_sandbox(
             )
         }
         None => {
-            let mode = context.config.sandbox_mode;
-            let sandbox = CommandSandbox::new(mode, false, Vec::new(), vec![home]);
+            let config = &context.config;
+            let mode = config.sandbox_mode;
+            let sandbox = if mode == crate::core::SandboxMode::WorkspaceWrite {
+                CommandSandbox::new(
+                    mode,
+                    config.sandbox_network_access,
+                    config.sandbox_writable_roots.clone(),
+                    vec![home],
+                )
+            } else {
+                CommandSandbox::new(mode, false, Vec::new(), vec![home])
+            };
             (
                 format!("the configured sandbox_mode `{}`", sandbox.name()),
                 sandbox,

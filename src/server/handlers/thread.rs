@@ -288,6 +288,13 @@ fn settings_from(
             std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string()))?
         }
     };
+    let sandbox = params
+        .sandbox
+        .map(convert::sandbox_mode_in)
+        .or(saved.sandbox.filter(|_| !config_names("sandbox_mode")))
+        .unwrap_or(config.sandbox_mode);
+    // `[sandbox_workspace_write]` widens `workspace-write` only.
+    let workspace_write = sandbox == crate::core::SandboxMode::WorkspaceWrite;
     let dynamic_tools = match (&params.dynamic_tools, saved.dynamic_tools) {
         (Some(tools), _) => {
             convert::dynamic_tools_in(tools).map_err(HandlerError::InvalidParams)?
@@ -317,13 +324,13 @@ fn settings_from(
                 .approval_policy
                 .filter(|_| !config_names("approval_policy")))
             .unwrap_or(config.approval_policy),
-        sandbox: params
-            .sandbox
-            .map(convert::sandbox_mode_in)
-            .or(saved.sandbox.filter(|_| !config_names("sandbox_mode")))
-            .unwrap_or(config.sandbox_mode),
-        sandbox_writable_roots: Vec::new(),
-        sandbox_network_access: false,
+        sandbox,
+        sandbox_writable_roots: if workspace_write {
+            config.sandbox_writable_roots.clone()
+        } else {
+            Vec::new()
+        },
+        sandbox_network_access: workspace_write && config.sandbox_network_access,
         protected_paths: vec![protected_home(config)],
         reasoning_effort: saved_unless("model_reasoning_effort", saved.reasoning_effort)
             .or_else(|| config.model_reasoning_effort.clone()),
