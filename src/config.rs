@@ -54,6 +54,7 @@ struct ConfigToml {
     openai_base_url: Option<String>,
     approval_policy: Option<ApprovalPolicy>,
     sandbox_mode: Option<SandboxMode>,
+    sandbox_workspace_write: Option<SandboxWorkspaceWriteToml>,
     instructions: Option<String>,
     developer_instructions: Option<String>,
     model_reasoning_effort: Option<String>,
@@ -70,6 +71,15 @@ struct ConfigToml {
     ingress_queue_capacity: Option<usize>,
 }
 
+/// `[sandbox_workspace_write]`: what `workspace-write` adds beyond the thread's cwd.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct SandboxWorkspaceWriteToml {
+    #[serde(default)]
+    writable_roots: Vec<PathBuf>,
+    #[serde(default)]
+    network_access: bool,
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -79,6 +89,12 @@ pub struct Config {
     pub model_providers: BTreeMap<String, ProviderInfo>,
     pub approval_policy: ApprovalPolicy,
     pub sandbox_mode: SandboxMode,
+    /// `[sandbox_workspace_write] writable_roots`: absolute directories `workspace-write`
+    /// commands may also write.
+    pub sandbox_writable_roots: Vec<PathBuf>,
+    /// `[sandbox_workspace_write] network_access`: whether `workspace-write` commands may use
+    /// the network.
+    pub sandbox_network_access: bool,
     pub instructions: Option<String>,
     pub developer_instructions: Option<String>,
     pub model_reasoning_effort: Option<String>,
@@ -261,6 +277,15 @@ impl Config {
             model_providers,
             approval_policy: parsed.approval_policy.unwrap_or_default(),
             sandbox_mode: parsed.sandbox_mode.unwrap_or_default(),
+            sandbox_writable_roots: parsed
+                .sandbox_workspace_write
+                .as_ref()
+                .map(|table| table.writable_roots.clone())
+                .unwrap_or_default(),
+            sandbox_network_access: parsed
+                .sandbox_workspace_write
+                .as_ref()
+                .is_some_and(|table| table.network_access),
             instructions: parsed.instructions,
             developer_instructions: parsed.developer_instructions,
             model_reasoning_effort: parsed.model_reasoning_effort,

@@ -85,7 +85,9 @@ async fn accept_for_session_covers_the_same_command_in_the_same_directory_only()
         response("r3", vec![call(3, dir_a.path())], None),
         response("r4", vec![message("msg_f", &["done"])], None),
     ]);
-    let params = json!({"approvalPolicy": "untrusted", "cwd": dir_a.path().display().to_string()});
+    // workspace-write: an approved command runs confined, and the thread's cwd (A) is writable.
+    let params = json!({"approvalPolicy": "untrusted", "sandbox": "workspace-write",
+        "cwd": dir_a.path().display().to_string()});
     let mut s = session(script, &[], params).await;
     s.start_turn("touch", json!({})).await;
     let mut all: Vec<Value> = Vec::new();

@@ -1,7 +1,8 @@
 //! `command/exec` (PROTOCOL.md §6): exit code and separate stdout/stderr, timeout → 124, env
 //! set/unset, cwd, output caps, streaming deltas; a long command does not block other requests;
-//! shutdown kills a running command and everything it started; a sandbox openturn cannot enforce
-//! is refused, not ignored.
+//! shutdown kills a running command and everything it started; `readOnly`/`workspaceWrite` run
+//! the command inside the sandbox (and a sandbox the kernel cannot enforce is refused, never
+//! ignored).
 
 mod support;
 
@@ -186,28 +187,43 @@ async fn output_held_open_by_a_leftover_process_is_returned_after_a_grace() {
 }
 
 #[tokio::test]
-async fn a_sandbox_openturn_cannot_enforce_is_refused_and_full_access_runs() {
+async fn confining_policies_run_inside_the_sandbox_and_full_access_runs_unconfined() {
     let (mut daemon, _home) = daemon().await;
-    for policy in [
-        json!({"type": "readOnly"}),
-        json!({"type": "workspaceWrite", "writableRoots": ["/tmp"]}),
-    ] {
-        let error = daemon
-            .err(
-                "command/exec",
-                json!({"command": ["true"], "sandboxPolicy": policy}),
-            )
-            .await;
-        assert_eq!(error["code"], -32602, "{error}");
-        let message = error["message"].as_str().unwrap_or_default();
-        assert!(
-            message.starts_with(&format!(
-                "sandboxPolicy `{}` cannot be enforced",
-                policy["type"].as_str().unwrap_or_default()
-            )),
-            "{message}"
-        );
-    }
+    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let target = workdir.path().join("written.txt");
+    std::fs::write(workdir.path().join("readable.txt"), "readable\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let script = "cat readable.txt; echo x > written.txt";
+    let cwd = workdir.path().display().to_string();
+    // readOnly: the read works, the write is refused by the sandbox (not by the request).
+    let result = daemon
+        .ok(
+            "command/exec",
+            json!({"command": ["sh", "-c", script], "cwd": cwd,
+                   "sandboxPolicy": {"type": "readOnly"}}),
+        )
+        .await;
+    assert_eq!(result["stdout"], "readable\n", "{result}");
+    assert_ne!(result["exitCode"], 0, "{result}");
+    assert!(
+        result["stderr"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Permission denied"),
+        "{result}"
+    );
+    assert!(!target.exists(), "read-only never writes");
+    // workspaceWrite: the cwd is writable.
+    let result = daemon
+        .ok(
+            "command/exec",
+            json!({"command": ["sh", "-c", script], "cwd": cwd,
+                   "sandboxPolicy": {"type": "workspaceWrite"}}),
+        )
+        .await;
+    assert_eq!(result["exitCode"], 0, "{result}");
+    assert!(target.exists());
+    std::fs::remove_file(&target).unwrap_or_else(|e| panic!("{e}"));
     for policy in [
         json!({"type": "dangerFullAccess"}),
         json!({"type": "externalSandbox"}),
@@ -215,9 +231,12 @@ async fn a_sandbox_openturn_cannot_enforce_is_refused_and_full_access_runs() {
         let result = daemon
             .ok(
                 "command/exec",
-                json!({"command": ["sh", "-c", "echo ran"], "sandboxPolicy": policy}),
+                json!({"command": ["sh", "-c", "echo x > written.txt && echo ran"],
+                       "cwd": cwd, "sandboxPolicy": policy}),
             )
             .await;
         assert_eq!(result["stdout"], "ran\n");
+        assert!(target.exists(), "{policy}: unconfined");
+        std::fs::remove_file(&target).unwrap_or_else(|e| panic!("{e}"));
     }
 }

@@ -133,13 +133,13 @@ async fn unknown_keys_warn_on_stderr_and_to_the_client_with_the_closest_key() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let home = home_with(
-        "modle = \"gpt-5-mini\"\nmcp_servers = {}\nsandbox_mode = \"workspace-write\"\n\
+        "modle = \"gpt-5-mini\"\nmcp_servers = {}\n\
          [model_providers.mock]\nbas_url = \"http://127.0.0.1:9/v1\"\n",
     );
     let file = home.path().join("config.toml").display().to_string();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
-    let warnings = config_warnings(&mut daemon, 4).await;
+    let warnings = config_warnings(&mut daemon, 3).await;
     let summaries: Vec<&str> = warnings
         .iter()
         .map(|w| w["summary"].as_str().unwrap_or_default())
@@ -157,11 +157,6 @@ async fn unknown_keys_warn_on_stderr_and_to_the_client_with_the_closest_key() {
             ),
             format!(
                 "unknown configuration key `modle` in {file} is ignored; did you mean `model`?"
-            ),
-            format!(
-                "`sandbox_mode = \"workspace-write\"` in {file} is not enforced: openturn has no \
-                 sandbox yet, so commands run with your full access; with approval_policy \
-                 `on-request` every command that might write is asked about instead"
             ),
         ]
     );

@@ -177,7 +177,9 @@ async fn a_command_that_needs_approval_is_declined_visibly_instead_of_hanging() 
             vec![exec_call(
                 "fc_1",
                 "call_1",
-                json!({"cmd": "touch x && rm x", "login": false}),
+                // Escalated: only running outside the sandbox needs approval.
+                json!({"cmd": "touch x && rm x", "login": false,
+                       "sandbox_permissions": "require_escalated"}),
             )],
             None,
         ),

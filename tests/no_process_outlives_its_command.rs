@@ -194,8 +194,10 @@ async fn what_command_exec_started_is_gone_when_it_answers() {
     let result = daemon
         .ok(
             "command/exec",
+            // Confined (workspace-write in the test's dir): the sandbox changes nothing here.
             json!({"command": ["sh", "-c", format!("{}; echo done", starts.join("; "))],
-                   "timeoutMs": 60000}),
+                   "timeoutMs": 60000, "cwd": dir.display().to_string(),
+                   "sandboxPolicy": {"type": "workspaceWrite"}}),
         )
         .await;
     assert_eq!(result["exitCode"], 0, "{result}");
@@ -222,7 +224,8 @@ async fn what_a_running_command_exec_started_is_gone_when_the_daemon_exits() {
         .send_request(
             "command/exec",
             json!({"command": ["sh", "-c", format!("{}; echo ready; sleep 1000", starts.join("; "))],
-                   "processId": "long", "streamStdoutStderr": true, "disableTimeout": true}),
+                   "processId": "long", "streamStdoutStderr": true, "disableTimeout": true,
+                   "cwd": dir.display().to_string(), "sandboxPolicy": {"type": "workspaceWrite"}}),
         )
         .await;
     let delta = daemon.notification("command/exec/outputDelta").await;

@@ -1,9 +1,11 @@
-//! A thread whose sandbox openturn cannot enforce is never run weaker than asked: with approval
-//! `never` and sandbox `read-only` or `workspace-write` (the Python SDK's `deny_all` +
-//! `read_only`), a command that is not a plain known read-only one is refused — it does not run,
-//! the model is told why, and the client sees the item `declined` — while plain read-only
-//! commands still run. With `on-request`, the approval prompt is the escalation: an accepted
-//! command runs, a declined one never does.
+//! A thread's sandbox is never run weaker than asked: with approval `never` and sandbox
+//! `read-only` or `workspace-write` (the Python SDK's `deny_all` + `read_only`), commands run
+//! inside the sandbox (a write outside what the mode allows fails, one inside it lands), and a
+//! command asking to leave the sandbox (`require_escalated`) is refused — it does not run, the
+//! model is told why, and the client sees the item `declined`. With `on-request`, escalation is
+//! the approval prompt: an accepted command runs outside the sandbox, a declined one never does.
+//! (Where the kernel cannot enforce the sandbox, commands are refused instead; the rules for that
+//! are unit-tested in `core::tools::shell`.)
 
 mod support;
 mod turn_support;
@@ -43,8 +45,14 @@ fn completed_status(all: &[Value], id: &str) -> Option<Value> {
         .map(|item| item["status"].clone())
 }
 
-/// Runs [`three_commands`] under the given thread and turn params; checks the refusals.
-async fn assert_refused_under(thread_params: Value, turn_params: Value, mode: &str) {
+/// Runs [`three_commands`] under the given thread and turn params: `ls` runs, `touch` runs
+/// confined (and writes only when `touch_writes`), the escalated redirect is refused.
+async fn assert_confined_under(
+    thread_params: Value,
+    turn_params: Value,
+    mode: &str,
+    touch_writes: bool,
+) {
     let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut thread_params = thread_params;
     thread_params["cwd"] = json!(workdir.path().display().to_string());
@@ -57,31 +65,42 @@ async fn assert_refused_under(thread_params: Value, turn_params: Value, mode: &s
         "{mode}: nobody is asked"
     );
     assert_eq!(completed_status(&all, "call_ls"), Some(json!("completed")));
-    for id in ["call_touch", "call_redirect"] {
-        assert_eq!(
-            completed_status(&all, id),
-            Some(json!("declined")),
-            "{mode} {id}"
-        );
-        let started = items_of(&all, "item/started", "commandExecution");
-        assert!(started.iter().any(|item| item["id"] == id), "{mode} {id}");
-    }
-    assert!(!workdir.path().join("made.txt").exists(), "{mode}");
+    let touched = if touch_writes { "completed" } else { "failed" };
+    assert_eq!(
+        completed_status(&all, "call_touch"),
+        Some(json!(touched)),
+        "{mode}"
+    );
+    assert_eq!(
+        completed_status(&all, "call_redirect"),
+        Some(json!("declined")),
+        "{mode}"
+    );
+    let started = items_of(&all, "item/started", "commandExecution");
+    assert!(started.iter().any(|item| item["id"] == "call_redirect"));
+    assert_eq!(
+        workdir.path().join("made.txt").exists(),
+        touch_writes,
+        "{mode}"
+    );
     assert!(!workdir.path().join("redirected.txt").exists(), "{mode}");
     let bodies = s.bodies(2).await;
     let outputs = call_outputs(&bodies[1]);
     for (id, text) in &outputs {
-        if id == "call_ls" {
-            assert!(text.contains("Exit code: 0"), "{text}");
-        } else {
-            assert!(
-                text.starts_with(&format!(
-                    "refused: this thread's sandbox is {mode} and openturn cannot confine this \
-                     command"
-                )),
-                "{id}: {text}"
-            );
-            assert!(text.contains("did not run"), "{text}");
+        match id.as_str() {
+            "call_ls" => assert!(text.contains("Exit code: 0"), "{text}"),
+            "call_touch" if touch_writes => assert!(text.contains("Exit code: 0"), "{text}"),
+            "call_touch" => {
+                assert!(text.contains("Permission denied"), "{text}");
+                assert!(text.contains("sandbox may have refused it"), "{text}");
+            }
+            _ => {
+                assert!(
+                    text.starts_with("refused: this command asked to run outside the sandbox"),
+                    "{id}: {text}"
+                );
+                assert!(text.contains("did not run"), "{text}");
+            }
         }
     }
     assert_eq!(outputs.len(), 3);
@@ -89,33 +108,35 @@ async fn assert_refused_under(thread_params: Value, turn_params: Value, mode: &s
     let recorded = rollout_turn_items(&s.rollout());
     assert!(recorded
         .iter()
-        .any(|item| item["id"] == "call_touch" && item["status"] == "declined"));
+        .any(|item| item["id"] == "call_redirect" && item["status"] == "declined"));
 }
 
 #[tokio::test]
-async fn never_with_a_read_only_thread_refuses_what_it_cannot_confine() {
-    assert_refused_under(
+async fn never_with_a_read_only_thread_confines_and_refuses_escalation() {
+    assert_confined_under(
         json!({"approvalPolicy": "never", "sandbox": "read-only"}),
         json!({}),
         "read-only",
+        false,
     )
     .await;
 }
 
 #[tokio::test]
-async fn never_with_a_workspace_write_turn_override_refuses_what_it_cannot_confine() {
+async fn never_with_a_workspace_write_turn_override_confines_and_refuses_escalation() {
     // The thread starts with full access; the turn narrows it, as an SDK's per-turn policy does.
-    assert_refused_under(
+    assert_confined_under(
         json!({"approvalPolicy": "on-request", "sandbox": "danger-full-access"}),
         json!({"approvalPolicy": "never",
                "sandboxPolicy": {"type": "workspaceWrite", "writableRoots": [], "networkAccess": false}}),
         "workspace-write",
+        true,
     )
     .await;
 }
 
 #[tokio::test]
-async fn on_request_read_only_runs_an_approved_command_and_never_a_declined_one() {
+async fn on_request_read_only_asks_only_for_escalation_and_never_runs_a_declined_one() {
     let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let params = json!({"approvalPolicy": "on-request", "sandbox": "read-only",
         "cwd": workdir.path().display().to_string()});
@@ -132,28 +153,21 @@ async fn on_request_read_only_runs_an_approved_command_and_never_a_declined_one(
         if last["method"] == "turn/completed" {
             break;
         }
-        let decision = if last["params"]["itemId"] == "call_touch" {
-            "accept"
-        } else {
-            "decline"
-        };
-        s.answer(&last["id"], json!({"decision": decision})).await;
+        s.answer(&last["id"], json!({"decision": "decline"})).await;
     }
     single_turn_end(&all, "completed");
     let asked: Vec<&Value> = params_of(&all, APPROVAL)
         .iter()
         .map(|p| &p["itemId"])
         .collect();
-    assert_eq!(asked, vec!["call_touch", "call_redirect"]);
+    assert_eq!(asked, vec!["call_redirect"]);
     assert_eq!(completed_status(&all, "call_ls"), Some(json!("completed")));
-    assert_eq!(
-        completed_status(&all, "call_touch"),
-        Some(json!("completed"))
-    );
+    // Not asked about: it ran in the read-only sandbox, which refused the write.
+    assert_eq!(completed_status(&all, "call_touch"), Some(json!("failed")));
     assert_eq!(
         completed_status(&all, "call_redirect"),
         Some(json!("declined"))
     );
-    assert!(workdir.path().join("made.txt").exists());
+    assert!(!workdir.path().join("made.txt").exists());
     assert!(!workdir.path().join("redirected.txt").exists());
 }

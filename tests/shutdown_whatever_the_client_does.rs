@@ -243,7 +243,9 @@ async fn daemon_running_a_silent_tool(
         .unwrap_or_else(|e| panic!("{e}"));
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut daemon = RawDaemon::spawn(home.path(), &mock_overrides(&provider), &[]);
-    let params = json!({"approvalPolicy": "never", "cwd": workdir.display().to_string()});
+    // workspace-write: the tool writes its pid file in its cwd, inside the sandbox.
+    let params = json!({"approvalPolicy": "never", "sandbox": "workspace-write",
+        "cwd": workdir.display().to_string()});
     let thread_id = daemon.start_thread(params).await;
     daemon.start_turn(&thread_id).await;
     let pid_file = workdir.join("tool.pid");

@@ -124,6 +124,16 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
         "sandbox_mode",
         Expect::OneOf(&["read-only", "workspace-write", "danger-full-access"]),
     ),
+    (
+        "sandbox_workspace_write",
+        Expect::Keys(
+            &[
+                ("writable_roots", Expect::TextList),
+                ("network_access", Expect::Bool),
+            ],
+            &["exclude_tmpdir_env_var", "exclude_slash_tmp"],
+        ),
+    ),
     ("instructions", Expect::Text),
     ("developer_instructions", Expect::Text),
     ("model_reasoning_effort", Expect::Text),
@@ -157,7 +167,6 @@ const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
     "file_opener",
     "notify",
     "shell_environment_policy",
-    "sandbox_workspace_write",
     "tools",
     "tui",
     "otel",
@@ -268,18 +277,21 @@ impl Checker<'_> {
         ));
     }
 
-    /// A sandbox mode that would confine commands is accepted, but nothing confines them yet.
+    /// A sandbox mode this kernel cannot enforce: commands under it will be refused (or asked
+    /// about), never run unconfined, and the user should know before the first one.
     fn unenforced_sandbox(&mut self, table: &Table) {
-        let Some(mode) = table.get("sandbox_mode").and_then(Value::as_str) else {
+        let mode = match table.get("sandbox_mode").and_then(Value::as_str) {
+            Some("read-only") => crate::core::SandboxMode::ReadOnly,
+            Some("workspace-write") => crate::core::SandboxMode::WorkspaceWrite,
+            _ => return,
+        };
+        let Some(reason) = crate::core::sandboxing::unsupported_mode_reason(mode) else {
             return;
         };
-        if mode == "danger-full-access" {
-            return;
-        }
         self.warn(format!(
-            "`sandbox_mode = \"{mode}\"` in {} is not enforced: openturn has no sandbox yet, so \
-             commands run with your full access; with approval_policy `on-request` every \
-             command that might write is asked about instead",
+            "`sandbox_mode` in {} cannot be enforced on this machine: {reason}; commands that \
+             need the sandbox will be refused (or, with approval_policy `on-request` or \
+             `untrusted`, asked about and run with your full access once approved)",
             self.source
         ));
     }

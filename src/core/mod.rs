@@ -11,6 +11,7 @@ pub mod input;
 pub mod items;
 pub mod manager;
 pub mod models;
+pub mod sandboxing;
 pub mod settings;
 pub mod skills;
 pub(crate) mod text;
@@ -25,6 +26,7 @@ pub use items::{
     MemoryCitation, MemoryCitationEntry, ToolContent, ToolItemStatus, TurnItem, UserInput,
 };
 pub use manager::{ThreadManager, ThreadSpawn};
+pub use sandboxing::CommandSandbox;
 pub use settings::{
     ApprovalPolicy, DynamicToolSpec, PersistedSettings, ReasoningSummaryMode, SandboxMode,
     ThreadSettings,

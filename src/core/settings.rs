@@ -56,6 +56,13 @@ pub struct ThreadSettings {
     pub developer_instructions: Option<String>,
     pub approval_policy: ApprovalPolicy,
     pub sandbox: SandboxMode,
+    /// Directories besides the cwd that `workspace-write` commands may write (a turn's
+    /// `sandboxPolicy.writableRoots`).
+    pub sandbox_writable_roots: Vec<PathBuf>,
+    /// Whether sandboxed commands may open internet sockets (`sandboxPolicy.networkAccess`).
+    pub sandbox_network_access: bool,
+    /// Paths no sandboxed command may write, even inside a writable root: openturn's home.
+    pub protected_paths: Vec<PathBuf>,
     pub reasoning_effort: Option<String>,
     pub reasoning_summary: Option<String>,
     pub show_raw_agent_reasoning: bool,
@@ -201,6 +208,9 @@ impl ThreadSettings {
             developer_instructions: None,
             approval_policy: ApprovalPolicy::default(),
             sandbox: SandboxMode::default(),
+            sandbox_writable_roots: Vec::new(),
+            sandbox_network_access: false,
+            protected_paths: Vec::new(),
             reasoning_effort: None,
             reasoning_summary: None,
             show_raw_agent_reasoning: false,

@@ -83,6 +83,8 @@ pub(crate) struct ThreadState {
     /// Commands the user approved "for this session": (display form, working directory). Only
     /// the same command line in the same directory runs again unasked.
     pub approved_commands: std::collections::HashSet<(String, std::path::PathBuf)>,
+    /// Sandbox modes this thread already warned cannot be enforced on this kernel.
+    pub sandbox_warnings: std::collections::HashSet<&'static str>,
     /// The settings as the rollout last recorded them; a turn that finds `settings` moved on
     /// records the new snapshot first.
     pub persisted_settings: PersistedSettings,
@@ -167,6 +169,7 @@ impl Thread {
                 name: None,
                 ended_turn_ids: std::collections::VecDeque::new(),
                 approved_commands: std::collections::HashSet::new(),
+                sandbox_warnings: std::collections::HashSet::new(),
             }),
             tasks: TaskTracker::new(),
             shutdown,

@@ -24,13 +24,13 @@ pub struct ExecArgs {
     /// Model for the thread.
     #[arg(long, short = 'm', global = true)]
     pub model: Option<String>,
-    /// `read-only`, `workspace-write` or `danger-full-access` (see the README: not enforced).
+    /// `read-only`, `workspace-write` or `danger-full-access` (enforced by the command sandbox).
     #[arg(long, short = 's', global = true, value_name = "MODE")]
     pub sandbox: Option<String>,
     /// Working directory of the thread (default: the current directory).
     #[arg(long = "cd", short = 'C', global = true, value_name = "DIR")]
     pub cd: Option<PathBuf>,
-    /// Extra writable directories. Accepted for compatibility; openturn has no sandbox to widen.
+    /// Extra writable directories. Accepted for compatibility; not passed on to the sandbox yet.
     #[arg(long = "add-dir", global = true, value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
     /// Accepted for compatibility: openturn never requires a git repository.

@@ -1,6 +1,8 @@
 //! Hand-written conversions between core's domain types and protocol types. The only place that
 //! knows both.
 
+use std::path::PathBuf;
+
 use serde_json::{json, Value};
 
 use crate::core::event::TokenUsage;
@@ -307,24 +309,45 @@ pub fn sandbox_mode_in(mode: SandboxMode) -> core::SandboxMode {
     }
 }
 
-pub fn sandbox_policy_in(policy: &SandboxPolicy) -> core::SandboxMode {
+/// A `sandboxPolicy` object as (mode, extra writable roots, network access). An external
+/// sandbox is the user's own confinement of the whole daemon, so openturn adds none: it maps to
+/// `danger-full-access`. Relative writable roots are left out (a grant must name a fixed place).
+pub fn sandbox_policy_in(policy: &SandboxPolicy) -> (core::SandboxMode, Vec<PathBuf>, bool) {
     match policy {
         SandboxPolicy::DangerFullAccess | SandboxPolicy::ExternalSandbox { .. } => {
-            core::SandboxMode::DangerFullAccess
+            (core::SandboxMode::DangerFullAccess, Vec::new(), true)
         }
-        SandboxPolicy::ReadOnly { .. } => core::SandboxMode::ReadOnly,
-        SandboxPolicy::WorkspaceWrite { .. } => core::SandboxMode::WorkspaceWrite,
+        SandboxPolicy::ReadOnly { network_access } => {
+            (core::SandboxMode::ReadOnly, Vec::new(), *network_access)
+        }
+        SandboxPolicy::WorkspaceWrite {
+            writable_roots,
+            network_access,
+            ..
+        } => (
+            core::SandboxMode::WorkspaceWrite,
+            writable_roots
+                .iter()
+                .map(PathBuf::from)
+                .filter(|root| root.is_absolute())
+                .collect(),
+            *network_access,
+        ),
     }
 }
 
-pub fn sandbox_policy_out(mode: core::SandboxMode, cwd: &str) -> SandboxPolicy {
-    match mode {
-        core::SandboxMode::ReadOnly => SandboxPolicy::ReadOnly {
-            network_access: false,
-        },
+/// The thread's sandbox as the protocol reports it: the mode, its network access and, for
+/// `workspace-write`, every writable root (the cwd first).
+pub fn sandbox_policy_out(settings: &core::ThreadSettings) -> SandboxPolicy {
+    let network_access = settings.sandbox_network_access;
+    match settings.sandbox {
+        core::SandboxMode::ReadOnly => SandboxPolicy::ReadOnly { network_access },
         core::SandboxMode::WorkspaceWrite => SandboxPolicy::WorkspaceWrite {
-            writable_roots: vec![cwd.to_string()],
-            network_access: false,
+            writable_roots: std::iter::once(&settings.cwd)
+                .chain(&settings.sandbox_writable_roots)
+                .map(|root| root.display().to_string())
+                .collect(),
+            network_access,
             exclude_tmpdir_env_var: false,
             exclude_slash_tmp: false,
         },

@@ -55,7 +55,10 @@ pub async fn start_scenarios() -> Scenarios {
                     vec![exec_call(
                         "fc_1",
                         "call_accept",
-                        json!({"cmd": "echo approved > approved.txt", "login": false}),
+                        // Escalated: under the default read-only sandbox only a command
+                        // run outside it can write, and that is what is approved.
+                        json!({"cmd": "echo approved > approved.txt", "login": false,
+                               "sandbox_permissions": "require_escalated"}),
                     )],
                     None,
                 ),
@@ -71,7 +74,8 @@ pub async fn start_scenarios() -> Scenarios {
                     vec![exec_call(
                         "fc_1",
                         "call_default",
-                        json!({"cmd": "echo ran > declined.txt", "login": false}),
+                        json!({"cmd": "echo ran > declined.txt", "login": false,
+                               "sandbox_permissions": "require_escalated"}),
                     )],
                     None,
                 ),

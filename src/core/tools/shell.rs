@@ -6,10 +6,12 @@
 //! choose: the approval rules judge `cmd` as the user's shell would run it, so a `shell` argument
 //! (a program of the model's choice, which could do anything) is ignored and the model is told.
 //!
-//! There is no sandbox yet, so nothing can be confined; the rules (see [`gate`]) make sure a
-//! command never runs with more than the thread's policies allow: under `read-only` or
-//! `workspace-write`, a command that is not a plain known read-only one runs only after the user
-//! approved it, and with approval `never` it is refused. Every command's processes are tracked
+//! Under `read-only` and `workspace-write` every command runs inside the sandbox
+//! ([`super::super::sandboxing`]); only a command the model asks to run outside it
+//! (`sandbox_permissions: "require_escalated"`) and the user approves runs unconfined. Where the
+//! kernel cannot enforce the thread's sandbox, the rules (see [`gate`]) fall back to what needs
+//! no sandbox: plain known read-only commands run, anything else only after the user approved
+//! it, and with approval `never` it is refused. Every command's processes are tracked
 //! ([`super::process_tree`]): when its leader exits, times out or is interrupted, everything it
 //! started is killed, even what left its process group.
 
@@ -26,6 +28,7 @@ use super::super::approval::{
 };
 use super::super::event::EventMsg;
 use super::super::items::{ToolItemStatus, TurnItem};
+use super::super::sandboxing::CommandSandbox;
 use super::super::settings::{ApprovalPolicy, SandboxMode};
 use super::super::turn::{persist_turn_item, TurnContext};
 use super::process::{exit_code_of, OutputPipes};
@@ -100,41 +103,76 @@ pub(crate) fn spec() -> Value {
     })
 }
 
-/// What happens to a command before it runs.
+/// What happens to a command before it runs. `sandboxed`: whether it runs inside the thread's
+/// sandbox or outside it (no sandbox to run in, or an approved escalation).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Gate {
-    Run,
+    Run {
+        sandboxed: bool,
+    },
     /// Ask the user; run only when approved.
-    Ask,
+    Ask {
+        sandboxed: bool,
+    },
     /// Never runs; the text tells the model why.
     Refuse(String),
 }
 
-/// The rule for one command, from the thread's policies.
+/// The rule for one command, from the thread's policies. `unsupported` is why the kernel cannot
+/// enforce the thread's sandbox, if it cannot.
 ///
-/// No sandbox exists yet, so a `read-only` or `workspace-write` thread cannot confine anything:
-/// only a plain known read-only command runs there unasked. Anything else needs the user's
-/// approval — and under approval `never`, where nobody can be asked, it is refused rather than
-/// run with more access than the client asked for. `danger-full-access` needs no confinement:
-/// `on-request` asks only when the model requests escalation, `never` runs everything.
-/// `untrusted` asks for everything but plain known read-only commands in every mode.
-pub(crate) fn gate(policy: ApprovalPolicy, sandbox: SandboxMode, args: &ShellArgs) -> Gate {
+/// - `danger-full-access` confines nothing: `never` runs everything, `on-request` asks only
+///   when the model requests escalation, `untrusted` asks for all but plain known read-only
+///   commands.
+/// - `read-only` / `workspace-write` with a working sandbox: commands run confined. Escalation
+///   (running outside the sandbox) is asked for under `on-request` and `untrusted`, and refused
+///   under `never`, where nobody can be asked. `untrusted` also asks before running anything
+///   but a plain known read-only command; approved, it still runs confined.
+/// - `read-only` / `workspace-write` the kernel cannot enforce: nothing can be confined, so only
+///   a plain known read-only command runs unasked; anything else needs the user's approval, and
+///   under `never` it is refused rather than run with more access than the client asked for.
+pub(crate) fn gate(
+    policy: ApprovalPolicy,
+    sandbox: SandboxMode,
+    unsupported: Option<&str>,
+    args: &ShellArgs,
+) -> Gate {
     let escalated = args.sandbox_permissions.as_deref() == Some("require_escalated");
     let read_only = is_known_read_only(&args.cmd);
-    match (policy, sandbox) {
-        (ApprovalPolicy::Never, SandboxMode::DangerFullAccess) => Gate::Run,
-        (ApprovalPolicy::Never, confined) if !read_only => Gate::Refuse(refusal(confined)),
-        (ApprovalPolicy::Never, _) => Gate::Run,
-        (ApprovalPolicy::OnRequest, SandboxMode::DangerFullAccess) if escalated => Gate::Ask,
-        (ApprovalPolicy::OnRequest, SandboxMode::DangerFullAccess) => Gate::Run,
-        (ApprovalPolicy::OnRequest, _) if escalated || !read_only => Gate::Ask,
-        (ApprovalPolicy::Untrusted, _) if !read_only => Gate::Ask,
-        (ApprovalPolicy::OnRequest | ApprovalPolicy::Untrusted, _) => Gate::Run,
+    let outside = Gate::Ask { sandboxed: false };
+    if sandbox == SandboxMode::DangerFullAccess {
+        return match policy {
+            ApprovalPolicy::Never => Gate::Run { sandboxed: false },
+            ApprovalPolicy::OnRequest if escalated => outside,
+            ApprovalPolicy::Untrusted if !read_only => outside,
+            ApprovalPolicy::OnRequest | ApprovalPolicy::Untrusted => Gate::Run { sandboxed: false },
+        };
+    }
+    if let Some(reason) = unsupported {
+        return match policy {
+            ApprovalPolicy::Never if !read_only => Gate::Refuse(refusal(sandbox, reason)),
+            ApprovalPolicy::OnRequest if escalated || !read_only => outside,
+            ApprovalPolicy::Untrusted if !read_only => outside,
+            _ => Gate::Run { sandboxed: false },
+        };
+    }
+    match policy {
+        ApprovalPolicy::Never if escalated => Gate::Refuse(ESCALATION_REFUSED.to_string()),
+        ApprovalPolicy::Never => Gate::Run { sandboxed: true },
+        ApprovalPolicy::OnRequest | ApprovalPolicy::Untrusted if escalated => outside,
+        ApprovalPolicy::Untrusted if !read_only => Gate::Ask { sandboxed: true },
+        ApprovalPolicy::OnRequest | ApprovalPolicy::Untrusted => Gate::Run { sandboxed: true },
     }
 }
 
-/// What the model is told when a command is refused under approval `never`.
-fn refusal(sandbox: SandboxMode) -> String {
+/// What the model is told when it asks to leave the sandbox under approval `never`.
+const ESCALATION_REFUSED: &str = "refused: this command asked to run outside the sandbox \
+     (`sandbox_permissions: \"require_escalated\"`), but the approval policy is `never`, so the \
+     user cannot be asked to allow it. The command did not run. Run it without \
+     `require_escalated`: it then runs inside the sandbox.";
+
+/// What the model is told when a command is refused because the sandbox cannot be enforced.
+fn refusal(sandbox: SandboxMode, reason: &str) -> String {
     let (mode, limit) = match sandbox {
         SandboxMode::ReadOnly => ("read-only", "keep it from writing"),
         SandboxMode::WorkspaceWrite | SandboxMode::DangerFullAccess => {
@@ -142,12 +180,12 @@ fn refusal(sandbox: SandboxMode) -> String {
         }
     };
     format!(
-        "refused: this thread's sandbox is {mode} and openturn cannot confine this command (it \
-         has no sandbox yet, so it cannot {limit}); the approval policy is `never`, so the user \
-         cannot be asked either. The command did not run. Only plain read-only commands run \
-         here: {} with literal arguments and no shell syntax (no pipes, redirections, `;`, `&&`, \
-         `$`, quotes or globs). To run anything else, the user must allow it: approval policy \
-         `on-request` or `untrusted`, or sandbox `danger-full-access`.",
+        "refused: this thread's sandbox is {mode} and openturn cannot confine this command on \
+         this machine ({reason}), so it cannot {limit}; the approval policy is `never`, so the \
+         user cannot be asked either. The command did not run. Only plain read-only commands \
+         run here: {} with literal arguments and no shell syntax (no pipes, redirections, `;`, \
+         `&&`, `$`, quotes or globs). To run anything else, the user must allow it: approval \
+         policy `on-request` or `untrusted`, or sandbox `danger-full-access`.",
         KNOWN_READ_ONLY.join(", ")
     )
 }
@@ -186,12 +224,23 @@ struct Invocation {
     timeout: Duration,
     /// Told to the model before the command's output.
     note: Option<String>,
+    /// The confinement it runs under (unconfined when the gate said so).
+    sandbox: CommandSandbox,
+    /// The thread's working directory: what `workspace-write` makes writable, whatever
+    /// `workdir` the model picked for the command.
+    workspace: PathBuf,
 }
 
 impl Invocation {
-    /// What an "accept for session" approval covers.
+    /// What an "accept for session" approval covers: this command line in this directory, and
+    /// run outside the sandbox only if that is what was approved.
     fn approval_key(&self) -> (String, PathBuf) {
-        (self.display.clone(), self.cwd.clone())
+        let display = if self.sandbox.confines() {
+            self.display.clone()
+        } else {
+            format!("{} [outside the sandbox]", self.display)
+        };
+        (display, self.cwd.clone())
     }
 
     fn item(&self, status: ToolItemStatus) -> TurnItem {
@@ -246,6 +295,24 @@ pub(crate) async fn run(
             )
         });
     let login = args.login.unwrap_or(true);
+    let thread_sandbox = CommandSandbox::for_thread(&settings);
+    let unsupported = thread_sandbox
+        .confines()
+        .then(|| thread_sandbox.unsupported())
+        .flatten();
+    if let Some(reason) = &unsupported {
+        warn_unsupported_once(turn, &thread_sandbox, reason).await;
+    }
+    let gated = gate(
+        settings.approval_policy,
+        settings.sandbox,
+        unsupported.as_deref(),
+        &args,
+    );
+    let sandboxed = matches!(
+        gated,
+        Gate::Run { sandboxed: true } | Gate::Ask { sandboxed: true }
+    );
     let invocation = Invocation {
         display: display_command(&shell, login, &args.cmd),
         call_id,
@@ -255,11 +322,20 @@ pub(crate) async fn run(
         cwd,
         timeout: Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
         note: ignored_shell,
+        workspace: settings.cwd.clone(),
+        sandbox: if sandboxed {
+            thread_sandbox
+        } else {
+            thread_sandbox.unconfined()
+        },
     };
-    let asked = match gate(settings.approval_policy, settings.sandbox, &args) {
-        Gate::Run => false,
+    if invocation.sandbox.confines() {
+        tracing::debug!(call_id = %invocation.call_id, sandbox = invocation.sandbox.name(), "running a command in the sandbox");
+    }
+    let asked = match gated {
+        Gate::Run { .. } => false,
         // An approval "for this session" covers this command line in this directory only.
-        Gate::Ask => !turn
+        Gate::Ask { .. } => !turn
             .thread
             .state()
             .approved_commands
@@ -274,6 +350,23 @@ pub(crate) async fn run(
         }
     }
     execute(turn, &invocation, asked).await
+}
+
+/// Tells the user, once per thread and sandbox mode, that commands under it cannot be confined
+/// here and will be refused or asked about instead.
+async fn warn_unsupported_once(turn: &TurnContext, sandbox: &CommandSandbox, reason: &str) {
+    if !turn.thread.state().sandbox_warnings.insert(sandbox.name()) {
+        return;
+    }
+    turn.emit(EventMsg::Warning {
+        message: format!(
+            "sandbox `{}` cannot be enforced on this machine: {reason}. Commands will not run \
+             confined: only plain read-only commands run without asking; anything else needs \
+             approval, and with approval policy `never` it is refused.",
+            sandbox.name()
+        ),
+    })
+    .await;
 }
 
 /// A command the thread's policies forbid: announced and completed as declined, never run.
@@ -409,8 +502,27 @@ async fn execute(
     };
     emit_item(turn, &item, true).await;
     let mut text = invocation.note.clone().unwrap_or_default();
+    if invocation.sandbox.confines() && looks_like_sandbox_denial(exit_code, &result.output) {
+        text.push_str(&format!(
+            "Note: this command ran in the `{}` sandbox and failed with a permission error; the \
+             sandbox may have refused it. If it must write outside the writable paths or use the \
+             network, ask to run it outside the sandbox (`sandbox_permissions: \
+             \"require_escalated\"` with a `justification`).\n",
+            invocation.sandbox.name()
+        ));
+    }
     text.push_str(&model_output(&result, exit_code, clock.elapsed()));
     Some(invocation.output(text))
+}
+
+/// A failed exit whose output carries the errors the sandbox produces (EACCES, EPERM, EROFS).
+fn looks_like_sandbox_denial(exit_code: Option<i32>, output: &str) -> bool {
+    const DENIALS: &[&str] = &[
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+    ];
+    exit_code.is_some_and(|code| code != 0) && DENIALS.iter().any(|text| output.contains(text))
 }
 
 fn model_output(result: &RunResult, exit_code: Option<i32>, elapsed: Duration) -> String {
@@ -473,6 +585,18 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: boo
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Built in the daemon, applied in the child; it must outlive the child (its TMPDIR).
+    let prepared = match invocation.sandbox.prepare(&invocation.workspace) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            if !announced {
+                emit_item(turn, &invocation.item(ToolItemStatus::InProgress), false).await;
+            }
+            result.spawn_error = Some(format!("the sandbox could not be set up: {error}"));
+            return result;
+        }
+    };
+    prepared.install(&mut command);
     // A tracked tree, so everything the command starts can be found and killed.
     let spawned = process_tree::spawn(&mut command);
     result.process_id = spawned.as_ref().ok().and_then(|(child, _)| child.id());
@@ -522,6 +646,7 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: boo
         exit = Some(status.ok().and_then(Result::ok).and_then(exit_code_of));
     }
     tree.end().await;
+    drop(prepared);
     result.exit_code = exit.flatten();
     result
 }
@@ -565,39 +690,70 @@ mod tests {
         use ApprovalPolicy::{Never, OnRequest, Untrusted};
         use SandboxMode::{DangerFullAccess, ReadOnly, WorkspaceWrite};
         let gate_of =
-            |policy, sandbox, cmd, escalated| gate(policy, sandbox, &args(cmd, escalated));
-        // `never` with full access runs everything; confined, it runs only plain read-only
-        // commands and refuses the rest, escalated or not.
+            |policy, sandbox, cmd, escalated| gate(policy, sandbox, None, &args(cmd, escalated));
+        let confined = Gate::Run { sandboxed: true };
+        let outside = Gate::Ask { sandboxed: false };
+        // Full access confines nothing: `never` runs everything, `on-request` asks only for
+        // escalation, `untrusted` for all but plain read-only commands.
         assert_eq!(
             gate_of(Never, DangerFullAccess, "rm -rf x", true),
-            Gate::Run
+            Gate::Run { sandboxed: false }
         );
-        for sandbox in [ReadOnly, WorkspaceWrite] {
-            assert_eq!(gate_of(Never, sandbox, "ls -la", false), Gate::Run);
-            for (cmd, escalated) in [("touch x", false), ("touch x", true), ("ls > f", false)] {
-                let refused = gate_of(Never, sandbox, cmd, escalated);
-                assert!(
-                    matches!(&refused, Gate::Refuse(text) if text.starts_with("refused: this thread's sandbox is")),
-                    "{cmd}: {refused:?}"
-                );
-            }
-        }
         assert_eq!(
             gate_of(OnRequest, DangerFullAccess, "touch x", false),
-            Gate::Run
+            Gate::Run { sandboxed: false }
         );
         assert_eq!(
             gate_of(OnRequest, DangerFullAccess, "touch x", true),
-            Gate::Ask
+            outside
+        );
+        assert_eq!(
+            gate_of(Untrusted, DangerFullAccess, "touch x", false),
+            outside
         );
         for sandbox in [ReadOnly, WorkspaceWrite] {
-            assert_eq!(gate_of(OnRequest, sandbox, "touch x", false), Gate::Ask);
-            assert_eq!(gate_of(OnRequest, sandbox, "ls -la", false), Gate::Run);
-            assert_eq!(gate_of(OnRequest, sandbox, "ls -la", true), Gate::Ask);
+            // With a working sandbox every command runs confined unless it asks to leave it,
+            // which needs the user's approval (and is refused where nobody can be asked).
+            assert_eq!(gate_of(Never, sandbox, "touch x", false), confined);
+            assert_eq!(gate_of(Never, sandbox, "ls > f", false), confined);
+            assert!(matches!(
+                gate_of(Never, sandbox, "touch x", true),
+                Gate::Refuse(text) if text.contains("require_escalated")
+            ));
+            assert_eq!(gate_of(OnRequest, sandbox, "touch x", false), confined);
+            assert_eq!(gate_of(OnRequest, sandbox, "touch x", true), outside);
+            assert_eq!(gate_of(Untrusted, sandbox, "ls -la", false), confined);
+            assert_eq!(
+                gate_of(Untrusted, sandbox, "touch x", false),
+                Gate::Ask { sandboxed: true }
+            );
+            assert_eq!(gate_of(Untrusted, sandbox, "touch x", true), outside);
         }
-        for sandbox in [ReadOnly, WorkspaceWrite, DangerFullAccess] {
-            assert_eq!(gate_of(Untrusted, sandbox, "ls -la", false), Gate::Run);
-            assert_eq!(gate_of(Untrusted, sandbox, "touch x", false), Gate::Ask);
+    }
+
+    #[test]
+    fn without_an_enforceable_sandbox_nothing_runs_unasked_but_plain_reads() {
+        use ApprovalPolicy::{Never, OnRequest, Untrusted};
+        use SandboxMode::{ReadOnly, WorkspaceWrite};
+        let gate_of = |policy, sandbox, cmd, escalated| {
+            gate(policy, sandbox, Some("no Landlock"), &args(cmd, escalated))
+        };
+        let plain = Gate::Run { sandboxed: false };
+        let outside = Gate::Ask { sandboxed: false };
+        for sandbox in [ReadOnly, WorkspaceWrite] {
+            assert_eq!(gate_of(Never, sandbox, "ls -la", false), plain);
+            for (cmd, escalated) in [("touch x", false), ("touch x", true), ("ls > f", false)] {
+                let refused = gate_of(Never, sandbox, cmd, escalated);
+                assert!(
+                    matches!(&refused, Gate::Refuse(text) if text.starts_with("refused: this thread's sandbox is") && text.contains("no Landlock")),
+                    "{cmd}: {refused:?}"
+                );
+            }
+            assert_eq!(gate_of(OnRequest, sandbox, "touch x", false), outside);
+            assert_eq!(gate_of(OnRequest, sandbox, "ls -la", false), plain);
+            assert_eq!(gate_of(OnRequest, sandbox, "ls -la", true), outside);
+            assert_eq!(gate_of(Untrusted, sandbox, "ls -la", false), plain);
+            assert_eq!(gate_of(Untrusted, sandbox, "touch x", false), outside);
         }
     }
 

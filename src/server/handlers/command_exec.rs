@@ -12,11 +12,13 @@
 //! begins, or — if something the child left behind still holds a pipe open — a short grace after
 //! the child exits; dropping the request's task aborts any that remain. No reader outlives it.
 //!
-//! `sandboxPolicy`: openturn has no sandbox (README "Approvals and the sandbox"), so it cannot confine a command.
-//! The request is the client's own decision to run the command, so nothing is asked again; but a
-//! request that names a confinement (`readOnly`, `workspaceWrite`) is refused with -32602 rather
-//! than run unconfined behind the client's back. `dangerFullAccess` and `externalSandbox` (the
-//! client confines the daemon itself) run; an omitted policy runs as the client's shell would.
+//! `sandboxPolicy`: the request is the client's own decision to run the command, so nothing is
+//! asked; the command runs under the policy it names, or the configured `sandbox_mode` when it
+//! names none. `readOnly` and `workspaceWrite` (with its `writableRoots` and `networkAccess`) run
+//! confined by the sandbox (`docs/SANDBOX.md`), with openturn's home never writable; where the
+//! kernel cannot enforce them the request is refused with -32602 rather than run unconfined
+//! behind the client's back. `dangerFullAccess` and `externalSandbox` (the client confines the
+//! daemon itself) run unconfined.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -29,12 +31,15 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::tools::process_tree::{self, ProcessTree};
+use crate::core::CommandSandbox;
 use crate::protocol::command::{CommandExecParams, CommandExecResponse};
 use crate::protocol::common::SandboxPolicy;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{CommandExecOutputDeltaNotification, ServerNotification};
+use crate::sandbox::SandboxError;
 
 use super::super::context::ServerContext;
+use super::super::convert;
 use super::super::errors::HandlerError;
 use super::respond;
 
@@ -63,6 +68,9 @@ async fn run(
 ) -> Result<CommandExecResponse, HandlerError> {
     let stream_id = check_params(&params)?;
     let mut command = build_command(&params)?;
+    // Built here, applied in the child; kept until the command is over (it owns its TMPDIR).
+    let prepared = prepare_sandbox(context, &params)?;
+    prepared.install(&mut command);
     let program = params.command.first().map_or("", String::as_str);
     let (mut child, mut tree) = process_tree::spawn(&mut command)
         .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
@@ -98,6 +106,7 @@ async fn run(
     let exit_code = wait_for_exit(context, &mut child, &tree, timeout).await;
     // Whatever the command left running goes with it (and the pipes it held close).
     tree.end().await;
+    drop(prepared);
     let exit_code = exit_code?;
     let (stdout, stderr) = readers.finish().await;
     Ok(CommandExecResponse {
@@ -127,7 +136,6 @@ fn check_params(params: &CommandExecParams) -> Result<Option<String>, HandlerErr
             "`tty` and `streamStdin` are not supported by command/exec".to_string(),
         ));
     }
-    refuse_unenforceable_sandbox(params.sandbox_policy.as_ref())?;
     match (params.stream_stdout_stderr, &params.process_id) {
         (true, Some(process_id)) => Ok(Some(process_id.clone())),
         (true, None) => Err(HandlerError::InvalidParams(
@@ -217,21 +225,65 @@ fn exit_code(status: &std::process::ExitStatus) -> i32 {
     status.code().unwrap_or(-1)
 }
 
-/// Refuses a `sandboxPolicy` that asks for a confinement openturn cannot provide.
-fn refuse_unenforceable_sandbox(policy: Option<&SandboxPolicy>) -> Result<(), HandlerError> {
-    let name = match policy {
-        None | Some(SandboxPolicy::DangerFullAccess | SandboxPolicy::ExternalSandbox { .. }) => {
-            return Ok(())
+/// The confinement the request's `sandboxPolicy` (or the configured `sandbox_mode`) asks for;
+/// refused with -32602 when this kernel cannot enforce it.
+fn prepare_sandbox(
+    context: &ServerContext,
+    params: &CommandExecParams,
+) -> Result<crate::sandbox::PreparedSandbox, HandlerError> {
+    let home = super::thread::protected_home(&context.config);
+    let (named, sandbox) = match &params.sandbox_policy {
+        Some(policy) => {
+            let (mode, roots, network_access) = convert::sandbox_policy_in(policy);
+            let name = match policy {
+                SandboxPolicy::ReadOnly { .. } => "readOnly",
+                SandboxPolicy::WorkspaceWrite { .. } => "workspaceWrite",
+                SandboxPolicy::DangerFullAccess => "dangerFullAccess",
+                SandboxPolicy::ExternalSandbox { .. } => "externalSandbox",
+            };
+            (
+                format!("sandboxPolicy `{name}`"),
+                CommandSandbox::new(mode, network_access, roots, vec![home]),
+            )
         }
-        Some(SandboxPolicy::ReadOnly { .. }) => "readOnly",
-        Some(SandboxPolicy::WorkspaceWrite { .. }) => "workspaceWrite",
+        None => {
+            let config = &context.config;
+            let mode = config.sandbox_mode;
+            let sandbox = if mode == crate::core::SandboxMode::WorkspaceWrite {
+                CommandSandbox::new(
+                    mode,
+                    config.sandbox_network_access,
+                    config.sandbox_writable_roots.clone(),
+                    vec![home],
+                )
+            } else {
+                CommandSandbox::new(mode, false, Vec::new(), vec![home])
+            };
+            (
+                format!("the configured sandbox_mode `{}`", sandbox.name()),
+                sandbox,
+            )
+        }
     };
-    Err(HandlerError::InvalidParams(format!(
-        "sandboxPolicy `{name}` cannot be enforced: openturn has no sandbox, and command/exec will \
-         not run a command unconfined when confinement was asked for; omit sandboxPolicy or pass \
-         {{\"type\":\"dangerFullAccess\"}} (or `externalSandbox` when the daemon itself runs \
-         confined) to run it with your full access"
-    )))
+    if let Some(reason) = sandbox.unsupported() {
+        return Err(HandlerError::InvalidParams(format!(
+            "{named} cannot be enforced on this machine ({reason}), and command/exec will not \
+             run a command unconfined when confinement was asked for; pass \
+             {{\"type\":\"dangerFullAccess\"}} (or `externalSandbox` when the daemon itself runs \
+             confined) to run it with your full access"
+        )));
+    }
+    let cwd = match &params.cwd {
+        Some(cwd) => std::path::absolute(cwd),
+        None => std::env::current_dir(),
+    }
+    .map_err(|e| HandlerError::InvalidParams(format!("`cwd` cannot be resolved: {e}")))?;
+    sandbox.prepare(&cwd).map_err(|error| match error {
+        SandboxError::Unsupported { .. } | SandboxError::InvalidPath { .. } => {
+            HandlerError::InvalidParams(format!("{named}: {error}"))
+        }
+        other => HandlerError::Internal(format!("{named}: {other}")),
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

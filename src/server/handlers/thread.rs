@@ -301,6 +301,13 @@ fn settings_from(
             std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string()))?
         }
     };
+    let sandbox = params
+        .sandbox
+        .map(convert::sandbox_mode_in)
+        .or(saved.sandbox.filter(|_| !config_names("sandbox_mode")))
+        .unwrap_or(config.sandbox_mode);
+    // `[sandbox_workspace_write]` widens `workspace-write` only.
+    let workspace_write = sandbox == crate::core::SandboxMode::WorkspaceWrite;
     let dynamic_tools = match (&params.dynamic_tools, saved.dynamic_tools) {
         (Some(tools), _) => {
             convert::dynamic_tools_in(tools).map_err(HandlerError::InvalidParams)?
@@ -333,11 +340,14 @@ fn settings_from(
                 .approval_policy
                 .filter(|_| !config_names("approval_policy")))
             .unwrap_or(config.approval_policy),
-        sandbox: params
-            .sandbox
-            .map(convert::sandbox_mode_in)
-            .or(saved.sandbox.filter(|_| !config_names("sandbox_mode")))
-            .unwrap_or(config.sandbox_mode),
+        sandbox,
+        sandbox_writable_roots: if workspace_write {
+            config.sandbox_writable_roots.clone()
+        } else {
+            Vec::new()
+        },
+        sandbox_network_access: workspace_write && config.sandbox_network_access,
+        protected_paths: vec![protected_home(config)],
         reasoning_effort: saved_unless("model_reasoning_effort", saved.reasoning_effort)
             .or_else(|| config.model_reasoning_effort.clone()),
         reasoning_summary: saved_unless("model_reasoning_summary", saved.reasoning_summary)
@@ -357,6 +367,12 @@ fn settings_from(
             "serviceTier",
         )?,
     })
+}
+
+/// openturn's home as an absolute path, protected from every sandboxed command: its config,
+/// rollouts and credentials must not be rewritable by what the model runs.
+pub(super) fn protected_home(config: &Config) -> PathBuf {
+    std::path::absolute(&config.home).unwrap_or_else(|_| config.home.clone())
 }
 
 /// A persisted thread keeps its model and provider unless the params (or their `config`
@@ -426,7 +442,7 @@ pub fn start_response(
         cwd: cwd.clone(),
         approval_policy: convert::approval_policy_out(settings.approval_policy),
         approvals_reviewer: ApprovalsReviewer::User,
-        sandbox: convert::sandbox_policy_out(settings.sandbox, &cwd),
+        sandbox: convert::sandbox_policy_out(&settings),
         reasoning_effort: settings.reasoning_effort.clone(),
         instruction_sources: Vec::new(),
         disabled_plugin_ids: Vec::new(),

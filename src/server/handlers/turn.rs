@@ -98,7 +98,10 @@ fn apply_overrides(thread: &crate::core::Thread, params: &TurnStartParams) {
             settings.approval_policy = convert::approval_policy_in(policy);
         }
         if let Some(policy) = &params.sandbox_policy {
-            settings.sandbox = convert::sandbox_policy_in(policy);
+            let (mode, writable_roots, network_access) = convert::sandbox_policy_in(policy);
+            settings.sandbox = mode;
+            settings.sandbox_writable_roots = writable_roots;
+            settings.sandbox_network_access = network_access;
         }
         if let Some(effort) = &params.effort {
             settings.reasoning_effort = Some(effort.clone());
