@@ -330,7 +330,7 @@ async fn the_acp_bridge_runs_a_whole_session_against_openturn() {
             vec![exec_call(
                 "fc1",
                 "call_touch",
-                json!({"cmd": "touch created-by-tool.txt"}),
+                json!({"cmd": "touch created-by-tool.txt", "sandbox_permissions": "require_escalated", "justification": "create the file the user asked for"}),
             )],
             None,
         ),
