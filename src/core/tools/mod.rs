@@ -5,6 +5,7 @@
 //! output, so the model learns why and the history never holds a call without its output.
 
 pub(crate) mod client_tool;
+pub(crate) mod head_tail;
 pub(crate) mod process;
 pub(crate) mod process_tree;
 pub(crate) mod shell;
