@@ -8,7 +8,9 @@ pub(crate) mod client_tool;
 pub(crate) mod head_tail;
 pub(crate) mod process;
 pub(crate) mod process_tree;
+pub(crate) mod request_user_input;
 pub(crate) mod shell;
+pub(crate) mod update_plan;
 
 use serde_json::{json, Value};
 
@@ -51,12 +53,22 @@ pub(crate) enum ToolCall {
         args: shell::ShellArgs,
     },
     Client(ClientToolCall),
+    UpdatePlan {
+        call_id: String,
+        args: update_plan::UpdatePlanArgs,
+    },
+    RequestUserInput {
+        call_id: String,
+        args: request_user_input::RequestUserInputArgs,
+    },
 }
 
 impl ToolCall {
     pub(crate) fn call_id(&self) -> &str {
         match self {
-            ToolCall::Shell { call_id, .. } => call_id,
+            ToolCall::Shell { call_id, .. }
+            | ToolCall::UpdatePlan { call_id, .. }
+            | ToolCall::RequestUserInput { call_id, .. } => call_id,
             ToolCall::Client(call) => &call.call_id,
         }
     }
@@ -74,6 +86,8 @@ pub(crate) enum Routed {
 /// The tool definitions offered to the model on every request.
 pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
     let mut specs = vec![shell::spec()];
+    specs.push(update_plan::spec());
+    specs.push(request_user_input::spec());
     for tool in &settings.dynamic_tools {
         specs.push(json!({
             "type": "function",
@@ -125,6 +139,30 @@ fn route_function_call(
             Err(error) => refuse(format!("failed to parse function arguments: {error}")),
         };
     }
+    if name == update_plan::TOOL_NAME {
+        return match serde_json::from_str::<update_plan::UpdatePlanArgs>(arguments) {
+            Ok(args) => match args.check() {
+                Ok(()) => Routed::Run(ToolCall::UpdatePlan {
+                    call_id: call_id.to_string(),
+                    args,
+                }),
+                Err(error) => refuse(error),
+            },
+            Err(error) => refuse(format!("failed to parse function arguments: {error}")),
+        };
+    }
+    if name == request_user_input::TOOL_NAME {
+        return match serde_json::from_str::<request_user_input::RequestUserInputArgs>(arguments) {
+            Ok(args) => match args.check() {
+                Ok(()) => Routed::Run(ToolCall::RequestUserInput {
+                    call_id: call_id.to_string(),
+                    args,
+                }),
+                Err(error) => refuse(error),
+            },
+            Err(error) => refuse(format!("failed to parse function arguments: {error}")),
+        };
+    }
     let Some(tool) = settings.dynamic_tools.iter().find(|tool| tool.name == name) else {
         return refuse(format!("unsupported call: {name}"));
     };
@@ -149,6 +187,12 @@ pub(crate) async fn run(turn: TurnContext, call: ToolCall) -> Option<ToolOutput>
     match call {
         ToolCall::Shell { call_id, args } => shell::run(&turn, call_id, args).await,
         ToolCall::Client(call) => client_tool::run(&turn, call).await,
+        ToolCall::UpdatePlan { call_id, args } => {
+            Some(update_plan::run(&turn, call_id, args).await)
+        }
+        ToolCall::RequestUserInput { call_id, args } => {
+            request_user_input::run(&turn, call_id, args).await
+        }
     }
 }
 
@@ -208,6 +252,14 @@ mod tests {
             .iter()
             .map(|spec| spec["name"].clone())
             .collect();
-        assert_eq!(names, vec![json!("exec_command"), json!("lookup_ticket")]);
+        assert_eq!(
+            names,
+            vec![
+                json!("exec_command"),
+                json!("update_plan"),
+                json!("request_user_input"),
+                json!("lookup_ticket")
+            ]
+        );
     }
 }

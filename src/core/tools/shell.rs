@@ -335,7 +335,8 @@ async fn ask_approval(
         }
         ClientReply::Decision(CommandDecision::Decline)
         | ClientReply::Invalid
-        | ClientReply::ToolResult(_) => (
+        | ClientReply::ToolResult(_)
+        | ClientReply::UserAnswers(_) => (
             ToolItemStatus::Declined,
             "The user declined to run this command; it did not run.",
         ),
