@@ -4,6 +4,7 @@
 //! drives `client/` for sampling and `rollout/` for persistence.
 
 pub mod approval;
+pub mod context;
 pub mod error;
 pub mod event;
 pub mod input;

@@ -71,6 +71,8 @@ pub struct ThreadSettings {
     /// `max_sampling_requests_per_turn` in config.toml: the requests one turn may send before
     /// it fails, so a model that keeps calling tools cannot loop forever.
     pub max_sampling_requests_per_turn: u32,
+    /// `project_doc_max_bytes` in config.toml: how much of the `AGENTS.md` files the model gets.
+    pub project_doc_max_bytes: usize,
     /// Which models reason; consulted for every request, since `turn/start` may switch models.
     pub model_catalog: std::sync::Arc<super::models::ModelCatalog>,
 }
@@ -202,6 +204,7 @@ impl ThreadSettings {
             plan_mode: false,
             dynamic_tools: Vec::new(),
             max_sampling_requests_per_turn: 1000,
+            project_doc_max_bytes: super::context::DEFAULT_PROJECT_DOC_MAX_BYTES,
             model_catalog: Default::default(),
         }
     }
