@@ -228,3 +228,42 @@ async fn a_resumed_thread_sends_the_context_the_original_recorded() {
     assert_eq!(after[2], vec!["second".to_string()]);
     assert_eq!(environment_blocks(&resumed).len(), 1);
 }
+
+#[tokio::test]
+async fn the_base_instructions_are_our_own_unless_config_or_thread_start_says_otherwise() {
+    let mock = provider(vec![
+        text_reply(0, "a"),
+        text_reply(1, "b"),
+        text_reply(2, "c"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&mock));
+    daemon.initialize().await;
+    let default_thread = daemon.start_thread(json!({})).await;
+    turn(&mut daemon, &default_thread, "one", json!({})).await;
+    let own = daemon
+        .start_thread(json!({"baseInstructions": "Only answer in haiku."}))
+        .await;
+    turn(&mut daemon, &own, "two", json!({})).await;
+    let bodies = mock.wait_for_requests(2, TIMEOUT).await;
+    let default = bodies[0].body["instructions"].as_str().unwrap_or_default();
+    assert!(
+        default.starts_with("You are openturn")
+            && default.contains("<environment_context>")
+            && default.contains("AGENTS.md")
+            && default.contains("update_plan"),
+        "{default}"
+    );
+    assert_eq!(bodies[1].body["instructions"], "Only answer in haiku.");
+
+    let configured_home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut overrides = mock_overrides(&mock);
+    overrides.push("instructions=\"Be terse.\"".to_string());
+    let mut configured = Daemon::spawn(configured_home.path(), &overrides);
+    configured.initialize().await;
+    let id = configured.start_thread(json!({})).await;
+    turn(&mut configured, &id, "three", json!({})).await;
+    let bodies = mock.wait_for_requests(3, TIMEOUT).await;
+    assert_eq!(bodies[2].body["instructions"], "Be terse.");
+}

@@ -211,9 +211,7 @@ impl ThreadSettings {
 }
 
 /// The instructions sent when the configuration gives none.
-pub const DEFAULT_INSTRUCTIONS: &str = "You are openturn, a coding agent running in the user's \
-editor. Be concise and precise. Use the tools you are given to inspect and change the workspace \
-when that helps, and explain what you did.";
+pub const DEFAULT_INSTRUCTIONS: &str = include_str!("base_instructions.md");
 
 #[cfg(test)]
 mod tests {
