@@ -209,3 +209,33 @@ async fn headless_exec_answers_a_question_at_once_with_no_user_available() {
         "{outputs:?}"
     );
 }
+
+#[tokio::test]
+async fn under_exec_a_plan_update_becomes_the_todo_list() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan_args = json!({"plan": [
+        {"step": "Read", "status": "completed"}, {"step": "Fix", "status": "in_progress"}
+    ]});
+    let mock = MockProvider::start(Script::new([
+        response(
+            "r1",
+            vec![function_call("fc_1", "call_plan", "update_plan", plan_args)],
+            None,
+        ),
+        response("r2", vec![message("msg_f", &["done"])], None),
+    ]))
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let run = exec_support::exec(home.path(), &mock, &["--json", "fix it"], "").await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let events = run.events();
+    let started = exec_support::of_type(&events, "item.started");
+    let todo = started
+        .iter()
+        .find(|event| event["item"]["type"] == "todo_list")
+        .unwrap_or_else(|| panic!("no todo list in {events:#?}"));
+    assert_eq!(
+        todo["item"]["items"],
+        json!([{"text": "Read", "completed": true}, {"text": "Fix", "completed": false}])
+    );
+}
