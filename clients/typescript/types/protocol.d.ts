@@ -252,6 +252,10 @@ export type ServerNotification =
       params: ItemDeltaNotification;
     }
   | {
+      method: "turn/plan/updated";
+      params: TurnPlanUpdatedNotification;
+    }
+  | {
       method: "item/commandExecution/outputDelta";
       params: ItemDeltaNotification;
     }
@@ -278,6 +282,10 @@ export type ServerNotification =
   | {
       method: "command/exec/outputDelta";
       params: CommandExecOutputDeltaNotification;
+    }
+  | {
+      method: "configWarning";
+      params: ConfigWarningNotification;
     };
 /**
  * `{"type":"idle"}`, `{"type":"active","activeFlags":[…]}`, …
@@ -310,6 +318,13 @@ export type ThreadActiveFlag = "waitingOnApproval" | "waitingOnUserInput";
  */
 export type TurnStatus = "inProgress" | "completed" | "interrupted" | "failed";
 /**
+ * Where a plan step stands.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnPlanStepStatus".
+ */
+export type TurnPlanStepStatus = "pending" | "inProgress" | "completed";
+/**
  * A server → client request, tagged by method name.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -323,6 +338,10 @@ export type ServerRequest =
   | {
       method: "item/tool/call";
       params: DynamicToolCallParams;
+    }
+  | {
+      method: "item/tool/requestUserInput";
+      params: ToolRequestUserInputParams;
     };
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -463,6 +482,23 @@ export interface ConfigReadResponse {
   origins: {
     [k: string]: unknown | undefined;
   };
+}
+/**
+ * `configWarning`: configuration that was accepted but is not acted on as written (an unknown key, a setting openturn ignores), sent after `initialize` and after a request whose `config` object has such a key.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ConfigWarningNotification".
+ */
+export interface ConfigWarningNotification {
+  details?: string | null;
+  /**
+   * The config file the setting is in, when it came from one.
+   */
+  path?: string | null;
+  /**
+   * What is ignored and, for a likely typo, the key that was probably meant.
+   */
+  summary: string;
 }
 /**
  * `item/tool/call` params.
@@ -906,6 +942,31 @@ export interface WarningNotification {
   threadId?: string | null;
 }
 /**
+ * `turn/plan/updated` params: the model's plan as it stands after an `update_plan` call.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnPlanUpdatedNotification".
+ */
+export interface TurnPlanUpdatedNotification {
+  /**
+   * Why the plan changed, when the model said.
+   */
+  explanation?: string | null;
+  plan: TurnPlanStep[];
+  threadId: string;
+  turnId: string;
+}
+/**
+ * One step of a [`TurnPlanUpdatedNotification`].
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnPlanStep".
+ */
+export interface TurnPlanStep {
+  status: TurnPlanStepStatus;
+  step: string;
+}
+/**
  * `serverRequest/resolved` params.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -931,6 +992,55 @@ export interface ThreadIdNotification {
 export interface ThreadNameUpdatedNotification {
   threadId: string;
   threadName?: string | null;
+}
+/**
+ * `item/tool/requestUserInput` params: questions the model asks the user through `request_user_input`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ToolRequestUserInputParams".
+ */
+export interface ToolRequestUserInputParams {
+  /**
+   * The turn waits for the answer.
+   */
+  isBlocking: boolean;
+  /**
+   * The tool call's id.
+   */
+  itemId: string;
+  questions: ToolRequestUserInputQuestion[];
+  threadId: string;
+  turnId: string;
+}
+/**
+ * One question of a [`ToolRequestUserInputParams`].
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ToolRequestUserInputQuestion".
+ */
+export interface ToolRequestUserInputQuestion {
+  header: string;
+  /**
+   * The id answers are keyed by.
+   */
+  id: string;
+  /**
+   * The client may offer a free-form answer besides the options.
+   */
+  isOther?: boolean;
+  isSecret?: boolean;
+  options?: ToolRequestUserInputOption[] | null;
+  question: string;
+}
+/**
+ * One choice offered for a question.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ToolRequestUserInputOption".
+ */
+export interface ToolRequestUserInputOption {
+  description: string;
+  label: string;
 }
 /**
  * `thread/fork`.
@@ -1273,6 +1383,26 @@ export interface ThreadStartResponse {
  */
 export interface ThreadUnsubscribeResponse {
   status: ThreadUnsubscribeStatus;
+}
+/**
+ * The user's answer to one question (the chosen labels and/or free text).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ToolRequestUserInputAnswer".
+ */
+export interface ToolRequestUserInputAnswer {
+  answers: string[];
+}
+/**
+ * The reply to `item/tool/requestUserInput`: answers by question id.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ToolRequestUserInputResponse".
+ */
+export interface ToolRequestUserInputResponse {
+  answers: {
+    [k: string]: ToolRequestUserInputAnswer | undefined;
+  };
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema

@@ -122,6 +122,25 @@ class ConfigReadResponse(BaseModel):
     """
 
 
+class ConfigWarningNotification(BaseModel):
+    """
+    `configWarning`: configuration that was accepted but is not acted on as written (an unknown key, a setting openturn ignores), sent after `initialize` and after a request whose `config` object has such a key.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    details: str | None = None
+    path: str | None = None
+    """
+    The config file the setting is in, when it came from one.
+    """
+    summary: str
+    """
+    What is ignored and, for a likely typo, the key that was probably meant.
+    """
+
+
 class CwdFilter(RootModel[str | list[str]]):
     root: str | list[str]
 
@@ -444,7 +463,7 @@ class ServerNotification16(BaseModel):
     params: ItemDeltaNotification
 
 
-class ServerNotification17(BaseModel):
+class ServerNotification18(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -452,12 +471,20 @@ class ServerNotification17(BaseModel):
     params: ItemDeltaNotification
 
 
-class ServerNotification23(BaseModel):
+class ServerNotification24(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
     method: Literal["command/exec/outputDelta"]
     params: CommandExecOutputDeltaNotification
+
+
+class ServerNotification25(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["configWarning"]
+    params: ConfigWarningNotification
 
 
 class ServerRequest1(BaseModel):
@@ -482,13 +509,6 @@ class ServerRequest2(BaseModel):
     )
     method: Literal["item/tool/call"]
     params: DynamicToolCallParams
-
-
-class ServerRequest(RootModel[ServerRequest1 | ServerRequest2]):
-    root: ServerRequest1 | ServerRequest2
-    """
-    A server → client request, tagged by method name.
-    """
 
 
 class ServerRequestResolvedNotification(BaseModel):
@@ -972,6 +992,62 @@ class TokenUsageBreakdown(BaseModel):
     total_tokens: Annotated[int, Field(alias="totalTokens")]
 
 
+class ToolRequestUserInputAnswer(BaseModel):
+    """
+    The user's answer to one question (the chosen labels and/or free text).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    answers: list[str]
+
+
+class ToolRequestUserInputOption(BaseModel):
+    """
+    One choice offered for a question.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    description: str
+    label: str
+
+
+class ToolRequestUserInputQuestion(BaseModel):
+    """
+    One question of a [`ToolRequestUserInputParams`].
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    header: str
+    id: str
+    """
+    The id answers are keyed by.
+    """
+    is_other: Annotated[bool | None, Field(alias="isOther")] = False
+    """
+    The client may offer a free-form answer besides the options.
+    """
+    is_secret: Annotated[bool | None, Field(alias="isSecret")] = False
+    options: list[ToolRequestUserInputOption] | None = None
+    question: str
+
+
+class ToolRequestUserInputResponse(BaseModel):
+    """
+    The reply to `item/tool/requestUserInput`: answers by question id.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    answers: dict[str, ToolRequestUserInputAnswer]
+
+
 class TurnError(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -991,6 +1067,13 @@ class TurnInterruptParams(BaseModel):
     )
     thread_id: Annotated[str, Field(alias="threadId")]
     turn_id: Annotated[str, Field(alias="turnId")]
+
+
+class TurnPlanStepStatus(RootModel[Literal["pending", "inProgress", "completed"]]):
+    root: Literal["pending", "inProgress", "completed"]
+    """
+    Where a plan step stands.
+    """
 
 
 class TurnStatus(
@@ -1230,7 +1313,7 @@ class ServerNotification15(BaseModel):
     params: WarningNotification
 
 
-class ServerNotification18(BaseModel):
+class ServerNotification19(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1238,7 +1321,7 @@ class ServerNotification18(BaseModel):
     params: ServerRequestResolvedNotification
 
 
-class ServerNotification19(BaseModel):
+class ServerNotification20(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1246,7 +1329,7 @@ class ServerNotification19(BaseModel):
     params: ThreadIdNotification
 
 
-class ServerNotification20(BaseModel):
+class ServerNotification21(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1254,7 +1337,7 @@ class ServerNotification20(BaseModel):
     params: ThreadIdNotification
 
 
-class ServerNotification21(BaseModel):
+class ServerNotification22(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1262,7 +1345,7 @@ class ServerNotification21(BaseModel):
     params: ThreadIdNotification
 
 
-class ServerNotification22(BaseModel):
+class ServerNotification23(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1368,6 +1451,27 @@ class TokenUsageUpdatedNotification(BaseModel):
     turn_id: Annotated[str, Field(alias="turnId")]
 
 
+class ToolRequestUserInputParams(BaseModel):
+    """
+    `item/tool/requestUserInput` params: questions the model asks the user through `request_user_input`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    is_blocking: Annotated[bool, Field(alias="isBlocking")]
+    """
+    The turn waits for the answer.
+    """
+    item_id: Annotated[str, Field(alias="itemId")]
+    """
+    The tool call's id.
+    """
+    questions: list[ToolRequestUserInputQuestion]
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str, Field(alias="turnId")]
+
+
 class Turn(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -1392,6 +1496,35 @@ class TurnNotification(BaseModel):
     )
     thread_id: Annotated[str, Field(alias="threadId")]
     turn: Turn
+
+
+class TurnPlanStep(BaseModel):
+    """
+    One step of a [`TurnPlanUpdatedNotification`].
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    status: TurnPlanStepStatus
+    step: str
+
+
+class TurnPlanUpdatedNotification(BaseModel):
+    """
+    `turn/plan/updated` params: the model's plan as it stands after an `update_plan` call.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    explanation: str | None = None
+    """
+    Why the plan changed, when the model said.
+    """
+    plan: list[TurnPlanStep]
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str, Field(alias="turnId")]
 
 
 class TurnStartParams(BaseModel):
@@ -1496,6 +1629,33 @@ class ServerNotification11(BaseModel):
     )
     method: Literal["thread/tokenUsage/updated"]
     params: TokenUsageUpdatedNotification
+
+
+class ServerNotification17(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["turn/plan/updated"]
+    params: TurnPlanUpdatedNotification
+
+
+class ServerRequest3(BaseModel):
+    """
+    A server → client request, tagged by method name.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["item/tool/requestUserInput"]
+    params: ToolRequestUserInputParams
+
+
+class ServerRequest(RootModel[ServerRequest1 | ServerRequest2 | ServerRequest3]):
+    root: ServerRequest1 | ServerRequest2 | ServerRequest3
+    """
+    A server → client request, tagged by method name.
+    """
 
 
 class Thread(BaseModel):
@@ -1727,6 +1887,8 @@ class ServerNotification(
         | ServerNotification21
         | ServerNotification22
         | ServerNotification23
+        | ServerNotification24
+        | ServerNotification25
     ]
 ):
-    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23
+    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25
