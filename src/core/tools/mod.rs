@@ -262,4 +262,32 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn questions_outside_one_to_three_and_unknown_plan_statuses_are_refused_with_the_reason() {
+        let settings = settings();
+        let question = json!({"id": "a", "header": "h", "question": "q?", "options": []});
+        let refused = |arguments: Value, name: &str| match route(
+            &call(name, &arguments.to_string()),
+            &settings,
+        ) {
+            Routed::Refused(output) => output.text,
+            other => panic!("unexpected {other:?}"),
+        };
+        assert!(refused(json!({"questions": []}), "request_user_input").contains("at least one"));
+        let four = json!({"questions": [question, question, question, question]});
+        assert!(refused(four, "request_user_input").contains("at most 3"));
+        let bad_status = json!({"plan": [{"step": "s", "status": "done"}]});
+        assert!(refused(bad_status, "update_plan").contains("failed to parse"));
+        assert!(matches!(
+            route(
+                &call(
+                    "request_user_input",
+                    &json!({"questions": [question]}).to_string()
+                ),
+                &settings
+            ),
+            Routed::Run(ToolCall::RequestUserInput { .. })
+        ));
+    }
 }
