@@ -69,6 +69,7 @@ struct ConfigToml {
     max_sampling_requests_per_turn: Option<u32>,
     thread_unload_delay_secs: Option<u64>,
     ingress_queue_capacity: Option<usize>,
+    project_doc_max_bytes: Option<usize>,
 }
 
 /// `[sandbox_workspace_write]`: what `workspace-write` adds beyond the thread's cwd.
@@ -107,6 +108,8 @@ pub struct Config {
     pub max_line_bytes: usize,
     /// Sampling requests one turn may send (model → tools → model …) before it fails.
     pub max_sampling_requests_per_turn: u32,
+    /// How much of the project's `AGENTS.md` files the model is given (`project_doc_max_bytes`).
+    pub project_doc_max_bytes: usize,
     /// Which models reason: `[models.<id>]` entries over the built-in families.
     pub model_catalog: std::sync::Arc<ModelCatalog>,
     /// How long a loaded thread with no subscriber and no running turn stays loaded.
@@ -298,6 +301,9 @@ impl Config {
                 .max_sampling_requests_per_turn
                 .unwrap_or(DEFAULT_MAX_SAMPLING_REQUESTS_PER_TURN)
                 .max(1),
+            project_doc_max_bytes: parsed
+                .project_doc_max_bytes
+                .unwrap_or(crate::core::context::DEFAULT_PROJECT_DOC_MAX_BYTES),
             model_catalog: std::sync::Arc::new(model_catalog(&table)),
             thread_unload_delay_secs: parsed.thread_unload_delay_secs.unwrap_or(30 * 60),
             ingress_queue_capacity: parsed.ingress_queue_capacity.unwrap_or(256).max(1),

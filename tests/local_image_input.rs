@@ -143,7 +143,11 @@ async fn an_unusable_local_image_fails_turn_start_and_nothing_is_stored_or_sent(
         .flatten()
         .filter(|item| item["role"] == "user")
         .collect();
-    assert_eq!(users.len(), 1, "{users:?}");
+    // The environment context, then the user's only message.
+    assert_eq!(users.len(), 2, "{users:?}");
+    assert!(users[0]["content"][0]["text"]
+        .as_str()
+        .is_some_and(|text| text.starts_with("<environment_context>")));
     assert_eq!(last_user_content(&bodies[0])[0]["text"], "hello");
     let stored = s.rollout();
     assert_eq!(

@@ -147,7 +147,9 @@ async fn kill_nine_mid_turn_then_restart_keeps_everything_committed_and_skips_th
         .iter()
         .filter_map(|item| item["content"][0]["text"].as_str())
         .collect();
-    assert_eq!(texts, vec!["q0", "Committed answer", "q1", "q2"]);
+    // The environment context recorded by the first turn comes first.
+    assert!(texts[0].starts_with("<environment_context>"), "{texts:?}");
+    assert_eq!(texts[1..], ["q0", "Committed answer", "q1", "q2"]);
     // The torn fragment was cut before appending: the file reads cleanly to its end.
     let again = read_turns(&mut second, &id).await;
     assert_eq!(again["thread"]["turns"].as_array().map(Vec::len), Some(3));
@@ -268,10 +270,12 @@ async fn fork_copies_history_and_records_a_running_turn_as_interrupted() {
         .iter()
         .filter_map(|item| item["content"][0]["text"].as_str())
         .collect();
-    assert_eq!(texts.len(), 5, "{texts:?}");
-    assert_eq!(texts[..3], ["q0", "Base answer", "q1"]);
-    assert!(texts[3].starts_with("<turn_aborted>"));
-    assert_eq!(texts[4], "q2");
+    // The environment context recorded by the base thread's first turn comes first.
+    assert_eq!(texts.len(), 6, "{texts:?}");
+    assert!(texts[0].starts_with("<environment_context>"));
+    assert_eq!(texts[1..4], ["q0", "Base answer", "q1"]);
+    assert!(texts[4].starts_with("<turn_aborted>"));
+    assert_eq!(texts[5], "q2");
 
     let partial = daemon
         .ok(

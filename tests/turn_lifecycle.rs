@@ -141,8 +141,11 @@ async fn two_text_turns_stream_in_order_and_carry_history() {
             )
         })
         .collect();
+    // The environment context the first turn recorded comes before the first input.
+    assert_eq!(texts[0].0, "user");
+    assert!(texts[0].1.starts_with("<environment_context>"), "{texts:?}");
     assert_eq!(
-        texts,
+        texts[1..],
         vec![
             ("user".to_string(), "hello".to_string()),
             ("assistant".to_string(), "Hello from mock".to_string()),

@@ -107,6 +107,8 @@ async fn ids_openturn_assigned_stay_out_of_later_requests_and_provider_ids_are_k
     assert_eq!(
         input_ids(&bodies[2]),
         vec![
+            // The environment context, then the user's input.
+            typed("message", None),
             typed("message", None),
             typed("reasoning", None),
             typed("message", None),

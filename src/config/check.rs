@@ -148,6 +148,7 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
     ("max_sampling_requests_per_turn", U32),
     ("thread_unload_delay_secs", U64),
     ("ingress_queue_capacity", U64),
+    ("project_doc_max_bytes", U64),
 ];
 
 /// Settings the Codex CLI reads that openturn accepts and ignores (a config.toml shared with
@@ -174,7 +175,6 @@ const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
     "preferred_auth_method",
     "forced_login_method",
     "chatgpt_base_url",
-    "project_doc_max_bytes",
     "disable_response_storage",
     "model_supports_reasoning_summaries",
     "experimental_instructions_file",

@@ -52,10 +52,36 @@ pub struct ClientToolResult {
     pub success: bool,
 }
 
+/// Questions the model asks the user (`request_user_input`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserInputRequest {
+    pub call_id: String,
+    pub questions: Vec<UserQuestion>,
+}
+
+/// One question for the user, with the choices the model offers.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserQuestion {
+    pub id: String,
+    pub header: String,
+    pub question: String,
+    #[serde(default)]
+    pub options: Vec<UserQuestionOption>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserQuestionOption {
+    pub label: String,
+    pub description: String,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientRequestKind {
     CommandApproval(CommandApproval),
     ToolCall(ClientToolCall),
+    UserInput(UserInputRequest),
 }
 
 /// What came back for a request.
@@ -63,6 +89,8 @@ pub enum ClientRequestKind {
 pub enum ClientReply {
     Decision(CommandDecision),
     ToolResult(ClientToolResult),
+    /// The user's answers to a [`UserInputRequest`], by question id, in the client's order.
+    UserAnswers(Vec<(String, Vec<String>)>),
     /// The client answered with something that is not a valid answer to this request.
     Invalid,
     /// The client answered with an error.

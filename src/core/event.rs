@@ -9,6 +9,23 @@ use super::approval::ClientRequest;
 use super::error::TurnError;
 use super::items::TurnItem;
 
+/// One step of the model's plan (`update_plan`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanStep {
+    pub step: String,
+    pub status: PlanStepStatus,
+}
+
+/// Where a plan step stands; the model writes these in snake case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStepStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventMsg {
     TurnStarted {
@@ -44,6 +61,12 @@ pub enum EventMsg {
         turn_id: String,
         item_id: String,
         delta: String,
+    },
+    /// The model's plan after an `update_plan` call: every step, in order.
+    PlanUpdated {
+        turn_id: String,
+        explanation: Option<String>,
+        plan: Vec<PlanStep>,
     },
     /// Output of a running command, as it arrives (stdout and stderr interleaved).
     CommandOutputDelta {

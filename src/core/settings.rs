@@ -78,6 +78,8 @@ pub struct ThreadSettings {
     /// `max_sampling_requests_per_turn` in config.toml: the requests one turn may send before
     /// it fails, so a model that keeps calling tools cannot loop forever.
     pub max_sampling_requests_per_turn: u32,
+    /// `project_doc_max_bytes` in config.toml: how much of the `AGENTS.md` files the model gets.
+    pub project_doc_max_bytes: usize,
     /// Which models reason; consulted for every request, since `turn/start` may switch models.
     pub model_catalog: std::sync::Arc<super::models::ModelCatalog>,
     /// Folders searched for user skills (`$OPENTURN_HOME/skills` and a client's extra roots);
@@ -220,6 +222,7 @@ impl ThreadSettings {
             plan_mode: false,
             dynamic_tools: Vec::new(),
             max_sampling_requests_per_turn: 1000,
+            project_doc_max_bytes: super::context::DEFAULT_PROJECT_DOC_MAX_BYTES,
             model_catalog: Default::default(),
             user_skill_roots: Vec::new(),
             service_tier: None,
@@ -229,9 +232,7 @@ impl ThreadSettings {
 }
 
 /// The instructions sent when the configuration gives none.
-pub const DEFAULT_INSTRUCTIONS: &str = "You are openturn, a coding agent running in the user's \
-editor. Be concise and precise. Use the tools you are given to inspect and change the workspace \
-when that helps, and explain what you did.";
+pub const DEFAULT_INSTRUCTIONS: &str = include_str!("base_instructions.md");
 
 #[cfg(test)]
 mod tests {

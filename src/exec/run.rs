@@ -272,7 +272,8 @@ async fn handle_message(
 }
 
 /// Nobody can be asked headless: approvals are declined, and stderr says which and why (the
-/// item then completes with status `declined`). Other requests get a JSON-RPC error.
+/// item then completes with status `declined`). A question for the user gets an error saying no
+/// user is there, which the model reads as its tool output; other requests get a JSON-RPC error.
 async fn answer_server_request(
     connection: &mut Connection,
     id: &Value,
@@ -286,6 +287,11 @@ async fn answer_server_request(
              -c approval_policy=\"never\" (or --sandbox danger-full-access) to let it run."
         );
         json!({"jsonrpc": "2.0", "id": id, "result": {"decision": "decline"}})
+    } else if method == "item/tool/requestUserInput" {
+        json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32000,
+            "message": "no user is available to answer: openturn exec runs without one",
+        }})
     } else {
         json!({"jsonrpc": "2.0", "id": id, "error": {
             "code": -32601,

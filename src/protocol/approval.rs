@@ -14,6 +14,8 @@ pub enum ServerRequest {
     CommandExecutionRequestApproval(CommandExecutionRequestApprovalParams),
     #[serde(rename = "item/tool/call")]
     DynamicToolCall(DynamicToolCallParams),
+    #[serde(rename = "item/tool/requestUserInput")]
+    ToolRequestUserInput(ToolRequestUserInputParams),
 }
 
 /// `item/commandExecution/requestApproval` params.
@@ -72,6 +74,55 @@ pub enum DynamicToolCallOutputContentItem {
     InputImage {
         image_url: String,
     },
+}
+
+/// `item/tool/requestUserInput` params: questions the model asks the user through
+/// `request_user_input`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRequestUserInputParams {
+    pub thread_id: String,
+    pub turn_id: String,
+    /// The tool call's id.
+    pub item_id: String,
+    /// The turn waits for the answer.
+    pub is_blocking: bool,
+    pub questions: Vec<ToolRequestUserInputQuestion>,
+}
+
+/// One question of a [`ToolRequestUserInputParams`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRequestUserInputQuestion {
+    /// The id answers are keyed by.
+    pub id: String,
+    pub header: String,
+    pub question: String,
+    /// The client may offer a free-form answer besides the options.
+    #[serde(default)]
+    pub is_other: bool,
+    #[serde(default)]
+    pub is_secret: bool,
+    pub options: Option<Vec<ToolRequestUserInputOption>>,
+}
+
+/// One choice offered for a question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolRequestUserInputOption {
+    pub label: String,
+    pub description: String,
+}
+
+/// The reply to `item/tool/requestUserInput`: answers by question id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolRequestUserInputResponse {
+    pub answers: std::collections::BTreeMap<String, ToolRequestUserInputAnswer>,
+}
+
+/// The user's answer to one question (the chosen labels and/or free text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolRequestUserInputAnswer {
+    pub answers: Vec<String>,
 }
 
 /// `serverRequest/resolved` params.

@@ -8,7 +8,7 @@ use super::account::{AccountLoginCompletedNotification, AccountUpdatedNotificati
 use super::approval::ServerRequestResolvedNotification;
 use super::item::ThreadItem;
 use super::thread::{Thread, ThreadStatus};
-use super::turn::{Turn, TurnError};
+use super::turn::{Turn, TurnError, TurnPlanUpdatedNotification};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "method", content = "params")]
@@ -45,6 +45,8 @@ pub enum ServerNotification {
     Warning(WarningNotification),
     #[serde(rename = "item/plan/delta")]
     PlanDelta(ItemDeltaNotification),
+    #[serde(rename = "turn/plan/updated")]
+    TurnPlanUpdated(TurnPlanUpdatedNotification),
     #[serde(rename = "item/commandExecution/outputDelta")]
     CommandExecutionOutputDelta(ItemDeltaNotification),
     #[serde(rename = "serverRequest/resolved")]
@@ -87,6 +89,7 @@ impl ServerNotification {
             ServerNotification::Error(_) => "error",
             ServerNotification::Warning(_) => "warning",
             ServerNotification::PlanDelta(_) => "item/plan/delta",
+            ServerNotification::TurnPlanUpdated(_) => "turn/plan/updated",
             ServerNotification::CommandExecutionOutputDelta(_) => {
                 "item/commandExecution/outputDelta"
             }
@@ -119,6 +122,7 @@ impl ServerNotification {
             ServerNotification::PlanDelta(n)
             | ServerNotification::CommandExecutionOutputDelta(n) => Some(&n.thread_id),
             ServerNotification::TokenUsageUpdated(n) => Some(&n.thread_id),
+            ServerNotification::TurnPlanUpdated(n) => Some(&n.thread_id),
             ServerNotification::ModelRerouted(n) => Some(&n.thread_id),
             ServerNotification::Error(n) => Some(&n.thread_id),
             ServerNotification::Warning(n) => n.thread_id.as_deref(),

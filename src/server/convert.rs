@@ -11,7 +11,7 @@ use crate::protocol::approval::DynamicToolCallOutputContentItem;
 use crate::protocol::common::{AskForApproval, SandboxMode, SandboxPolicy};
 use crate::protocol::item::{ThreadItem, ThreadItemDetails};
 use crate::protocol::notification::TokenUsageBreakdown;
-use crate::protocol::turn::{TurnError, UserInput};
+use crate::protocol::turn::{TurnError, TurnPlanStep, TurnPlanStepStatus, UserInput};
 
 pub fn thread_item(
     item: &core::TurnItem,
@@ -366,4 +366,16 @@ fn memory_citation_out(citation: &core::MemoryCitation) -> Value {
         })).collect::<Vec<_>>(),
         "threadIds": citation.thread_ids,
     })
+}
+
+/// A plan step as `turn/plan/updated` carries it.
+pub fn plan_step(step: &core::event::PlanStep) -> TurnPlanStep {
+    TurnPlanStep {
+        step: step.step.clone(),
+        status: match step.status {
+            core::event::PlanStepStatus::Pending => TurnPlanStepStatus::Pending,
+            core::event::PlanStepStatus::InProgress => TurnPlanStepStatus::InProgress,
+            core::event::PlanStepStatus::Completed => TurnPlanStepStatus::Completed,
+        },
+    }
 }

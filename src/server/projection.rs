@@ -13,7 +13,7 @@ use crate::protocol::notification::{
     ThreadTokenUsage, TokenUsageUpdatedNotification, TurnNotification, WarningNotification,
 };
 use crate::protocol::thread::{ThreadActiveFlag, ThreadStatus};
-use crate::protocol::turn::{Turn, TurnStatus};
+use crate::protocol::turn::{Turn, TurnPlanUpdatedNotification, TurnStatus};
 
 use super::convert;
 
@@ -277,6 +277,16 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             turn_id,
             item_id,
             delta,
+        }),
+        EventMsg::PlanUpdated {
+            turn_id,
+            explanation,
+            plan,
+        } => ServerNotification::TurnPlanUpdated(TurnPlanUpdatedNotification {
+            thread_id,
+            turn_id,
+            explanation,
+            plan: plan.iter().map(convert::plan_step).collect(),
         }),
         EventMsg::CommandOutputDelta {
             turn_id,

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::protocol::approval::{
     CommandExecutionRequestApprovalResponse, DynamicToolCallResponse, ServerRequest,
+    ToolRequestUserInputResponse,
 };
 use crate::protocol::jsonrpc::{ErrorObject, RequestId};
 use crate::protocol::methods::client_request_schemas;
@@ -36,6 +37,7 @@ pub fn protocol_schema() -> Value {
         "item/commandExecution/requestApproval":
             generator.subschema_for::<CommandExecutionRequestApprovalResponse>(),
         "item/tool/call": generator.subschema_for::<DynamicToolCallResponse>(),
+        "item/tool/requestUserInput": generator.subschema_for::<ToolRequestUserInputResponse>(),
     });
     let request_id = generator.subschema_for::<RequestId>();
     let error = generator.subschema_for::<ErrorObject>();

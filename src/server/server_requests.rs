@@ -26,7 +26,8 @@ use crate::core::approval::{
 use crate::protocol::approval::{
     CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
     DynamicToolCallParams, DynamicToolCallResponse, ServerRequest,
-    ServerRequestResolvedNotification,
+    ServerRequestResolvedNotification, ToolRequestUserInputOption, ToolRequestUserInputParams,
+    ToolRequestUserInputQuestion, ToolRequestUserInputResponse,
 };
 use crate::protocol::jsonrpc::{ErrorObject, RequestId};
 use crate::protocol::notification::ServerNotification;
@@ -43,7 +44,7 @@ struct PendingRequest {
     turn_id: String,
     /// Approvals announce their end with `serverRequest/resolved`.
     announces_resolution: bool,
-    is_approval: bool,
+    reply_kind: ReplyKind,
     reply: ReplySlot,
     /// Aborts the timeout task when the entry is dropped (answered, ended, drained).
     timer: TimeoutTimer,
@@ -100,7 +101,7 @@ impl ServerRequests {
     /// Registers and sends `request` for `thread_id`.
     pub async fn send(self: &Arc<Self>, thread_id: &str, request: ClientRequest) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (message, is_approval) = wire_request(thread_id, &request);
+        let (message, reply_kind) = wire_request(thread_id, &request);
         // Registered before the line goes out: the reply may arrive at once. The timer starts
         // under the same lock, so it cannot look for its entry before the entry exists.
         {
@@ -111,8 +112,9 @@ impl ServerRequests {
                 PendingRequest {
                     thread_id: thread_id.to_string(),
                     turn_id: request.turn_id.clone(),
-                    announces_resolution: is_approval,
-                    is_approval,
+                    // Requests that put a question to the user say when it is settled.
+                    announces_resolution: reply_kind != ReplyKind::ToolResult,
+                    reply_kind,
                     reply: request.reply,
                     timer,
                 },
@@ -163,8 +165,11 @@ impl ServerRequests {
         };
         let reply = match result {
             Err(error) => ClientReply::Failed(error.message),
-            Ok(raw) if pending.is_approval => decode_decision(raw),
-            Ok(raw) => decode_tool_result(raw),
+            Ok(raw) => match pending.reply_kind {
+                ReplyKind::Decision => decode_decision(raw),
+                ReplyKind::ToolResult => decode_tool_result(raw),
+                ReplyKind::UserAnswers => decode_user_answers(raw),
+            },
         };
         self.announce(&pending, id).await;
         pending.reply.send(reply);
@@ -211,8 +216,16 @@ impl ServerRequests {
     }
 }
 
-/// The protocol form of a core request; the flag says whether it is an approval.
-fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, bool) {
+/// Which reply a request expects, so the answer is decoded as that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReplyKind {
+    Decision,
+    ToolResult,
+    UserAnswers,
+}
+
+/// The protocol form of a core request and the reply it expects.
+fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, ReplyKind) {
     match &request.kind {
         ClientRequestKind::CommandApproval(approval) => (
             ServerRequest::CommandExecutionRequestApproval(CommandExecutionRequestApprovalParams {
@@ -233,7 +246,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, boo
                     json!("cancel"),
                 ],
             }),
-            true,
+            ReplyKind::Decision,
         ),
         ClientRequestKind::ToolCall(call) => (
             ServerRequest::DynamicToolCall(DynamicToolCallParams {
@@ -244,8 +257,52 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, boo
                 tool: call.tool.clone(),
                 arguments: call.arguments.clone(),
             }),
-            false,
+            ReplyKind::ToolResult,
         ),
+        ClientRequestKind::UserInput(input) => (
+            ServerRequest::ToolRequestUserInput(ToolRequestUserInputParams {
+                thread_id: thread_id.to_string(),
+                turn_id: request.turn_id.clone(),
+                item_id: input.call_id.clone(),
+                is_blocking: true,
+                questions: input
+                    .questions
+                    .iter()
+                    .map(|question| ToolRequestUserInputQuestion {
+                        id: question.id.clone(),
+                        header: question.header.clone(),
+                        question: question.question.clone(),
+                        is_other: true,
+                        is_secret: false,
+                        options: Some(
+                            question
+                                .options
+                                .iter()
+                                .map(|option| ToolRequestUserInputOption {
+                                    label: option.label.clone(),
+                                    description: option.description.clone(),
+                                })
+                                .collect(),
+                        ),
+                    })
+                    .collect(),
+            }),
+            ReplyKind::UserAnswers,
+        ),
+    }
+}
+
+/// `{"answers": {"<question id>": {"answers": [...]}}}`; anything else is invalid.
+fn decode_user_answers(raw: &RawValue) -> ClientReply {
+    match serde_json::from_str::<ToolRequestUserInputResponse>(raw.get()) {
+        Ok(response) => ClientReply::UserAnswers(
+            response
+                .answers
+                .into_iter()
+                .map(|(id, answer)| (id, answer.answers))
+                .collect(),
+        ),
+        Err(_) => ClientReply::Invalid,
     }
 }
 

@@ -5,9 +5,12 @@
 //! output, so the model learns why and the history never holds a call without its output.
 
 pub(crate) mod client_tool;
+pub(crate) mod head_tail;
 pub(crate) mod process;
 pub(crate) mod process_tree;
+pub(crate) mod request_user_input;
 pub(crate) mod shell;
+pub(crate) mod update_plan;
 
 use serde_json::{json, Value};
 
@@ -50,12 +53,22 @@ pub(crate) enum ToolCall {
         args: shell::ShellArgs,
     },
     Client(ClientToolCall),
+    UpdatePlan {
+        call_id: String,
+        args: update_plan::UpdatePlanArgs,
+    },
+    RequestUserInput {
+        call_id: String,
+        args: request_user_input::RequestUserInputArgs,
+    },
 }
 
 impl ToolCall {
     pub(crate) fn call_id(&self) -> &str {
         match self {
-            ToolCall::Shell { call_id, .. } => call_id,
+            ToolCall::Shell { call_id, .. }
+            | ToolCall::UpdatePlan { call_id, .. }
+            | ToolCall::RequestUserInput { call_id, .. } => call_id,
             ToolCall::Client(call) => &call.call_id,
         }
     }
@@ -73,6 +86,8 @@ pub(crate) enum Routed {
 /// The tool definitions offered to the model on every request.
 pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
     let mut specs = vec![shell::spec()];
+    specs.push(update_plan::spec());
+    specs.push(request_user_input::spec());
     for tool in &settings.dynamic_tools {
         specs.push(json!({
             "type": "function",
@@ -124,6 +139,30 @@ fn route_function_call(
             Err(error) => refuse(format!("failed to parse function arguments: {error}")),
         };
     }
+    if name == update_plan::TOOL_NAME {
+        return match serde_json::from_str::<update_plan::UpdatePlanArgs>(arguments) {
+            Ok(args) => match args.check() {
+                Ok(()) => Routed::Run(ToolCall::UpdatePlan {
+                    call_id: call_id.to_string(),
+                    args,
+                }),
+                Err(error) => refuse(error),
+            },
+            Err(error) => refuse(format!("failed to parse function arguments: {error}")),
+        };
+    }
+    if name == request_user_input::TOOL_NAME {
+        return match serde_json::from_str::<request_user_input::RequestUserInputArgs>(arguments) {
+            Ok(args) => match args.check() {
+                Ok(()) => Routed::Run(ToolCall::RequestUserInput {
+                    call_id: call_id.to_string(),
+                    args,
+                }),
+                Err(error) => refuse(error),
+            },
+            Err(error) => refuse(format!("failed to parse function arguments: {error}")),
+        };
+    }
     let Some(tool) = settings.dynamic_tools.iter().find(|tool| tool.name == name) else {
         return refuse(format!("unsupported call: {name}"));
     };
@@ -148,6 +187,12 @@ pub(crate) async fn run(turn: TurnContext, call: ToolCall) -> Option<ToolOutput>
     match call {
         ToolCall::Shell { call_id, args } => shell::run(&turn, call_id, args).await,
         ToolCall::Client(call) => client_tool::run(&turn, call).await,
+        ToolCall::UpdatePlan { call_id, args } => {
+            Some(update_plan::run(&turn, call_id, args).await)
+        }
+        ToolCall::RequestUserInput { call_id, args } => {
+            request_user_input::run(&turn, call_id, args).await
+        }
     }
 }
 
@@ -207,6 +252,42 @@ mod tests {
             .iter()
             .map(|spec| spec["name"].clone())
             .collect();
-        assert_eq!(names, vec![json!("exec_command"), json!("lookup_ticket")]);
+        assert_eq!(
+            names,
+            vec![
+                json!("exec_command"),
+                json!("update_plan"),
+                json!("request_user_input"),
+                json!("lookup_ticket")
+            ]
+        );
+    }
+
+    #[test]
+    fn questions_outside_one_to_three_and_unknown_plan_statuses_are_refused_with_the_reason() {
+        let settings = settings();
+        let question = json!({"id": "a", "header": "h", "question": "q?", "options": []});
+        let refused = |arguments: Value, name: &str| match route(
+            &call(name, &arguments.to_string()),
+            &settings,
+        ) {
+            Routed::Refused(output) => output.text,
+            other => panic!("unexpected {other:?}"),
+        };
+        assert!(refused(json!({"questions": []}), "request_user_input").contains("at least one"));
+        let four = json!({"questions": [question, question, question, question]});
+        assert!(refused(four, "request_user_input").contains("at most 3"));
+        let bad_status = json!({"plan": [{"step": "s", "status": "done"}]});
+        assert!(refused(bad_status, "update_plan").contains("failed to parse"));
+        assert!(matches!(
+            route(
+                &call(
+                    "request_user_input",
+                    &json!({"questions": [question]}).to_string()
+                ),
+                &settings
+            ),
+            Routed::Run(ToolCall::RequestUserInput { .. })
+        ));
     }
 }

@@ -31,6 +31,7 @@ use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::sandboxing::CommandSandbox;
 use super::super::settings::{ApprovalPolicy, SandboxMode};
 use super::super::turn::{persist_turn_item, TurnContext};
+use super::head_tail::HeadTail;
 use super::process::{exit_code_of, OutputPipes};
 use super::process_tree;
 use super::ToolOutput;
@@ -41,8 +42,6 @@ pub(crate) const TOOL_NAME: &str = "exec_command";
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// The item keeps at most this much output; the rest is counted but not kept.
 const MAX_AGGREGATED_BYTES: usize = 1024 * 1024;
-/// The model sees at most this much output: the head and the tail, the middle elided.
-const MAX_MODEL_OUTPUT_BYTES: usize = 32 * 1024;
 /// Commands that run without asking, and even under a read-only thread that cannot ask: they
 /// only read, whatever their arguments. Tools whose flags can write or run programs (`rg --pre`,
 /// `date -s`, `find -exec`/`-delete`, `sort -o`, `tee`) are deliberately absent.
@@ -429,7 +428,8 @@ async fn ask_approval(
         }
         ClientReply::Decision(CommandDecision::Decline)
         | ClientReply::Invalid
-        | ClientReply::ToolResult(_) => (
+        | ClientReply::ToolResult(_)
+        | ClientReply::UserAnswers(_) => (
             ToolItemStatus::Declined,
             "The user declined to run this command; it did not run.",
         ),
@@ -464,6 +464,8 @@ async fn emit_item(turn: &TurnContext, item: &TurnItem, completed: bool) {
 struct RunResult {
     exit_code: Option<i32>,
     output: String,
+    /// What the model will see of the output: its head and tail within the model's budgets.
+    model_output: HeadTail,
     timed_out: bool,
     cancelled: bool,
     process_id: Option<u32>,
@@ -540,29 +542,8 @@ fn model_output(result: &RunResult, exit_code: Option<i32>, elapsed: Duration) -
         "Wall time: {:.2} seconds\nOutput:\n",
         elapsed.as_secs_f64()
     ));
-    text.push_str(&truncate_middle(&result.output, MAX_MODEL_OUTPUT_BYTES));
+    text.push_str(&result.model_output.render());
     text
-}
-
-/// Keeps the head and tail of `text` within `max` bytes, marking the cut.
-fn truncate_middle(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut head_end = max / 2;
-    while !text.is_char_boundary(head_end) {
-        head_end -= 1;
-    }
-    let mut tail_start = text.len() - max / 2;
-    while !text.is_char_boundary(tail_start) {
-        tail_start += 1;
-    }
-    let elided = tail_start - head_end;
-    format!(
-        "{}\n[… {elided} bytes elided …]\n{}",
-        &text[..head_end],
-        &text[tail_start..]
-    )
 }
 
 /// Runs the process to its end (or kill). Unless `announced`, emits the item's start once the
@@ -571,6 +552,7 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: boo
     let mut result = RunResult {
         exit_code: None,
         output: String::new(),
+        model_output: HeadTail::for_model(),
         timed_out: false,
         cancelled: false,
         process_id: None,
@@ -619,7 +601,7 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: boo
         tokio::select! {
             chunk = pipes.next_chunk() => {
                 if let Some(text) = chunk {
-                    forward_output(turn, invocation, &mut result.output, text).await;
+                    forward_output(turn, invocation, &mut result, text).await;
                 }
             }
             status = child.wait(), if exit.is_none() => {
@@ -654,13 +636,14 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: boo
 async fn forward_output(
     turn: &TurnContext,
     invocation: &Invocation,
-    aggregated: &mut String,
+    result: &mut RunResult,
     text: String,
 ) {
-    if aggregated.len() >= MAX_AGGREGATED_BYTES {
-        return;
+    // The client gets every chunk; the item keeps a bounded prefix and the model a head and tail.
+    if result.output.len() < MAX_AGGREGATED_BYTES {
+        result.output.push_str(&text);
     }
-    aggregated.push_str(&text);
+    result.model_output.push(&text);
     turn.emit(EventMsg::CommandOutputDelta {
         turn_id: turn.turn_id.clone(),
         item_id: invocation.call_id.clone(),
@@ -814,16 +797,6 @@ mod tests {
         assert_eq!(
             display_command("/bin/bash", true, "echo 'hi'"),
             r"/bin/bash -lc 'echo '\''hi'\'''"
-        );
-    }
-
-    #[test]
-    fn long_output_keeps_head_and_tail() {
-        let long = format!("{}{}", "a".repeat(100), "b".repeat(100));
-        let cut = truncate_middle(&long, 20);
-        assert!(
-            cut.starts_with("aaaaaaaaaa\n[… 180 bytes elided …]\nbbbbbbbbbb"),
-            "{cut}"
         );
     }
 }

@@ -21,6 +21,7 @@ use crate::client::{ClientError, TurnState};
 use crate::rollout::RolloutItem;
 use crate::wire::{ResponseItem, StreamError};
 
+use super::context;
 use super::error::{TurnError, TurnErrorKind};
 use super::event::{EventMsg, TurnOutcome};
 use super::items::TurnItem;
@@ -121,6 +122,7 @@ pub(crate) async fn run_turn(mut turn: TurnContext) {
         started_at,
     })
     .await;
+    record_context(&turn).await;
     let outcome = sample_until_done(&turn).await;
     // Whatever the outcome, the turn takes no more input from here on.
     turn.thread.close_turn(&turn.turn_id);
@@ -244,6 +246,35 @@ async fn announce_retry(
         _ = turn.cancel.cancelled() => false,
         _ = tokio::time::sleep(delay) => true,
     }
+}
+
+/// Tells the model where it works, before the turn's input: the first time, the project's
+/// `AGENTS.md` and the environment; afterwards the environment again only when it changed (a new
+/// cwd, sandbox or policy, a new day). The last block told is read back from history, so a
+/// resumed thread decides exactly as the original would have.
+async fn record_context(turn: &TurnContext) {
+    let settings = turn.thread.settings();
+    let environment = context::environment_context(&settings);
+    let told_before = {
+        let state = turn.thread.state();
+        context::last_environment_context(&state.history).map(str::to_string)
+    };
+    let mut texts = Vec::new();
+    match told_before {
+        Some(told) if told == environment => return,
+        Some(_) => {}
+        None => {
+            if let Some(docs) = context::project_docs(&settings.cwd, settings.project_doc_max_bytes)
+            {
+                if let Some(message) = docs.cut_warning {
+                    turn.emit(EventMsg::Warning { message }).await;
+                }
+                texts.push(docs.text);
+            }
+        }
+    }
+    texts.push(environment);
+    turn.record_history(context::context_message(texts)).await;
 }
 
 /// Moves queued user input into history and announces it as user-message items.

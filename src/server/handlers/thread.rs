@@ -359,6 +359,7 @@ fn settings_from(
         plan_mode: saved.plan_mode.unwrap_or(false),
         dynamic_tools,
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
+        project_doc_max_bytes: config.project_doc_max_bytes,
         model_catalog: config.model_catalog.clone(),
         user_skill_roots,
         skill_toggles: config.skill_toggles(),
