@@ -4,6 +4,7 @@
 //! A call that cannot run (unknown tool, bad arguments) is answered at once with a synthetic
 //! output, so the model learns why and the history never holds a call without its output.
 
+pub(crate) mod apply_patch;
 pub(crate) mod client_tool;
 pub(crate) mod process;
 pub(crate) mod process_tree;
