@@ -55,6 +55,11 @@ pub struct ClientToolResult {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientRequestKind {
     CommandApproval(CommandApproval),
+    /// May an `apply_patch` call write its files? Answered with a [`CommandDecision`].
+    FileChangeApproval {
+        item_id: String,
+        reason: Option<String>,
+    },
     ToolCall(ClientToolCall),
 }
 

@@ -25,7 +25,7 @@ use crate::core::approval::{
 };
 use crate::protocol::approval::{
     CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
-    DynamicToolCallParams, DynamicToolCallResponse, ServerRequest,
+    DynamicToolCallParams, DynamicToolCallResponse, FileChangeRequestApprovalParams, ServerRequest,
     ServerRequestResolvedNotification,
 };
 use crate::protocol::jsonrpc::{ErrorObject, RequestId};
@@ -232,6 +232,16 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, boo
                     json!("decline"),
                     json!("cancel"),
                 ],
+            }),
+            true,
+        ),
+        ClientRequestKind::FileChangeApproval { item_id, reason } => (
+            ServerRequest::FileChangeRequestApproval(FileChangeRequestApprovalParams {
+                thread_id: thread_id.to_string(),
+                turn_id: request.turn_id.clone(),
+                item_id: item_id.clone(),
+                reason: reason.clone(),
+                grant_root: None,
             }),
             true,
         ),

@@ -51,6 +51,12 @@ pub(crate) enum ToolCall {
         args: shell::ShellArgs,
     },
     Client(ClientToolCall),
+    ApplyPatch {
+        call_id: String,
+        /// Called as the freeform tool (answered with a custom tool output).
+        custom: bool,
+        input: String,
+    },
 }
 
 impl ToolCall {
@@ -58,6 +64,7 @@ impl ToolCall {
         match self {
             ToolCall::Shell { call_id, .. } => call_id,
             ToolCall::Client(call) => &call.call_id,
+            ToolCall::ApplyPatch { call_id, .. } => call_id,
         }
     }
 }
@@ -73,7 +80,8 @@ pub(crate) enum Routed {
 
 /// The tool definitions offered to the model on every request.
 pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
-    let mut specs = vec![shell::spec()];
+    let form = super::models::apply_patch_form(&settings.model);
+    let mut specs = vec![shell::spec(), apply_patch::tool::spec(form)];
     for tool in &settings.dynamic_tools {
         specs.push(json!({
             "type": "function",
@@ -94,6 +102,16 @@ pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
             arguments,
             ..
         } => route_function_call(call_id, name, arguments, settings),
+        ResponseItem::CustomToolCall {
+            call_id,
+            name,
+            input,
+            ..
+        } if name == apply_patch::tool::TOOL_NAME => Routed::Run(ToolCall::ApplyPatch {
+            call_id: call_id.clone(),
+            custom: true,
+            input: input.clone(),
+        }),
         ResponseItem::CustomToolCall { call_id, name, .. } => Routed::Refused(ToolOutput {
             call_id: call_id.clone(),
             custom: true,
@@ -125,6 +143,16 @@ fn route_function_call(
             Err(error) => refuse(format!("failed to parse function arguments: {error}")),
         };
     }
+    if name == apply_patch::tool::TOOL_NAME {
+        return match serde_json::from_str::<apply_patch::tool::FunctionArgs>(arguments) {
+            Ok(args) => Routed::Run(ToolCall::ApplyPatch {
+                call_id: call_id.to_string(),
+                custom: false,
+                input: args.input,
+            }),
+            Err(error) => refuse(format!("failed to parse function arguments: {error}")),
+        };
+    }
     let Some(tool) = settings.dynamic_tools.iter().find(|tool| tool.name == name) else {
         return refuse(format!("unsupported call: {name}"));
     };
@@ -149,6 +177,11 @@ pub(crate) async fn run(turn: TurnContext, call: ToolCall) -> Option<ToolOutput>
     match call {
         ToolCall::Shell { call_id, args } => shell::run(&turn, call_id, args).await,
         ToolCall::Client(call) => client_tool::run(&turn, call).await,
+        ToolCall::ApplyPatch {
+            call_id,
+            custom,
+            input,
+        } => apply_patch::tool::run(&turn, call_id, custom, &input).await,
     }
 }
 
@@ -208,6 +241,13 @@ mod tests {
             .iter()
             .map(|spec| spec["name"].clone())
             .collect();
-        assert_eq!(names, vec![json!("exec_command"), json!("lookup_ticket")]);
+        assert_eq!(
+            names,
+            vec![
+                json!("exec_command"),
+                json!("apply_patch"),
+                json!("lookup_ticket")
+            ]
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! [`parser`] reads the patch language (whole or streamed), [`matcher`] finds a hunk's lines in a
 //! file, [`apply`] turns a parsed patch into new file contents and writes them all or none.
 
-#![allow(dead_code)] // Wired into the tool list in the next step.
-
 pub(crate) mod apply;
+pub(crate) mod approval;
 pub(crate) mod matcher;
 pub(crate) mod parser;
+pub(crate) mod tool;

@@ -356,6 +356,7 @@ pub fn parse_patch(text: &str) -> Result<Patch, ParseError> {
 /// the files and hunks parsed so far can be shown. After a parse error the stream stops
 /// updating (the finished text is parsed again, and that error is what the model sees).
 #[derive(Debug, Clone)]
+#[allow(dead_code)] // Fed by the turn in the streaming step.
 pub struct PatchStream {
     parser: LineParser,
     /// The text after the last complete line.
@@ -373,6 +374,7 @@ impl Default for PatchStream {
     }
 }
 
+#[allow(dead_code)]
 impl PatchStream {
     /// Appends a delta; true when it completed at least one line that changed the parse.
     pub fn push(&mut self, delta: &str) -> bool {
