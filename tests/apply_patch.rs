@@ -278,3 +278,38 @@ async fn a_declined_approval_changes_nothing() {
         "declined"
     );
 }
+
+#[tokio::test]
+async fn a_streamed_patch_is_shown_while_the_model_is_still_writing_it() {
+    let (_dir, cwd) = tempdir();
+    fixture(&cwd);
+    let script = Script::new([
+        response("r1", vec![patch_call("call_p", EDIT, 12)], None),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_edited(&cwd);
+    let position = |pred: &dyn Fn(&Value) -> bool| turn.iter().position(pred);
+    let updates = params_of(&turn, "item/fileChange/patchUpdated");
+    assert!(updates.len() >= 2, "{turn:#?}");
+    // Every update comes before the item starts, and the snapshots only grow.
+    let first_update = position(&|m| m["method"] == "item/fileChange/patchUpdated");
+    let item_started =
+        position(&|m| m["method"] == "item/started" && m["params"]["item"]["type"] == "fileChange");
+    let last_update = turn
+        .iter()
+        .rposition(|m| m["method"] == "item/fileChange/patchUpdated");
+    assert!(first_update < item_started && last_update < item_started);
+    let counts: Vec<usize> = updates
+        .iter()
+        .map(|u| u["changes"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+    let last = updates[updates.len() - 1];
+    assert_eq!(last["itemId"], "call_p");
+    assert_eq!(last["changes"].as_array().map(Vec::len), Some(4));
+    assert_eq!(last["changes"][0]["diff"], "+hello\n");
+    assert_eq!(last["changes"][1]["diff"], "@@\n one\n-two\n+2\n");
+}

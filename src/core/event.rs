@@ -76,6 +76,12 @@ pub enum EventMsg {
         turn_id: String,
         snapshot: Option<RateLimitSnapshot>,
     },
+    /// The `apply_patch` input the model is still writing, parsed so far (item = call id).
+    PatchUpdated {
+        turn_id: String,
+        item_id: String,
+        changes: Vec<super::items::FileChangeEntry>,
+    },
     ModelRerouted {
         turn_id: String,
         from_model: String,

@@ -115,7 +115,7 @@ pub fn thread_item(
     }
 }
 
-fn file_change_out(change: &core::FileChangeEntry) -> FileUpdateChange {
+pub fn file_change_out(change: &core::FileChangeEntry) -> FileUpdateChange {
     FileUpdateChange {
         path: change.path.clone(),
         kind: match &change.kind {

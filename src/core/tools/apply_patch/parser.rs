@@ -119,7 +119,7 @@ enum State {
 }
 
 /// The line-at-a-time parser behind [`parse_patch`] and [`PatchStream`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct LineParser {
     patch: Patch,
     state: State,
@@ -355,8 +355,7 @@ pub fn parse_patch(text: &str) -> Result<Patch, ParseError> {
 /// A patch the model is still writing: deltas go in, and after each one that completed a line
 /// the files and hunks parsed so far can be shown. After a parse error the stream stops
 /// updating (the finished text is parsed again, and that error is what the model sees).
-#[derive(Debug, Clone)]
-#[allow(dead_code)] // Fed by the turn in the streaming step.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatchStream {
     parser: LineParser,
     /// The text after the last complete line.
@@ -374,7 +373,6 @@ impl Default for PatchStream {
     }
 }
 
-#[allow(dead_code)]
 impl PatchStream {
     /// Appends a delta; true when it completed at least one line that changed the parse.
     pub fn push(&mut self, delta: &str) -> bool {

@@ -12,7 +12,7 @@ use super::super::super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings}
 use super::super::super::turn::{persist_turn_item, TurnContext};
 use super::super::ToolOutput;
 use super::apply::{commit_changes, plan_changes, PlannedChange, PlannedKind};
-use super::parser::{parse_patch, FileOp, Patch};
+use super::parser::{parse_patch, FileOp, HunkLine, Patch};
 
 pub(crate) const TOOL_NAME: &str = "apply_patch";
 
@@ -117,8 +117,19 @@ fn moved_to(change: &PlannedChange) -> Option<&Path> {
 /// in a `.git` directory.
 fn check_inside_workspace(cwd: &Path, path: &Path) -> Result<(), String> {
     let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    // Resolve the longest existing ancestor (links included), then add the rest lexically.
-    let mut existing = path.to_path_buf();
+    // `..` first, lexically; then the longest existing ancestor is resolved (links included)
+    // and the rest added back.
+    let mut lexical = std::path::PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    let mut existing = lexical;
     let mut rest = Vec::new();
     let resolved = loop {
         if let Ok(real) = existing.canonicalize() {
@@ -202,6 +213,40 @@ fn entries_of_patch(patch: &Patch, cwd: &Path) -> Vec<FileChangeEntry> {
             diff: String::new(),
         })
         .collect()
+}
+
+/// The client's view of a patch still being written: each file with its hunks as written.
+pub(crate) fn streamed_entries(patch: &Patch, cwd: &Path) -> Vec<FileChangeEntry> {
+    let mut entries = entries_of_patch(patch, cwd);
+    for (entry, op) in entries.iter_mut().zip(&patch.files) {
+        entry.diff = match op {
+            FileOp::Add { content, .. } => {
+                content.lines().map(|line| format!("+{line}\n")).collect()
+            }
+            FileOp::Delete { .. } => String::new(),
+            FileOp::Update { hunks, .. } => hunks
+                .iter()
+                .map(|hunk| {
+                    let mut text = match &hunk.context {
+                        Some(context) => format!("@@ {context}\n"),
+                        None => "@@\n".to_string(),
+                    };
+                    for line in &hunk.lines {
+                        let (prefix, body) = match line {
+                            HunkLine::Context(body) => (' ', body),
+                            HunkLine::Remove(body) => ('-', body),
+                            HunkLine::Add(body) => ('+', body),
+                        };
+                        text.push(prefix);
+                        text.push_str(body);
+                        text.push('\n');
+                    }
+                    text
+                })
+                .collect(),
+        };
+    }
+    entries
 }
 
 async fn emit_item(turn: &TurnContext, item: TurnItem, completed: bool) {
