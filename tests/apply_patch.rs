@@ -313,3 +313,51 @@ async fn a_streamed_patch_is_shown_while_the_model_is_still_writing_it() {
     assert_eq!(last["changes"][0]["diff"], "+hello\n");
     assert_eq!(last["changes"][1]["diff"], "@@\n one\n-two\n+2\n");
 }
+
+fn git(cwd: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "core.quotepath=off",
+        ])
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The turn's cumulative diff is what `git diff` says of the same changes (git's `index` lines
+/// aside, since openturn does not hash blobs), across two patches of one turn.
+#[tokio::test]
+async fn the_turn_diff_matches_git_diff_on_a_repository() {
+    let (_dir, cwd) = tempdir();
+    fixture(&cwd);
+    git(&cwd, &["init", "-q"]);
+    git(&cwd, &["add", "-A"]);
+    git(&cwd, &["commit", "-qm", "fixture"]);
+    let second = "*** Begin Patch\n*** Update File: a.txt\n@@\n-three\n+3\n*** End Patch\n";
+    let script = Script::new([
+        response("r1", vec![patch_call("call_1", EDIT, 3)], None),
+        response("r2", vec![patch_call("call_2", second, 2)], None),
+        response("r3", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    let diffs = params_of(&turn, "turn/diff/updated");
+    assert_eq!(diffs.len(), 2, "{turn:#?}");
+    let ours = diffs[1]["diff"].as_str().unwrap_or_default().to_string();
+    git(&cwd, &["add", "-A"]);
+    let theirs: String = git(&cwd, &["diff", "--cached", "--no-renames"])
+        .lines()
+        .filter(|line| !line.starts_with("index "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(ours, theirs);
+}

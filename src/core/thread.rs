@@ -263,6 +263,7 @@ impl Thread {
             provider_turn_state: Default::default(),
             output_schema,
             rerouted_announced: Arc::default(),
+            file_snapshots: Default::default(),
         };
         self.tasks.spawn(async move {
             // Either outcome means "go": the caller answered, or gave up the gate.

@@ -11,7 +11,7 @@ use crate::protocol::notification::{
     RateLimitWindow, RateLimitsUpdatedNotification, ReasoningSummaryPartAddedNotification,
     ReasoningSummaryTextDeltaNotification, ReasoningTextDeltaNotification, ServerNotification,
     ThreadStatusChangedNotification, ThreadTokenUsage, TokenUsageUpdatedNotification,
-    TurnNotification, WarningNotification,
+    TurnDiffUpdatedNotification, TurnNotification, WarningNotification,
 };
 use crate::protocol::thread::{ThreadActiveFlag, ThreadStatus};
 use crate::protocol::turn::{Turn, TurnStatus};
@@ -208,6 +208,13 @@ impl ThreadProjection {
 /// a new event kind cannot be dropped silently.
 fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> {
     let notification = match event {
+        EventMsg::TurnDiff { turn_id, diff } => {
+            ServerNotification::TurnDiffUpdated(TurnDiffUpdatedNotification {
+                thread_id,
+                turn_id,
+                diff,
+            })
+        }
         EventMsg::PatchUpdated {
             turn_id,
             item_id,

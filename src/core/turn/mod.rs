@@ -50,6 +50,9 @@ pub(crate) struct TurnContext {
     /// Set once `model/rerouted` went out: every request of a rerouted turn carries the header,
     /// but the client should hear about it once per turn.
     pub rerouted_announced: Arc<std::sync::atomic::AtomicBool>,
+    /// Each file this turn's patches touched, as it was before the turn's first change to it
+    /// (`None`: it did not exist): the base of `turn/diff/updated`.
+    pub file_snapshots: Arc<std::sync::Mutex<crate::core::tools::apply_patch::TurnSnapshots>>,
 }
 
 impl TurnContext {
@@ -393,6 +396,7 @@ mod tests {
             provider_turn_state: Default::default(),
             output_schema: None,
             rerouted_announced: Arc::default(),
+            file_snapshots: Default::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
         assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);

@@ -315,9 +315,21 @@ pub(crate) async fn run(
             }
         }
     }
+    if let Ok(mut snapshots) = turn.file_snapshots.lock() {
+        snapshots.record(&planned);
+    }
     match commit_changes(&planned) {
         Ok(()) => {
             emit_item(turn, item(changes, ToolItemStatus::Completed), true).await;
+            let diff = match turn.file_snapshots.lock() {
+                Ok(snapshots) => snapshots.diff(&settings.cwd),
+                Err(_) => String::new(),
+            };
+            turn.emit(EventMsg::TurnDiff {
+                turn_id: turn.turn_id.clone(),
+                diff,
+            })
+            .await;
             Some(output(success_text(&planned)))
         }
         Err(error) => {
