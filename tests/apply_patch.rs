@@ -361,3 +361,29 @@ async fn the_turn_diff_matches_git_diff_on_a_repository() {
         .collect();
     assert_eq!(ours, theirs);
 }
+
+/// A shell command that is an `apply_patch` heredoc is applied as a patch (a `fileChange`
+/// item), not run as a process (no `commandExecution` item).
+#[tokio::test]
+async fn an_apply_patch_heredoc_sent_to_exec_command_is_applied_as_a_patch() {
+    let (_dir, cwd) = tempdir();
+    fixture(&cwd);
+    let cmd = format!("apply_patch <<'EOF'\n{EDIT}EOF\n");
+    let script = Script::new([
+        response(
+            "r1",
+            vec![exec_call("fc_1", "call_h", json!({"cmd": cmd}))],
+            None,
+        ),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_edited(&cwd);
+    assert!(items_of(&turn, "item/started", "commandExecution").is_empty());
+    assert_eq!(
+        items_of(&turn, "item/completed", "fileChange")[0]["status"],
+        "completed"
+    );
+}

@@ -136,6 +136,14 @@ fn route_function_call(
     };
     if name == shell::TOOL_NAME {
         return match serde_json::from_str::<shell::ShellArgs>(arguments) {
+            // An `apply_patch` heredoc is applied as a patch, never run as a process.
+            Ok(args) if apply_patch::tool::heredoc_patch(&args.cmd).is_some() => {
+                Routed::Run(ToolCall::ApplyPatch {
+                    call_id: call_id.to_string(),
+                    custom: false,
+                    input: apply_patch::tool::heredoc_patch(&args.cmd).unwrap_or_default(),
+                })
+            }
             Ok(args) => Routed::Run(ToolCall::Shell {
                 call_id: call_id.to_string(),
                 args,

@@ -379,3 +379,53 @@ mod tests {
         }
     }
 }
+
+/// The patch of a shell command that is nothing but an `apply_patch` heredoc
+/// (`apply_patch <<'EOF'` … `EOF`), which models also send to `exec_command`; such a command is
+/// applied as a patch instead of running a process.
+pub(crate) fn heredoc_patch(cmd: &str) -> Option<String> {
+    let cmd = cmd.trim();
+    let (first, rest) = cmd.split_once('\n')?;
+    let redirect = first.trim().strip_prefix("apply_patch")?.trim_start();
+    let terminator = redirect
+        .strip_prefix("<<")?
+        .trim_start_matches('-')
+        .trim()
+        .trim_matches(|c| c == '\'' || c == '"');
+    if terminator.is_empty()
+        || !terminator
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return None;
+    }
+    let body = rest.strip_suffix(terminator)?;
+    if !(body.is_empty() || body.ends_with('\n')) {
+        return None;
+    }
+    Some(body.to_string())
+}
+
+#[cfg(test)]
+mod heredoc_tests {
+    use super::heredoc_patch;
+
+    #[test]
+    fn only_a_whole_apply_patch_heredoc_is_taken_for_a_patch() {
+        let patch = "*** Begin Patch\n*** Delete File: a\n*** End Patch\n";
+        assert_eq!(
+            heredoc_patch(&format!("apply_patch <<'EOF'\n{patch}EOF")).as_deref(),
+            Some(patch)
+        );
+        assert_eq!(
+            heredoc_patch(&format!("apply_patch <<PATCH\n{patch}PATCH\n")).as_deref(),
+            Some(patch)
+        );
+        assert_eq!(
+            heredoc_patch(&format!("apply_patch <<'EOF'\n{patch}EOF\nrm -rf x")),
+            None
+        );
+        assert_eq!(heredoc_patch(&format!("cat <<'EOF'\n{patch}EOF")), None);
+        assert_eq!(heredoc_patch("apply_patch"), None);
+    }
+}
