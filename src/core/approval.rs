@@ -80,6 +80,11 @@ pub struct UserQuestionOption {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientRequestKind {
     CommandApproval(CommandApproval),
+    /// May an `apply_patch` call write its files? Answered with a [`CommandDecision`].
+    FileChangeApproval {
+        item_id: String,
+        reason: Option<String>,
+    },
     ToolCall(ClientToolCall),
     UserInput(UserInputRequest),
 }

@@ -99,6 +99,17 @@ pub enum EventMsg {
         turn_id: String,
         snapshot: Option<RateLimitSnapshot>,
     },
+    /// The turn's cumulative unified diff of the files its patches changed.
+    TurnDiff {
+        turn_id: String,
+        diff: String,
+    },
+    /// The `apply_patch` input the model is still writing, parsed so far (item = call id).
+    PatchUpdated {
+        turn_id: String,
+        item_id: String,
+        changes: Vec<super::items::FileChangeEntry>,
+    },
     ModelRerouted {
         turn_id: String,
         from_model: String,

@@ -101,6 +101,33 @@ pub enum TurnItem {
         #[serde(default)]
         duration_ms: Option<i64>,
     },
+    /// An `apply_patch` call (id = the call's `call_id`): the files it changes, each with its
+    /// unified diff.
+    FileChange {
+        id: String,
+        changes: Vec<FileChangeEntry>,
+        status: ToolItemStatus,
+    },
+}
+
+/// One file of a [`TurnItem::FileChange`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChangeEntry {
+    pub path: String,
+    pub kind: FileChangeKind,
+    /// Unified diff of the change (for an add: every line added; a delete: every line removed).
+    pub diff: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FileChangeKind {
+    Add,
+    Delete,
+    Update {
+        #[serde(default)]
+        move_path: Option<String>,
+    },
 }
 
 /// Where a tool item stands.
@@ -129,7 +156,8 @@ impl TurnItem {
             | TurnItem::Reasoning { id, .. }
             | TurnItem::Plan { id, .. }
             | TurnItem::CommandExecution { id, .. }
-            | TurnItem::DynamicToolCall { id, .. } => id,
+            | TurnItem::DynamicToolCall { id, .. }
+            | TurnItem::FileChange { id, .. } => id,
         }
     }
 }

@@ -24,7 +24,8 @@ pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};
 pub use input::{LocalImageError, PreparedInput};
 pub use items::{
-    MemoryCitation, MemoryCitationEntry, ToolContent, ToolItemStatus, TurnItem, UserInput,
+    FileChangeEntry, FileChangeKind, MemoryCitation, MemoryCitationEntry, ToolContent,
+    ToolItemStatus, TurnItem, UserInput,
 };
 pub use manager::{ThreadManager, ThreadSpawn};
 pub use sandboxing::CommandSandbox;

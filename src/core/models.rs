@@ -62,6 +62,34 @@ impl ModelCatalog {
     }
 }
 
+/// Model families that take freeform (custom) tools with a grammar (slug prefixes, lowercase).
+const FREEFORM_TOOL_FAMILIES: &[&str] = &["gpt-5"];
+
+/// How `apply_patch` is offered to `model`: as a freeform tool with a grammar to the families
+/// that take custom tools, as a JSON function tool (one `input` string) to every other model.
+/// `OPENTURN_APPLY_PATCH_FORM=freeform|function` overrides the choice for every model.
+pub fn apply_patch_form(model: &str) -> crate::core::tools::apply_patch::tool::ApplyPatchForm {
+    use crate::core::tools::apply_patch::tool::ApplyPatchForm;
+    match std::env::var("OPENTURN_APPLY_PATCH_FORM").ok().as_deref() {
+        Some("freeform") => return ApplyPatchForm::Freeform,
+        Some("function") => return ApplyPatchForm::Function,
+        _ => {}
+    }
+    let slug = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    if FREEFORM_TOOL_FAMILIES
+        .iter()
+        .any(|family| slug.starts_with(family))
+    {
+        ApplyPatchForm::Freeform
+    } else {
+        ApplyPatchForm::Function
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

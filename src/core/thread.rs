@@ -293,6 +293,7 @@ impl Thread {
             rerouted_announced: Arc::default(),
             skills_instructions: None,
             service_tier: options.service_tier,
+            file_snapshots: Default::default(),
         };
         self.tasks.spawn(async move {
             // Either outcome means "go": the caller answered, or gave up the gate.

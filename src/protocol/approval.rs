@@ -12,6 +12,8 @@ use super::jsonrpc::RequestId;
 pub enum ServerRequest {
     #[serde(rename = "item/commandExecution/requestApproval")]
     CommandExecutionRequestApproval(CommandExecutionRequestApprovalParams),
+    #[serde(rename = "item/fileChange/requestApproval")]
+    FileChangeRequestApproval(FileChangeRequestApprovalParams),
     #[serde(rename = "item/tool/call")]
     DynamicToolCall(DynamicToolCallParams),
     #[serde(rename = "item/tool/requestUserInput")]
@@ -41,6 +43,19 @@ pub struct CommandExecutionRequestApprovalParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CommandExecutionRequestApprovalResponse {
     pub decision: Value,
+}
+
+/// `item/fileChange/requestApproval` params: may the `fileChange` item `itemId` (already
+/// started, with its changes) be applied? Answered like a command approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChangeRequestApprovalParams {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item_id: String,
+    pub reason: Option<String>,
+    /// A root the client could grant writes under for the rest of the session (unused: null).
+    pub grant_root: Option<String>,
 }
 
 /// `item/tool/call` params.

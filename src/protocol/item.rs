@@ -78,6 +78,32 @@ pub enum ThreadItemDetails {
         success: Option<bool>,
         duration_ms: Option<i64>,
     },
+    /// Files an `apply_patch` call changes.
+    FileChange {
+        /// The tool call's `call_id`.
+        id: String,
+        changes: Vec<FileUpdateChange>,
+        /// `inProgress`, `completed`, `failed` or `declined`.
+        status: String,
+    },
+}
+
+/// One file of a `fileChange` item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileUpdateChange {
+    pub path: String,
+    pub kind: PatchChangeKind,
+    /// Unified diff of the change.
+    pub diff: String,
+}
+
+/// What happens to the file, tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum PatchChangeKind {
+    Add,
+    Delete,
+    Update { move_path: Option<String> },
 }
 
 impl ThreadItem {
@@ -88,7 +114,8 @@ impl ThreadItem {
             | ThreadItemDetails::Reasoning { id, .. }
             | ThreadItemDetails::Plan { id, .. }
             | ThreadItemDetails::CommandExecution { id, .. }
-            | ThreadItemDetails::DynamicToolCall { id, .. } => id,
+            | ThreadItemDetails::DynamicToolCall { id, .. }
+            | ThreadItemDetails::FileChange { id, .. } => id,
         }
     }
 }

@@ -37,6 +37,10 @@ pub enum ServerNotification {
     TokenUsageUpdated(TokenUsageUpdatedNotification),
     #[serde(rename = "account/rateLimits/updated")]
     RateLimitsUpdated(RateLimitsUpdatedNotification),
+    #[serde(rename = "turn/diff/updated")]
+    TurnDiffUpdated(TurnDiffUpdatedNotification),
+    #[serde(rename = "item/fileChange/patchUpdated")]
+    FileChangePatchUpdated(FileChangePatchUpdatedNotification),
     #[serde(rename = "model/rerouted")]
     ModelRerouted(ModelReroutedNotification),
     #[serde(rename = "error")]
@@ -86,6 +90,8 @@ impl ServerNotification {
             ServerNotification::TokenUsageUpdated(_) => "thread/tokenUsage/updated",
             ServerNotification::RateLimitsUpdated(_) => "account/rateLimits/updated",
             ServerNotification::ModelRerouted(_) => "model/rerouted",
+            ServerNotification::FileChangePatchUpdated(_) => "item/fileChange/patchUpdated",
+            ServerNotification::TurnDiffUpdated(_) => "turn/diff/updated",
             ServerNotification::Error(_) => "error",
             ServerNotification::Warning(_) => "warning",
             ServerNotification::PlanDelta(_) => "item/plan/delta",
@@ -124,6 +130,8 @@ impl ServerNotification {
             ServerNotification::TokenUsageUpdated(n) => Some(&n.thread_id),
             ServerNotification::TurnPlanUpdated(n) => Some(&n.thread_id),
             ServerNotification::ModelRerouted(n) => Some(&n.thread_id),
+            ServerNotification::FileChangePatchUpdated(n) => Some(&n.thread_id),
+            ServerNotification::TurnDiffUpdated(n) => Some(&n.thread_id),
             ServerNotification::Error(n) => Some(&n.thread_id),
             ServerNotification::Warning(n) => n.thread_id.as_deref(),
             ServerNotification::ThreadArchived(n)
@@ -286,6 +294,28 @@ pub struct RateLimitWindow {
     pub used_percent: i64,
     pub window_duration_mins: Option<i64>,
     pub resets_at: Option<i64>,
+}
+
+/// `turn/diff/updated`: the turn's cumulative unified diff of the files it changed so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnDiffUpdatedNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub diff: String,
+}
+
+/// `item/fileChange/patchUpdated`: the files and hunks of an `apply_patch` call parsed so far,
+/// sent while the model is still writing it (before the `fileChange` item starts). Each
+/// `diff` holds the hunks as written in the patch, not yet matched against the file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChangePatchUpdatedNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    /// The call id, which becomes the `fileChange` item's id.
+    pub item_id: String,
+    pub changes: Vec<super::item::FileUpdateChange>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -9,7 +9,7 @@ use crate::core::event::TokenUsage;
 use crate::core::{self, TurnErrorKind};
 use crate::protocol::approval::DynamicToolCallOutputContentItem;
 use crate::protocol::common::{AskForApproval, SandboxMode, SandboxPolicy};
-use crate::protocol::item::{ThreadItem, ThreadItemDetails};
+use crate::protocol::item::{FileUpdateChange, PatchChangeKind, ThreadItem, ThreadItemDetails};
 use crate::protocol::notification::TokenUsageBreakdown;
 use crate::protocol::turn::{TurnError, TurnPlanStep, TurnPlanStepStatus, UserInput};
 
@@ -100,11 +100,34 @@ pub fn thread_item(
             success: *success,
             duration_ms: *duration_ms,
         },
+        core::TurnItem::FileChange {
+            id,
+            changes,
+            status,
+        } => ThreadItemDetails::FileChange {
+            id: id.clone(),
+            changes: changes.iter().map(file_change_out).collect(),
+            status: tool_status(*status).to_string(),
+        },
     };
     ThreadItem {
         details,
         started_at_ms,
         completed_at_ms,
+    }
+}
+
+pub fn file_change_out(change: &core::FileChangeEntry) -> FileUpdateChange {
+    FileUpdateChange {
+        path: change.path.clone(),
+        kind: match &change.kind {
+            core::FileChangeKind::Add => PatchChangeKind::Add,
+            core::FileChangeKind::Delete => PatchChangeKind::Delete,
+            core::FileChangeKind::Update { move_path } => PatchChangeKind::Update {
+                move_path: move_path.clone(),
+            },
+        },
+        diff: change.diff.clone(),
     }
 }
 

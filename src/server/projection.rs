@@ -6,11 +6,12 @@ use std::collections::HashMap;
 
 use crate::core::{EventMsg, TurnOutcome};
 use crate::protocol::notification::{
-    ErrorNotification, ItemCompletedNotification, ItemDeltaNotification, ItemStartedNotification,
-    ModelReroutedNotification, RateLimitSnapshot, RateLimitWindow, RateLimitsUpdatedNotification,
-    ReasoningSummaryPartAddedNotification, ReasoningSummaryTextDeltaNotification,
-    ReasoningTextDeltaNotification, ServerNotification, ThreadStatusChangedNotification,
-    ThreadTokenUsage, TokenUsageUpdatedNotification, TurnNotification, WarningNotification,
+    ErrorNotification, FileChangePatchUpdatedNotification, ItemCompletedNotification,
+    ItemDeltaNotification, ItemStartedNotification, ModelReroutedNotification, RateLimitSnapshot,
+    RateLimitWindow, RateLimitsUpdatedNotification, ReasoningSummaryPartAddedNotification,
+    ReasoningSummaryTextDeltaNotification, ReasoningTextDeltaNotification, ServerNotification,
+    ThreadStatusChangedNotification, ThreadTokenUsage, TokenUsageUpdatedNotification,
+    TurnDiffUpdatedNotification, TurnNotification, WarningNotification,
 };
 use crate::protocol::thread::{ThreadActiveFlag, ThreadStatus};
 use crate::protocol::turn::{Turn, TurnPlanUpdatedNotification, TurnStatus};
@@ -207,6 +208,23 @@ impl ThreadProjection {
 /// a new event kind cannot be dropped silently.
 fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> {
     let notification = match event {
+        EventMsg::TurnDiff { turn_id, diff } => {
+            ServerNotification::TurnDiffUpdated(TurnDiffUpdatedNotification {
+                thread_id,
+                turn_id,
+                diff,
+            })
+        }
+        EventMsg::PatchUpdated {
+            turn_id,
+            item_id,
+            changes,
+        } => ServerNotification::FileChangePatchUpdated(FileChangePatchUpdatedNotification {
+            thread_id,
+            turn_id,
+            item_id,
+            changes: changes.iter().map(convert::file_change_out).collect(),
+        }),
         EventMsg::AgentMessageDelta {
             turn_id,
             item_id,

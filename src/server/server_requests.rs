@@ -25,7 +25,7 @@ use crate::core::approval::{
 };
 use crate::protocol::approval::{
     CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
-    DynamicToolCallParams, DynamicToolCallResponse, ServerRequest,
+    DynamicToolCallParams, DynamicToolCallResponse, FileChangeRequestApprovalParams, ServerRequest,
     ServerRequestResolvedNotification, ToolRequestUserInputOption, ToolRequestUserInputParams,
     ToolRequestUserInputQuestion, ToolRequestUserInputResponse,
 };
@@ -245,6 +245,16 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
                     json!("decline"),
                     json!("cancel"),
                 ],
+            }),
+            ReplyKind::Decision,
+        ),
+        ClientRequestKind::FileChangeApproval { item_id, reason } => (
+            ServerRequest::FileChangeRequestApproval(FileChangeRequestApprovalParams {
+                thread_id: thread_id.to_string(),
+                turn_id: request.turn_id.clone(),
+                item_id: item_id.clone(),
+                reason: reason.clone(),
+                grant_root: None,
             }),
             ReplyKind::Decision,
         ),

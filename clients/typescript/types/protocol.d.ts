@@ -77,6 +77,23 @@ export type DynamicToolCallOutputContentItem =
       type: "inputImage";
     };
 /**
+ * What happens to the file, tagged by `type`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "PatchChangeKind".
+ */
+export type PatchChangeKind =
+  | {
+      type: "add";
+    }
+  | {
+      type: "delete";
+    }
+  | {
+      move_path?: string | null;
+      type: "update";
+    };
+/**
  * An item plus the timing fields every item carries (written as `null` when unknown).
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -160,6 +177,18 @@ export type ThreadItem1 =
       success?: boolean | null;
       tool: string;
       type: "dynamicToolCall";
+    }
+  | {
+      changes: FileUpdateChange[];
+      /**
+       * The tool call's `call_id`.
+       */
+      id: string;
+      /**
+       * `inProgress`, `completed`, `failed` or `declined`.
+       */
+      status: string;
+      type: "fileChange";
     };
 /**
  * One piece of user input. `text_elements` keeps its snake_case wire name.
@@ -261,6 +290,14 @@ export type ServerNotification =
       params: RateLimitsUpdatedNotification;
     }
   | {
+      method: "turn/diff/updated";
+      params: TurnDiffUpdatedNotification;
+    }
+  | {
+      method: "item/fileChange/patchUpdated";
+      params: FileChangePatchUpdatedNotification;
+    }
+  | {
       method: "model/rerouted";
       params: ModelReroutedNotification;
     }
@@ -275,6 +312,10 @@ export type ServerNotification =
   | {
       method: "item/plan/delta";
       params: ItemDeltaNotification;
+    }
+  | {
+      method: "turn/plan/updated";
+      params: TurnPlanUpdatedNotification;
     }
   | {
       method: "item/commandExecution/outputDelta";
@@ -347,6 +388,13 @@ export type ThreadActiveFlag = "waitingOnApproval" | "waitingOnUserInput";
  */
 export type TurnStatus = "inProgress" | "completed" | "interrupted" | "failed";
 /**
+ * Where a plan step stands.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnPlanStepStatus".
+ */
+export type TurnPlanStepStatus = "pending" | "inProgress" | "completed";
+/**
  * A server → client request, tagged by method name.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -358,8 +406,16 @@ export type ServerRequest =
       params: CommandExecutionRequestApprovalParams;
     }
   | {
+      method: "item/fileChange/requestApproval";
+      params: FileChangeRequestApprovalParams;
+    }
+  | {
       method: "item/tool/call";
       params: DynamicToolCallParams;
+    }
+  | {
+      method: "item/tool/requestUserInput";
+      params: ToolRequestUserInputParams;
     };
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -657,6 +713,51 @@ export interface ErrorObject {
   code: number;
   data?: unknown;
   message: string;
+}
+/**
+ * `item/fileChange/patchUpdated`: the files and hunks of an `apply_patch` call parsed so far, sent while the model is still writing it (before the `fileChange` item starts). Each `diff` holds the hunks as written in the patch, not yet matched against the file.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FileChangePatchUpdatedNotification".
+ */
+export interface FileChangePatchUpdatedNotification {
+  changes: FileUpdateChange[];
+  /**
+   * The call id, which becomes the `fileChange` item's id.
+   */
+  itemId: string;
+  threadId: string;
+  turnId: string;
+}
+/**
+ * One file of a `fileChange` item.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FileUpdateChange".
+ */
+export interface FileUpdateChange {
+  /**
+   * Unified diff of the change.
+   */
+  diff: string;
+  kind: PatchChangeKind;
+  path: string;
+}
+/**
+ * `item/fileChange/requestApproval` params: may the `fileChange` item `itemId` (already started, with its changes) be applied? Answered like a command approval.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FileChangeRequestApprovalParams".
+ */
+export interface FileChangeRequestApprovalParams {
+  /**
+   * A root the client could grant writes under for the rest of the session (unused: null).
+   */
+  grantRoot?: string | null;
+  itemId: string;
+  reason?: string | null;
+  threadId: string;
+  turnId: string;
 }
 /**
  * `account/read` params.
@@ -1108,12 +1209,48 @@ export interface TokenUsageBreakdown {
   totalTokens: number;
 }
 /**
+ * `turn/diff/updated`: the turn's cumulative unified diff of the files it changed so far.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnDiffUpdatedNotification".
+ */
+export interface TurnDiffUpdatedNotification {
+  diff: string;
+  threadId: string;
+  turnId: string;
+}
+/**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "WarningNotification".
  */
 export interface WarningNotification {
   message: string;
   threadId?: string | null;
+}
+/**
+ * `turn/plan/updated` params: the model's plan as it stands after an `update_plan` call.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnPlanUpdatedNotification".
+ */
+export interface TurnPlanUpdatedNotification {
+  /**
+   * Why the plan changed, when the model said.
+   */
+  explanation?: string | null;
+  plan: TurnPlanStep[];
+  threadId: string;
+  turnId: string;
+}
+/**
+ * One step of a [`TurnPlanUpdatedNotification`].
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnPlanStep".
+ */
+export interface TurnPlanStep {
+  status: TurnPlanStepStatus;
+  step: string;
 }
 /**
  * `serverRequest/resolved` params.
@@ -1141,6 +1278,55 @@ export interface ThreadIdNotification {
 export interface ThreadNameUpdatedNotification {
   threadId: string;
   threadName?: string | null;
+}
+/**
+ * `item/tool/requestUserInput` params: questions the model asks the user through `request_user_input`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ToolRequestUserInputParams".
+ */
+export interface ToolRequestUserInputParams {
+  /**
+   * The turn waits for the answer.
+   */
+  isBlocking: boolean;
+  /**
+   * The tool call's id.
+   */
+  itemId: string;
+  questions: ToolRequestUserInputQuestion[];
+  threadId: string;
+  turnId: string;
+}
+/**
+ * One question of a [`ToolRequestUserInputParams`].
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ToolRequestUserInputQuestion".
+ */
+export interface ToolRequestUserInputQuestion {
+  header: string;
+  /**
+   * The id answers are keyed by.
+   */
+  id: string;
+  /**
+   * The client may offer a free-form answer besides the options.
+   */
+  isOther?: boolean;
+  isSecret?: boolean;
+  options?: ToolRequestUserInputOption[] | null;
+  question: string;
+}
+/**
+ * One choice offered for a question.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ToolRequestUserInputOption".
+ */
+export interface ToolRequestUserInputOption {
+  description: string;
+  label: string;
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -1636,6 +1822,26 @@ export interface ThreadStartResponse {
  */
 export interface ThreadUnsubscribeResponse {
   status: ThreadUnsubscribeStatus;
+}
+/**
+ * The user's answer to one question (the chosen labels and/or free text).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ToolRequestUserInputAnswer".
+ */
+export interface ToolRequestUserInputAnswer {
+  answers: string[];
+}
+/**
+ * The reply to `item/tool/requestUserInput`: answers by question id.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ToolRequestUserInputResponse".
+ */
+export interface ToolRequestUserInputResponse {
+  answers: {
+    [k: string]: ToolRequestUserInputAnswer | undefined;
+  };
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema

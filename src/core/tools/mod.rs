@@ -4,6 +4,7 @@
 //! A call that cannot run (unknown tool, bad arguments) is answered at once with a synthetic
 //! output, so the model learns why and the history never holds a call without its output.
 
+pub(crate) mod apply_patch;
 pub(crate) mod client_tool;
 pub(crate) mod head_tail;
 pub(crate) mod process;
@@ -61,6 +62,12 @@ pub(crate) enum ToolCall {
         call_id: String,
         args: request_user_input::RequestUserInputArgs,
     },
+    ApplyPatch {
+        call_id: String,
+        /// Called as the freeform tool (answered with a custom tool output).
+        custom: bool,
+        input: String,
+    },
 }
 
 impl ToolCall {
@@ -70,6 +77,7 @@ impl ToolCall {
             | ToolCall::UpdatePlan { call_id, .. }
             | ToolCall::RequestUserInput { call_id, .. } => call_id,
             ToolCall::Client(call) => &call.call_id,
+            ToolCall::ApplyPatch { call_id, .. } => call_id,
         }
     }
 }
@@ -85,9 +93,11 @@ pub(crate) enum Routed {
 
 /// The tool definitions offered to the model on every request.
 pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
+    let form = super::models::apply_patch_form(&settings.model);
     let mut specs = vec![shell::spec()];
     specs.push(update_plan::spec());
     specs.push(request_user_input::spec());
+    specs.push(apply_patch::tool::spec(form));
     for tool in &settings.dynamic_tools {
         specs.push(json!({
             "type": "function",
@@ -108,6 +118,16 @@ pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
             arguments,
             ..
         } => route_function_call(call_id, name, arguments, settings),
+        ResponseItem::CustomToolCall {
+            call_id,
+            name,
+            input,
+            ..
+        } if name == apply_patch::tool::TOOL_NAME => Routed::Run(ToolCall::ApplyPatch {
+            call_id: call_id.clone(),
+            custom: true,
+            input: input.clone(),
+        }),
         ResponseItem::CustomToolCall { call_id, name, .. } => Routed::Refused(ToolOutput {
             call_id: call_id.clone(),
             custom: true,
@@ -132,6 +152,14 @@ fn route_function_call(
     };
     if name == shell::TOOL_NAME {
         return match serde_json::from_str::<shell::ShellArgs>(arguments) {
+            // An `apply_patch` heredoc is applied as a patch, never run as a process.
+            Ok(args) if apply_patch::tool::heredoc_patch(&args.cmd).is_some() => {
+                Routed::Run(ToolCall::ApplyPatch {
+                    call_id: call_id.to_string(),
+                    custom: false,
+                    input: apply_patch::tool::heredoc_patch(&args.cmd).unwrap_or_default(),
+                })
+            }
             Ok(args) => Routed::Run(ToolCall::Shell {
                 call_id: call_id.to_string(),
                 args,
@@ -160,6 +188,16 @@ fn route_function_call(
                 }),
                 Err(error) => refuse(error),
             },
+            Err(error) => refuse(format!("failed to parse function arguments: {error}")),
+        };
+    }
+    if name == apply_patch::tool::TOOL_NAME {
+        return match serde_json::from_str::<apply_patch::tool::FunctionArgs>(arguments) {
+            Ok(args) => Routed::Run(ToolCall::ApplyPatch {
+                call_id: call_id.to_string(),
+                custom: false,
+                input: args.input,
+            }),
             Err(error) => refuse(format!("failed to parse function arguments: {error}")),
         };
     }
@@ -193,6 +231,11 @@ pub(crate) async fn run(turn: TurnContext, call: ToolCall) -> Option<ToolOutput>
         ToolCall::RequestUserInput { call_id, args } => {
             request_user_input::run(&turn, call_id, args).await
         }
+        ToolCall::ApplyPatch {
+            call_id,
+            custom,
+            input,
+        } => apply_patch::tool::run(&turn, call_id, custom, &input).await,
     }
 }
 
@@ -258,6 +301,7 @@ mod tests {
                 json!("exec_command"),
                 json!("update_plan"),
                 json!("request_user_input"),
+                json!("apply_patch"),
                 json!("lookup_ticket")
             ]
         );

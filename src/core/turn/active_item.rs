@@ -8,6 +8,7 @@
 //! items never become the active item: their argument deltas go to a [`ToolInputStream`],
 //! matched by call id.
 
+use crate::core::tools::apply_patch::{self, parser::PatchStream};
 use crate::wire::ResponseItem;
 
 use super::super::text::AssistantTextParser;
@@ -207,25 +208,32 @@ pub(crate) struct ToolInputStream {
     pub call_id: String,
     pub tool: String,
     pub input: String,
+    /// For `apply_patch`: the patch parsed so far, shown to the client as it grows.
+    pub patch: Option<Box<PatchStream>>,
 }
 
 impl ToolInputStream {
     pub(crate) fn new(call_id: String, tool: String) -> ToolInputStream {
         ToolInputStream {
             call_id,
+            patch: (tool == apply_patch::tool::TOOL_NAME).then(Box::default),
             tool,
             input: String::new(),
         }
     }
 
-    /// Appends a delta; false (and nothing appended) when it names another call.
+    /// Appends a delta (nothing when it names another call); true when the streamed patch
+    /// parsed so far changed.
     pub(crate) fn consume(&mut self, call_id: Option<&str>, delta: &str) -> bool {
         if call_id.is_some_and(|call_id| call_id != self.call_id) {
             tracing::debug!(active = %self.call_id, ?call_id, "tool input delta for another call dropped");
             return false;
         }
         self.input.push_str(delta);
-        true
+        if let Some(patch) = &mut self.patch {
+            return patch.push(delta);
+        }
+        false
     }
 }
 
@@ -342,9 +350,9 @@ mod tests {
     #[test]
     fn tool_input_deltas_for_another_call_are_dropped() {
         let mut stream = ToolInputStream::new("call_1".into(), "apply_patch".into());
-        assert!(stream.consume(None, "a"));
-        assert!(stream.consume(Some("call_1"), "b"));
+        assert!(!stream.consume(None, "*** Begin Patch"));
+        assert!(stream.consume(Some("call_1"), "\n*** Add File: a\n"));
         assert!(!stream.consume(Some("call_2"), "X"));
-        assert_eq!(stream.input, "ab");
+        assert_eq!(stream.input, "*** Begin Patch\n*** Add File: a\n");
     }
 }

@@ -56,6 +56,9 @@ pub(crate) struct TurnContext {
     pub skills_instructions: Option<String>,
     /// `serviceTierForTurn`: this turn's tier, over the thread's.
     pub service_tier: Option<String>,
+    /// Each file this turn's patches touched, as it was before the turn's first change to it
+    /// (`None`: it did not exist): the base of `turn/diff/updated`.
+    pub file_snapshots: Arc<std::sync::Mutex<crate::core::tools::apply_patch::TurnSnapshots>>,
 }
 
 impl TurnContext {
@@ -451,6 +454,7 @@ mod tests {
             skills_instructions: None,
             service_tier: None,
             rerouted_announced: Arc::default(),
+            file_snapshots: Default::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
         assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);

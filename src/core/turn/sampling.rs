@@ -8,6 +8,7 @@
 //! awaited in call order and each output recorded (live history, then rollout); only then is
 //! token usage emitted and the result returned. Nothing after `completed` belongs to the response.
 
+use crate::core::tools::apply_patch;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
@@ -239,7 +240,20 @@ async fn on_event(turn: &TurnContext, state: &mut ResponseState, event: Response
         } => on_raw_reasoning(turn, state, delta, content_index).await,
         ResponseEvent::CustomToolCallInputDelta { call_id, delta, .. } => {
             if let Some(input) = state.tool_input.as_mut() {
-                input.consume(call_id.as_deref(), &delta);
+                if input.consume(call_id.as_deref(), &delta) {
+                    if let Some(patch) = &input.patch {
+                        let settings = turn.thread.settings();
+                        turn.emit(EventMsg::PatchUpdated {
+                            turn_id: turn.turn_id.clone(),
+                            item_id: input.call_id.clone(),
+                            changes: apply_patch::tool::streamed_entries(
+                                patch.snapshot(),
+                                &settings.cwd,
+                            ),
+                        })
+                        .await;
+                    }
+                }
             }
         }
         ResponseEvent::ServerModel(model)

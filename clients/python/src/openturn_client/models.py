@@ -307,6 +307,24 @@ class ErrorObject(BaseModel):
     message: str
 
 
+class FileChangeRequestApprovalParams(BaseModel):
+    """
+    `item/fileChange/requestApproval` params: may the `fileChange` item `itemId` (already started, with its changes) be applied? Answered like a command approval.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    grant_root: Annotated[str | None, Field(alias="grantRoot")] = None
+    """
+    A root the client could grant writes under for the rest of the session (unused: null).
+    """
+    item_id: Annotated[str, Field(alias="itemId")]
+    reason: str | None = None
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str, Field(alias="turnId")]
+
+
 class GetAccountParams(BaseModel):
     """
     `account/read` params.
@@ -423,6 +441,49 @@ class ModelReroutedNotification(BaseModel):
     thread_id: Annotated[str, Field(alias="threadId")]
     to_model: Annotated[str, Field(alias="toModel")]
     turn_id: Annotated[str, Field(alias="turnId")]
+
+
+class PatchChangeKind1(BaseModel):
+    """
+    What happens to the file, tagged by `type`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    type: Literal["add"]
+
+
+class PatchChangeKind2(BaseModel):
+    """
+    What happens to the file, tagged by `type`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    type: Literal["delete"]
+
+
+class PatchChangeKind3(BaseModel):
+    """
+    What happens to the file, tagged by `type`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    move_path: str | None = None
+    type: Literal["update"]
+
+
+class PatchChangeKind(
+    RootModel[PatchChangeKind1 | PatchChangeKind2 | PatchChangeKind3]
+):
+    root: PatchChangeKind1 | PatchChangeKind2 | PatchChangeKind3
+    """
+    What happens to the file, tagged by `type`.
+    """
 
 
 class PermissionProfileListParams(BaseModel):
@@ -620,7 +681,7 @@ class ServerNotification10(BaseModel):
     params: ReasoningTextDeltaNotification
 
 
-class ServerNotification13(BaseModel):
+class ServerNotification15(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -628,7 +689,7 @@ class ServerNotification13(BaseModel):
     params: ModelReroutedNotification
 
 
-class ServerNotification16(BaseModel):
+class ServerNotification18(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -636,7 +697,7 @@ class ServerNotification16(BaseModel):
     params: ItemDeltaNotification
 
 
-class ServerNotification17(BaseModel):
+class ServerNotification20(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -644,7 +705,7 @@ class ServerNotification17(BaseModel):
     params: ItemDeltaNotification
 
 
-class ServerNotification23(BaseModel):
+class ServerNotification26(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -652,7 +713,7 @@ class ServerNotification23(BaseModel):
     params: CommandExecOutputDeltaNotification
 
 
-class ServerNotification24(BaseModel):
+class ServerNotification27(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -660,7 +721,7 @@ class ServerNotification24(BaseModel):
     params: ConfigWarningNotification
 
 
-class ServerNotification25(BaseModel):
+class ServerNotification28(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -668,7 +729,7 @@ class ServerNotification25(BaseModel):
     params: AccountLoginCompletedNotification
 
 
-class ServerNotification26(BaseModel):
+class ServerNotification29(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -696,15 +757,20 @@ class ServerRequest2(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-    method: Literal["item/tool/call"]
-    params: DynamicToolCallParams
+    method: Literal["item/fileChange/requestApproval"]
+    params: FileChangeRequestApprovalParams
 
 
-class ServerRequest(RootModel[ServerRequest1 | ServerRequest2]):
-    root: ServerRequest1 | ServerRequest2
+class ServerRequest3(BaseModel):
     """
     A server → client request, tagged by method name.
     """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["item/tool/call"]
+    params: DynamicToolCallParams
 
 
 class ServerRequestResolvedNotification(BaseModel):
@@ -1354,6 +1420,75 @@ class TokenUsageBreakdown(BaseModel):
     total_tokens: Annotated[int, Field(alias="totalTokens")]
 
 
+class ToolRequestUserInputAnswer(BaseModel):
+    """
+    The user's answer to one question (the chosen labels and/or free text).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    answers: list[str]
+
+
+class ToolRequestUserInputOption(BaseModel):
+    """
+    One choice offered for a question.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    description: str
+    label: str
+
+
+class ToolRequestUserInputQuestion(BaseModel):
+    """
+    One question of a [`ToolRequestUserInputParams`].
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    header: str
+    id: str
+    """
+    The id answers are keyed by.
+    """
+    is_other: Annotated[bool | None, Field(alias="isOther")] = False
+    """
+    The client may offer a free-form answer besides the options.
+    """
+    is_secret: Annotated[bool | None, Field(alias="isSecret")] = False
+    options: list[ToolRequestUserInputOption] | None = None
+    question: str
+
+
+class ToolRequestUserInputResponse(BaseModel):
+    """
+    The reply to `item/tool/requestUserInput`: answers by question id.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    answers: dict[str, ToolRequestUserInputAnswer]
+
+
+class TurnDiffUpdatedNotification(BaseModel):
+    """
+    `turn/diff/updated`: the turn's cumulative unified diff of the files it changed so far.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    diff: str
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str, Field(alias="turnId")]
+
+
 class TurnError(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -1373,6 +1508,13 @@ class TurnInterruptParams(BaseModel):
     )
     thread_id: Annotated[str, Field(alias="threadId")]
     turn_id: Annotated[str, Field(alias="turnId")]
+
+
+class TurnPlanStepStatus(RootModel[Literal["pending", "inProgress", "completed"]]):
+    root: Literal["pending", "inProgress", "completed"]
+    """
+    Where a plan step stands.
+    """
 
 
 class TurnStatus(
@@ -1491,6 +1633,22 @@ class ErrorNotification(BaseModel):
     thread_id: Annotated[str, Field(alias="threadId")]
     turn_id: Annotated[str, Field(alias="turnId")]
     will_retry: Annotated[bool, Field(alias="willRetry")]
+
+
+class FileUpdateChange(BaseModel):
+    """
+    One file of a `fileChange` item.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    diff: str
+    """
+    Unified diff of the change.
+    """
+    kind: PatchChangeKind
+    path: str
 
 
 class InitializeResponse(BaseModel):
@@ -1619,7 +1777,15 @@ class ServerNotification12(BaseModel):
     params: RateLimitsUpdatedNotification
 
 
-class ServerNotification14(BaseModel):
+class ServerNotification13(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["turn/diff/updated"]
+    params: TurnDiffUpdatedNotification
+
+
+class ServerNotification16(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1627,7 +1793,7 @@ class ServerNotification14(BaseModel):
     params: ErrorNotification
 
 
-class ServerNotification15(BaseModel):
+class ServerNotification17(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1635,7 +1801,7 @@ class ServerNotification15(BaseModel):
     params: WarningNotification
 
 
-class ServerNotification18(BaseModel):
+class ServerNotification21(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1643,7 +1809,7 @@ class ServerNotification18(BaseModel):
     params: ServerRequestResolvedNotification
 
 
-class ServerNotification19(BaseModel):
+class ServerNotification22(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1651,7 +1817,7 @@ class ServerNotification19(BaseModel):
     params: ThreadIdNotification
 
 
-class ServerNotification20(BaseModel):
+class ServerNotification23(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1659,7 +1825,7 @@ class ServerNotification20(BaseModel):
     params: ThreadIdNotification
 
 
-class ServerNotification21(BaseModel):
+class ServerNotification24(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1667,7 +1833,7 @@ class ServerNotification21(BaseModel):
     params: ThreadIdNotification
 
 
-class ServerNotification22(BaseModel):
+class ServerNotification25(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1691,6 +1857,28 @@ class ThreadItem1(BaseModel):
     type: Literal["userMessage"]
 
 
+class ThreadItem7(BaseModel):
+    """
+    Files an `apply_patch` call changes.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    completed_at_ms: Annotated[int | None, Field(alias="completedAtMs")] = None
+    started_at_ms: Annotated[int | None, Field(alias="startedAtMs")] = None
+    changes: list[FileUpdateChange]
+    id: str
+    """
+    The tool call's `call_id`.
+    """
+    status: str
+    """
+    `inProgress`, `completed`, `failed` or `declined`.
+    """
+    type: Literal["fileChange"]
+
+
 class ThreadItem(
     RootModel[
         ThreadItem1
@@ -1699,9 +1887,10 @@ class ThreadItem(
         | ThreadItem4
         | ThreadItem5
         | ThreadItem6
+        | ThreadItem7
     ]
 ):
-    root: ThreadItem1 | ThreadItem2 | ThreadItem3 | ThreadItem4 | ThreadItem5 | ThreadItem6
+    root: ThreadItem1 | ThreadItem2 | ThreadItem3 | ThreadItem4 | ThreadItem5 | ThreadItem6 | ThreadItem7
     """
     An item plus the timing fields every item carries (written as `null` when unknown).
     """
@@ -1802,6 +1991,27 @@ class TokenUsageUpdatedNotification(BaseModel):
     turn_id: Annotated[str, Field(alias="turnId")]
 
 
+class ToolRequestUserInputParams(BaseModel):
+    """
+    `item/tool/requestUserInput` params: questions the model asks the user through `request_user_input`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    is_blocking: Annotated[bool, Field(alias="isBlocking")]
+    """
+    The turn waits for the answer.
+    """
+    item_id: Annotated[str, Field(alias="itemId")]
+    """
+    The tool call's id.
+    """
+    questions: list[ToolRequestUserInputQuestion]
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str, Field(alias="turnId")]
+
+
 class Turn(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -1826,6 +2036,35 @@ class TurnNotification(BaseModel):
     )
     thread_id: Annotated[str, Field(alias="threadId")]
     turn: Turn
+
+
+class TurnPlanStep(BaseModel):
+    """
+    One step of a [`TurnPlanUpdatedNotification`].
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    status: TurnPlanStepStatus
+    step: str
+
+
+class TurnPlanUpdatedNotification(BaseModel):
+    """
+    `turn/plan/updated` params: the model's plan as it stands after an `update_plan` call.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    explanation: str | None = None
+    """
+    Why the plan changed, when the model said.
+    """
+    plan: list[TurnPlanStep]
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str, Field(alias="turnId")]
 
 
 class TurnStartParams(BaseModel):
@@ -1883,6 +2122,23 @@ class TurnSteerParams(BaseModel):
     expected_turn_id: Annotated[str, Field(alias="expectedTurnId")]
     input: list[UserInput]
     thread_id: Annotated[str, Field(alias="threadId")]
+
+
+class FileChangePatchUpdatedNotification(BaseModel):
+    """
+    `item/fileChange/patchUpdated`: the files and hunks of an `apply_patch` call parsed so far, sent while the model is still writing it (before the `fileChange` item starts). Each `diff` holds the hunks as written in the patch, not yet matched against the file.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    changes: list[FileUpdateChange]
+    item_id: Annotated[str, Field(alias="itemId")]
+    """
+    The call id, which becomes the `fileChange` item's id.
+    """
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str, Field(alias="turnId")]
 
 
 class ItemCompletedNotification(BaseModel):
@@ -1944,6 +2200,43 @@ class ServerNotification11(BaseModel):
     )
     method: Literal["thread/tokenUsage/updated"]
     params: TokenUsageUpdatedNotification
+
+
+class ServerNotification14(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["item/fileChange/patchUpdated"]
+    params: FileChangePatchUpdatedNotification
+
+
+class ServerNotification19(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["turn/plan/updated"]
+    params: TurnPlanUpdatedNotification
+
+
+class ServerRequest4(BaseModel):
+    """
+    A server → client request, tagged by method name.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["item/tool/requestUserInput"]
+    params: ToolRequestUserInputParams
+
+
+class ServerRequest(
+    RootModel[ServerRequest1 | ServerRequest2 | ServerRequest3 | ServerRequest4]
+):
+    root: ServerRequest1 | ServerRequest2 | ServerRequest3 | ServerRequest4
+    """
+    A server → client request, tagged by method name.
+    """
 
 
 class Thread(BaseModel):
@@ -2178,6 +2471,9 @@ class ServerNotification(
         | ServerNotification24
         | ServerNotification25
         | ServerNotification26
+        | ServerNotification27
+        | ServerNotification28
+        | ServerNotification29
     ]
 ):
-    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26
+    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29

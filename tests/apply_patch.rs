@@ -1,0 +1,389 @@
+//! `apply_patch` through the real binary: the freeform (custom) and JSON function forms edit
+//! files exactly; a hunk that does not match changes no file at all; a path escaping the
+//! workspace is refused under workspace-write; approval accept and decline round trips.
+
+mod support;
+mod turn_support;
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use support::mock_provider::split_text;
+use support::*;
+use turn_support::*;
+
+fn thread_params(cwd: &Path, approval: &str, sandbox: &str) -> Value {
+    json!({"approvalPolicy": approval, "sandbox": sandbox, "model": "gpt-5",
+        "cwd": cwd.display().to_string()})
+}
+
+/// A `custom_tool_call` whose input arrives in `pieces` deltas.
+fn patch_call(call_id: &str, patch: &str, pieces: usize) -> Vec<SseEvent> {
+    let item_id = format!("ctc_{call_id}");
+    let mut events = vec![ev(json!({"type": "response.output_item.added", "item": {
+        "type": "custom_tool_call", "id": item_id, "call_id": call_id, "name": "apply_patch",
+        "input": ""}}))];
+    for piece in split_text(patch, pieces) {
+        events.push(ev(json!({"type": "response.custom_tool_call_input.delta",
+            "item_id": item_id, "call_id": call_id, "delta": piece})));
+    }
+    events.push(ev(json!({"type": "response.output_item.done", "item": {
+        "type": "custom_tool_call", "id": item_id, "call_id": call_id, "name": "apply_patch",
+        "input": patch}})));
+    events
+}
+
+fn tempdir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    (dir, cwd)
+}
+
+fn write(cwd: &Path, name: &str, text: &str) {
+    std::fs::write(cwd.join(name), text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn read(cwd: &Path, name: &str) -> Option<String> {
+    std::fs::read_to_string(cwd.join(name)).ok()
+}
+
+/// The text the model got back for `call_id` in the second request.
+fn output_for(body: &Value, call_id: &str) -> String {
+    body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|item| item["call_id"] == call_id && item["output"].is_string())
+        .and_then(|item| item["output"].as_str())
+        .unwrap_or_else(|| panic!("no output for {call_id} in {body:#}"))
+        .to_string()
+}
+
+const EDIT: &str = "*** Begin Patch
+*** Add File: notes/new.txt
++hello
+*** Update File: a.txt
+@@
+ one
+-two
++2
+*** Update File: old.txt
+*** Move to: renamed.txt
+@@
+-x
++y
+*** Delete File: gone.txt
+*** End Patch
+";
+
+fn fixture(cwd: &Path) {
+    write(cwd, "a.txt", "one\ntwo\nthree\n");
+    write(cwd, "old.txt", "x\n");
+    write(cwd, "gone.txt", "bye\n");
+}
+
+fn assert_edited(cwd: &Path) {
+    assert_eq!(read(cwd, "notes/new.txt").as_deref(), Some("hello\n"));
+    assert_eq!(read(cwd, "a.txt").as_deref(), Some("one\n2\nthree\n"));
+    assert_eq!(read(cwd, "old.txt"), None);
+    assert_eq!(read(cwd, "renamed.txt").as_deref(), Some("y\n"));
+    assert_eq!(read(cwd, "gone.txt"), None);
+}
+
+#[tokio::test]
+async fn a_freeform_patch_adds_updates_moves_and_deletes_exactly() {
+    let (_dir, cwd) = tempdir();
+    fixture(&cwd);
+    let script = Script::new([
+        response("r1", vec![patch_call("call_p", EDIT, 7)], None),
+        response("r2", vec![message("m", &["Done."])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_edited(&cwd);
+    let completed = items_of(&turn, "item/completed", "fileChange");
+    assert_eq!(completed.len(), 1, "{turn:#?}");
+    assert_eq!(completed[0]["status"], "completed");
+    let kinds: Vec<Value> = completed[0]["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|change| change["kind"].clone())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            json!({"type": "add"}),
+            json!({"type": "update", "move_path": null}),
+            json!({"type": "update", "move_path": cwd.join("renamed.txt").display().to_string()}),
+            json!({"type": "delete"}),
+        ]
+    );
+    assert_eq!(
+        completed[0]["changes"][1]["diff"],
+        "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+    );
+    let bodies = s.bodies(2).await;
+    let tool = bodies[0]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|tool| tool["name"] == "apply_patch")
+        .cloned()
+        .unwrap_or_else(|| panic!("no apply_patch tool"));
+    assert_eq!(tool["type"], "custom");
+    assert_eq!(tool["format"]["syntax"], "lark");
+    assert!(output_for(&bodies[1], "call_p").starts_with("Success."));
+}
+
+#[tokio::test]
+async fn a_hunk_that_does_not_match_changes_no_file_across_the_patch() {
+    let (_dir, cwd) = tempdir();
+    fixture(&cwd);
+    let bad = EDIT.replace("-x\n+y", "-not there\n+y");
+    let script = Script::new([
+        response("r1", vec![patch_call("call_p", &bad, 3)], None),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_eq!(read(&cwd, "notes/new.txt"), None);
+    assert_eq!(read(&cwd, "a.txt").as_deref(), Some("one\ntwo\nthree\n"));
+    assert_eq!(read(&cwd, "gone.txt").as_deref(), Some("bye\n"));
+    assert_eq!(
+        items_of(&turn, "item/completed", "fileChange")[0]["status"],
+        "failed"
+    );
+    let bodies = s.bodies(2).await;
+    let output = output_for(&bodies[1], "call_p");
+    assert!(
+        output.contains("old.txt: hunk 1 did not match") && output.contains("not there"),
+        "{output}"
+    );
+}
+
+#[tokio::test]
+async fn a_path_escaping_the_workspace_is_refused_under_workspace_write() {
+    let (_dir, cwd) = tempdir();
+    let (_outside_dir, outside) = tempdir();
+    let escaping = format!(
+        "*** Begin Patch\n*** Add File: inside.txt\n+x\n*** Add File: {}\n+x\n*** End Patch\n",
+        outside.join("evil.txt").display()
+    );
+    let script = Script::new([
+        response("r1", vec![patch_call("call_p", &escaping, 2)], None),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_eq!(read(&outside, "evil.txt"), None);
+    assert_eq!(read(&cwd, "inside.txt"), None);
+    assert_eq!(
+        items_of(&turn, "item/completed", "fileChange")[0]["status"],
+        "declined"
+    );
+    let bodies = s.bodies(2).await;
+    assert!(output_for(&bodies[1], "call_p").contains("outside the workspace"));
+}
+
+#[tokio::test]
+async fn the_function_form_is_offered_to_other_models_and_applies_the_same() {
+    let (_dir, cwd) = tempdir();
+    fixture(&cwd);
+    let script = Script::new([
+        response(
+            "r1",
+            vec![function_call(
+                "fc_1",
+                "call_f",
+                "apply_patch",
+                json!({"input": EDIT}),
+            )],
+            None,
+        ),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut params = thread_params(&cwd, "never", "danger-full-access");
+    params["model"] = json!("gpt-4.1");
+    let mut s = session(script, &[], params).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_edited(&cwd);
+    let bodies = s.bodies(2).await;
+    let tool = bodies[0]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|tool| tool["name"] == "apply_patch")
+        .cloned()
+        .unwrap_or_else(|| panic!("no apply_patch tool"));
+    assert_eq!(tool["type"], "function");
+    assert_eq!(tool["parameters"]["required"], json!(["input"]));
+    assert!(output_for(&bodies[1], "call_f").starts_with("Success."));
+}
+
+async fn approval_round_trip(
+    decision: &str,
+) -> (Vec<Value>, std::path::PathBuf, tempfile::TempDir) {
+    let (dir, cwd) = tempdir();
+    fixture(&cwd);
+    let script = Script::new([
+        response("r1", vec![patch_call("call_p", EDIT, 2)], None),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(
+        script,
+        &[],
+        thread_params(&cwd, "on-request", "workspace-write"),
+    )
+    .await;
+    s.start_turn("edit", json!({})).await;
+    let mut seen = Vec::new();
+    loop {
+        let message = s.daemon.next_message().await;
+        seen.push(message.clone());
+        if message["method"] == "item/fileChange/requestApproval" {
+            assert_eq!(message["params"]["itemId"], "call_p");
+            // Nothing is written while the user decides.
+            assert_eq!(read(&cwd, "a.txt").as_deref(), Some("one\ntwo\nthree\n"));
+            s.answer(&message["id"], json!({"decision": decision}))
+                .await;
+            break;
+        }
+    }
+    seen.extend(s.daemon.until_turn_completed().await);
+    (seen, cwd, dir)
+}
+
+#[tokio::test]
+async fn an_accepted_approval_applies_the_patch() {
+    let (turn, cwd, _dir) = approval_round_trip("accept").await;
+    assert_edited(&cwd);
+    assert_eq!(
+        items_of(&turn, "item/completed", "fileChange")[0]["status"],
+        "completed"
+    );
+}
+
+#[tokio::test]
+async fn a_declined_approval_changes_nothing() {
+    let (turn, cwd, _dir) = approval_round_trip("decline").await;
+    assert_eq!(read(&cwd, "a.txt").as_deref(), Some("one\ntwo\nthree\n"));
+    assert_eq!(read(&cwd, "notes/new.txt"), None);
+    assert_eq!(
+        items_of(&turn, "item/completed", "fileChange")[0]["status"],
+        "declined"
+    );
+}
+
+#[tokio::test]
+async fn a_streamed_patch_is_shown_while_the_model_is_still_writing_it() {
+    let (_dir, cwd) = tempdir();
+    fixture(&cwd);
+    let script = Script::new([
+        response("r1", vec![patch_call("call_p", EDIT, 12)], None),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_edited(&cwd);
+    let position = |pred: &dyn Fn(&Value) -> bool| turn.iter().position(pred);
+    let updates = params_of(&turn, "item/fileChange/patchUpdated");
+    assert!(updates.len() >= 2, "{turn:#?}");
+    // Every update comes before the item starts, and the snapshots only grow.
+    let first_update = position(&|m| m["method"] == "item/fileChange/patchUpdated");
+    let item_started =
+        position(&|m| m["method"] == "item/started" && m["params"]["item"]["type"] == "fileChange");
+    let last_update = turn
+        .iter()
+        .rposition(|m| m["method"] == "item/fileChange/patchUpdated");
+    assert!(first_update < item_started && last_update < item_started);
+    let counts: Vec<usize> = updates
+        .iter()
+        .map(|u| u["changes"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+    let last = updates[updates.len() - 1];
+    assert_eq!(last["itemId"], "call_p");
+    assert_eq!(last["changes"].as_array().map(Vec::len), Some(4));
+    assert_eq!(last["changes"][0]["diff"], "+hello\n");
+    assert_eq!(last["changes"][1]["diff"], "@@\n one\n-two\n+2\n");
+}
+
+fn git(cwd: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "core.quotepath=off",
+        ])
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The turn's cumulative diff is what `git diff` says of the same changes (git's `index` lines
+/// aside, since openturn does not hash blobs), across two patches of one turn.
+#[tokio::test]
+async fn the_turn_diff_matches_git_diff_on_a_repository() {
+    let (_dir, cwd) = tempdir();
+    fixture(&cwd);
+    git(&cwd, &["init", "-q"]);
+    git(&cwd, &["add", "-A"]);
+    git(&cwd, &["commit", "-qm", "fixture"]);
+    let second = "*** Begin Patch\n*** Update File: a.txt\n@@\n-three\n+3\n*** End Patch\n";
+    let script = Script::new([
+        response("r1", vec![patch_call("call_1", EDIT, 3)], None),
+        response("r2", vec![patch_call("call_2", second, 2)], None),
+        response("r3", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    let diffs = params_of(&turn, "turn/diff/updated");
+    assert_eq!(diffs.len(), 2, "{turn:#?}");
+    let ours = diffs[1]["diff"].as_str().unwrap_or_default().to_string();
+    git(&cwd, &["add", "-A"]);
+    let theirs: String = git(&cwd, &["diff", "--cached", "--no-renames"])
+        .lines()
+        .filter(|line| !line.starts_with("index "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(ours, theirs);
+}
+
+/// A shell command that is an `apply_patch` heredoc is applied as a patch (a `fileChange`
+/// item), not run as a process (no `commandExecution` item).
+#[tokio::test]
+async fn an_apply_patch_heredoc_sent_to_exec_command_is_applied_as_a_patch() {
+    let (_dir, cwd) = tempdir();
+    fixture(&cwd);
+    let cmd = format!("apply_patch <<'EOF'\n{EDIT}EOF\n");
+    let script = Script::new([
+        response(
+            "r1",
+            vec![exec_call("fc_1", "call_h", json!({"cmd": cmd}))],
+            None,
+        ),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_edited(&cwd);
+    assert!(items_of(&turn, "item/started", "commandExecution").is_empty());
+    assert_eq!(
+        items_of(&turn, "item/completed", "fileChange")[0]["status"],
+        "completed"
+    );
+}
