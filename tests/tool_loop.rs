@@ -303,7 +303,7 @@ async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_delta
     let custom = vec![
         ev(
             json!({"type": "response.output_item.added", "item": {"type": "custom_tool_call",
-            "id": "ctc_1", "call_id": "call_c", "name": "apply_patch", "input": ""}}),
+            "id": "ctc_1", "call_id": "call_c", "name": "sketch_diagram", "input": ""}}),
         ),
         ev(
             json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1", "call_id": "call_c", "delta": "*** Begin"}),
@@ -314,7 +314,7 @@ async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_delta
         ),
         ev(
             json!({"type": "response.output_item.done", "item": {"type": "custom_tool_call",
-            "id": "ctc_1", "call_id": "call_c", "name": "apply_patch", "input": "*** Begin"}}),
+            "id": "ctc_1", "call_id": "call_c", "name": "sketch_diagram", "input": "*** Begin"}}),
         ),
     ];
     let first = response("r1", vec![custom], None);
@@ -333,7 +333,7 @@ async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_delta
     assert_eq!(output["call_id"], "call_c");
     assert_eq!(
         output["output"],
-        "unsupported custom tool call: apply_patch"
+        "unsupported custom tool call: sketch_diagram"
     );
 }
 
