@@ -31,9 +31,7 @@ use super::thread::{PendingInput, Thread};
 pub(crate) use active_item::forget_legacy_assigned_id;
 pub(crate) use sampling::SamplingError;
 
-/// Recorded in history after an interrupted turn.
-const TURN_ABORTED_NOTE: &str = "<turn_aborted>The user interrupted the previous turn before it \
-finished; anything it was doing may be incomplete.</turn_aborted>";
+use super::compact::prompt::TURN_ABORTED_NOTE;
 
 /// Everything one turn's task needs. Cloned into each tool task of the turn.
 #[derive(Clone)]
