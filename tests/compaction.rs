@@ -70,6 +70,15 @@ async fn manual_compaction_is_a_turn_and_the_next_request_carries_the_summary_an
             "turn/completed"
         ]
     );
+    // Usage: the summarization request counts in the total; `last` then reports the size of
+    // the compacted request, which holds no input tokens billed yet.
+    let usage = params_of(&compaction, "thread/tokenUsage/updated");
+    assert_eq!(usage.len(), 2, "{usage:?}");
+    let after = &usage[1]["tokenUsage"];
+    assert_eq!(after["total"], usage[0]["tokenUsage"]["total"]);
+    assert_eq!(after["last"]["inputTokens"], 0);
+    let estimated = after["last"]["totalTokens"].as_i64().unwrap_or_default();
+    assert!(estimated > 0, "{after}");
     let end = single_turn_end(&compaction, "completed");
     let compaction_turn_id = end["id"].as_str().unwrap_or_default().to_string();
 

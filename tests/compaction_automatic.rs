@@ -242,3 +242,39 @@ async fn a_turn_that_keeps_refilling_the_context_stops_after_a_bounded_number_of
         "no request after the bound"
     );
 }
+
+#[tokio::test]
+async fn a_request_the_provider_finds_too_long_is_compacted_and_sampled_again() {
+    let mut too_long = vec![created("r_long")];
+    too_long.extend(mock_provider::failed(
+        "r_long",
+        "context_length_exceeded",
+        "Your input exceeds the context window of this model.",
+    ));
+    let script = Script::new([
+        reply("r0", vec![message("m0", &["first answer"])], 900),
+        Reply::Sse(SseReply::new(too_long)),
+        reply("r2", vec![message("m2", &["SUMMARY-AFTER-REFUSAL"])], 500),
+        reply("r3", vec![message("m3", &["second answer"])], 800),
+    ]);
+    let mut s = session(script, &[], json!({})).await;
+    s.run_turn("first question").await;
+    let turn = s.run_turn("second question").await;
+    let end = single_turn_end(&turn, "completed");
+    assert_eq!(end["items"][0]["text"], "second answer");
+    assert_eq!(
+        items_of(&turn, "item/completed", "contextCompaction").len(),
+        1
+    );
+    let bodies = s.bodies(4).await;
+    assert!(
+        !has_tools(&bodies[2]),
+        "request 3 is the summarization request"
+    );
+    let users = user_texts(&bodies[3]);
+    assert!(
+        users.iter().any(|t| t.contains("SUMMARY-AFTER-REFUSAL")),
+        "{users:?}"
+    );
+    assert!(!bodies[3].to_string().contains("first answer"));
+}

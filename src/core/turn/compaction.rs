@@ -14,10 +14,12 @@
 //!   with the turn so `thread/read` shows it.
 
 use crate::client::retry::backoff;
-use crate::client::RequestContext;
+use crate::client::{ClientError, RequestContext};
 use crate::rollout::RolloutItem;
 use crate::wire::item::ContentItem;
-use crate::wire::{ResponseEvent, ResponseItem, ResponsesRequest, StreamError};
+use crate::wire::{
+    ApiError, ResponseEvent, ResponseItem, ResponsesRequest, StreamError, TokenUsage,
+};
 
 use super::super::compact::{self, prompt, KeptBudget};
 use super::super::error::{TurnError, TurnErrorKind};
@@ -111,16 +113,18 @@ pub(super) async fn compact(turn: &TurnContext) -> Result<(), TurnOutcome> {
              left as it was"
         )));
     }
-    {
+    let total = {
         let mut state = turn.thread.state();
         state.history = replacement.clone();
         state.context_baseline = None;
-    }
+        state.total_usage
+    };
     turn.persist(RolloutItem::Compacted {
         summary,
         replacement_history: replacement,
     })
     .await;
+    report_context_size(turn, &settings, total, next).await;
     persist_turn_item(turn, &item).await;
     turn.emit(EventMsg::ItemCompleted {
         turn_id: turn.turn_id.clone(),
@@ -128,6 +132,51 @@ pub(super) async fn compact(turn: &TurnContext) -> Result<(), TurnOutcome> {
     })
     .await;
     Ok(())
+}
+
+/// After a compaction: the thread's total is unchanged (the summarization request was counted
+/// when it completed), and `last` becomes the estimated size of the compacted request, so a
+/// client showing how full the context is sees it shrink. Persisted like any usage line, so a
+/// resume reports the same.
+async fn report_context_size(
+    turn: &TurnContext,
+    settings: &ThreadSettings,
+    total: TokenUsage,
+    estimated: i64,
+) {
+    let last = TokenUsage {
+        total_tokens: estimated,
+        ..TokenUsage::default()
+    };
+    let model_context_window = Some(settings.context_window());
+    turn.persist(RolloutItem::TokenUsage {
+        turn_id: turn.turn_id.clone(),
+        total,
+        last,
+        model_context_window,
+    })
+    .await;
+    turn.emit(EventMsg::TokenCount {
+        turn_id: turn.turn_id.clone(),
+        total,
+        last,
+        model_context_window,
+    })
+    .await;
+}
+
+/// Whether a request failed because the provider found it too long for the model's context:
+/// then the turn compacts and samples again, as if the estimate had caught it.
+pub(super) fn is_context_window_error(failure: &SamplingError) -> bool {
+    match failure {
+        SamplingError::Client(ClientError::Http { code, .. }) => {
+            code.as_deref() == Some("context_length_exceeded")
+        }
+        _ => matches!(
+            failure.stream_error(),
+            Some(StreamError::Api(ApiError::ContextWindowExceeded(_)))
+        ),
+    }
 }
 
 /// The history (its newest part that fits) followed by the request for a summary, with no

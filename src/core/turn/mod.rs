@@ -222,6 +222,16 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
             }
             Err(SamplingError::Interrupted) => return TurnOutcome::Interrupted,
             Err(failure)
+                if compaction::is_context_window_error(&failure)
+                    && compactions < compaction::MAX_COMPACTIONS_PER_TURN =>
+            {
+                compactions += 1;
+                tracing::info!(turn_id = %turn.turn_id, "the provider found the request too long; compacting");
+                if let Err(outcome) = compaction::compact(turn).await {
+                    return outcome;
+                }
+            }
+            Err(failure)
                 if failure
                     .stream_error()
                     .is_some_and(|error| error.is_retryable() && retries < max_retries) =>
