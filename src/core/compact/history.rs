@@ -96,8 +96,9 @@ fn kept_user_messages(history: &[ResponseItem], budget: KeptBudget) -> Vec<Respo
 }
 
 /// The newest part of `history` that fits `budget_tokens`, each text clipped to a quarter of
-/// the budget first; `None` when not even the newest item fits. A tool output whose call was
-/// cut off is dropped too, since providers refuse an output without its call.
+/// the budget first; `None` when not even the newest item fits (an empty history gives an empty
+/// input). A tool output whose call was cut off is dropped too, since providers refuse an output
+/// without its call.
 pub fn summarization_input(
     history: &[ResponseItem],
     budget_tokens: i64,
@@ -121,7 +122,8 @@ pub fn summarization_input(
     while input.first().is_some_and(is_tool_output) {
         input.remove(0);
     }
-    (!input.is_empty()).then_some(input)
+    // An empty history has nothing to leave out; a non-empty one of which nothing fits does.
+    (history.is_empty() || !input.is_empty()).then_some(input)
 }
 
 fn is_tool_output(item: &ResponseItem) -> bool {
@@ -270,5 +272,6 @@ mod tests {
             history.last().map(|item| clip_item(item, 3_000)).as_ref()
         );
         assert_eq!(summarization_input(&history, 0), None);
+        assert_eq!(summarization_input(&[], 0), Some(Vec::new()));
     }
 }
