@@ -271,3 +271,20 @@ async fn resume_after_a_restart_sends_exactly_the_compacted_history() {
         .iter()
         .all(|t| !t.starts_with("answer 0")));
 }
+
+#[tokio::test]
+async fn compact_prompt_replaces_the_request_for_a_summary() {
+    let script = Script::new([text_reply(0, "answer"), text_reply(1, SUMMARY)]);
+    let prompt = "Summarize tersely, please.";
+    let setting = format!("compact_prompt=\"{prompt}\"");
+    let mut s = session(script, &[&setting], json!({})).await;
+    s.run_turn("first question").await;
+    let compaction = compact(&mut s.daemon, &s.thread_id.clone()).await;
+    single_turn_end(&compaction, "completed");
+    let bodies = s.bodies(2).await;
+    let input = bodies[1]["input"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        texts_of(&input, "user").last().map(String::as_str),
+        Some(prompt)
+    );
+}

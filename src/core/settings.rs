@@ -289,6 +289,26 @@ mod tests {
     }
 
     #[test]
+    fn the_compaction_limit_is_configured_or_a_share_of_the_models_window() {
+        let mut settings = ThreadSettings::for_tests();
+        settings.model = "gpt-5-codex".into();
+        assert_eq!(settings.auto_compact_limit(), 258_400 / 100 * 80);
+        settings.model = "openai/gpt-4o".into();
+        assert_eq!(settings.auto_compact_limit(), 121_600 / 100 * 80);
+        settings.model = "someone-elses-model".into();
+        assert_eq!(
+            settings.auto_compact_limit(),
+            DEFAULT_CONTEXT_WINDOW / 100 * 80
+        );
+        settings.model_context_window = Some(10_000);
+        assert_eq!(settings.auto_compact_limit(), 8_000);
+        settings.auto_compact_token_limit = Some(5_000);
+        assert_eq!(settings.auto_compact_limit(), 5_000);
+        settings.auto_compact_token_limit = Some(0);
+        assert_eq!(settings.auto_compact_limit(), 1);
+    }
+
+    #[test]
     fn a_snapshot_round_trips_through_its_stored_form() {
         let mut settings = ThreadSettings::for_tests();
         settings.dynamic_tools = vec![DynamicToolSpec {
