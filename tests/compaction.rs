@@ -288,3 +288,34 @@ async fn compact_prompt_replaces_the_request_for_a_summary() {
         Some(prompt)
     );
 }
+
+#[tokio::test]
+async fn a_turn_started_during_a_compaction_runs_after_it_on_the_compacted_history() {
+    let script = Script::new([
+        text_reply(0, &long_answer(0)),
+        text_reply(1, SUMMARY),
+        text_reply(2, "after"),
+    ]);
+    let mut s = session(script, &[], json!({})).await;
+    s.run_turn("first question").await;
+    let thread_id = s.thread_id.clone();
+    s.daemon
+        .ok("thread/compact/start", json!({"threadId": thread_id}))
+        .await;
+    // Sent at once: the compaction turn takes no input, so this starts the next turn after it.
+    let started = s.start_turn("second question", json!({})).await;
+    let next_turn_id = started["result"]["turn"]["id"].clone();
+    let mut messages = s.daemon.until_turn_completed().await;
+    messages.extend(s.daemon.until_turn_completed().await);
+    let ends: Vec<(Value, Value)> = params_of(&messages, "turn/completed")
+        .iter()
+        .map(|p| (p["turn"]["id"].clone(), p["turn"]["status"].clone()))
+        .collect();
+    assert_eq!(ends.len(), 2);
+    assert_ne!(ends[0].0, next_turn_id, "the compaction turn ends first");
+    assert_eq!(ends[1], (next_turn_id, json!("completed")));
+    let bodies = s.bodies(3).await;
+    let input = bodies[2]["input"].as_array().cloned().unwrap_or_default();
+    assert!(texts_of(&input, "assistant").is_empty());
+    assert!(texts_of(&input, "user").iter().any(|t| t.contains(SUMMARY)));
+}

@@ -66,7 +66,15 @@ async fn the_official_python_sdk_runs_a_turn_against_openturn() {
     assert_eq!(result["status"], "completed");
     let requests = provider.requests();
     assert_eq!(requests.len(), 1);
-    assert_eq!(requests[0].body["input"][0]["content"][0]["text"], "hi");
+    // The environment context comes first; the user's message is the last input item.
+    let input = requests[0].body["input"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        input.last().map(|item| item["content"][0]["text"].clone()),
+        Some(serde_json::json!("hi"))
+    );
 }
 
 #[tokio::test]
