@@ -278,3 +278,24 @@ async fn a_request_the_provider_finds_too_long_is_compacted_and_sampled_again() 
     );
     assert!(!bodies[3].to_string().contains("first answer"));
 }
+
+#[tokio::test]
+async fn an_http_refusal_as_too_long_is_compacted_and_sampled_again_too() {
+    let script = Script::new([
+        reply("r0", vec![message("m0", &["first answer"])], 900),
+        mock_provider::error_status(
+            400,
+            "context_length_exceeded",
+            "Your input exceeds the context window of this model.",
+        ),
+        reply("r2", vec![message("m2", &["SUMMARY-AFTER-400"])], 500),
+        reply("r3", vec![message("m3", &["second answer"])], 800),
+    ]);
+    let mut s = session(script, &[], json!({})).await;
+    s.run_turn("first question").await;
+    let turn = s.run_turn("second question").await;
+    single_turn_end(&turn, "completed");
+    let bodies = s.bodies(4).await;
+    assert!(!has_tools(&bodies[2]));
+    assert!(bodies[3].to_string().contains("SUMMARY-AFTER-400"));
+}
