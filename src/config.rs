@@ -70,6 +70,8 @@ struct ConfigToml {
     thread_unload_delay_secs: Option<u64>,
     ingress_queue_capacity: Option<usize>,
     project_doc_max_bytes: Option<usize>,
+    model_auto_compact_token_limit: Option<i64>,
+    compact_prompt: Option<String>,
 }
 
 /// `[sandbox_workspace_write]`: what `workspace-write` adds beyond the thread's cwd.
@@ -110,6 +112,10 @@ pub struct Config {
     pub max_sampling_requests_per_turn: u32,
     /// How much of the project's `AGENTS.md` files the model is given (`project_doc_max_bytes`).
     pub project_doc_max_bytes: usize,
+    /// `model_auto_compact_token_limit`: the estimated request size that triggers compaction.
+    pub model_auto_compact_token_limit: Option<i64>,
+    /// `compact_prompt`: the request for a summary, replacing the built-in one.
+    pub compact_prompt: Option<String>,
     /// Which models reason: `[models.<id>]` entries over the built-in families.
     pub model_catalog: std::sync::Arc<ModelCatalog>,
     /// How long a loaded thread with no subscriber and no running turn stays loaded.
@@ -304,6 +310,8 @@ impl Config {
             project_doc_max_bytes: parsed
                 .project_doc_max_bytes
                 .unwrap_or(crate::core::context::DEFAULT_PROJECT_DOC_MAX_BYTES),
+            model_auto_compact_token_limit: parsed.model_auto_compact_token_limit,
+            compact_prompt: parsed.compact_prompt,
             model_catalog: std::sync::Arc::new(model_catalog(&table)),
             thread_unload_delay_secs: parsed.thread_unload_delay_secs.unwrap_or(30 * 60),
             ingress_queue_capacity: parsed.ingress_queue_capacity.unwrap_or(256).max(1),

@@ -4,7 +4,7 @@
 //! `initialize`, `session/new`, a prompt whose reply streams in chunks and ends with
 //! `end_turn`, a shell tool call approved through `session/request_permission`, `session/list`,
 //! `session/load` replaying the history in a fresh bridge, and `session/cancel` ending a
-//! running prompt with `cancelled`.
+//! running prompt with `cancelled`. Its `/compact` command compacts the thread.
 //!
 //! `scripts/test` installs the bridge into `tests/acp/node_modules`. Without node or the
 //! package the test is skipped with the reason printed, except under `CI=true`, where it fails:
@@ -523,4 +523,81 @@ async fn the_acp_bridge_runs_a_whole_session_against_openturn() {
         );
     }
     eprintln!("app-server methods the bridge called: {methods:?}");
+}
+
+/// The bridge's `/compact` command calls `thread/compact/start` and waits for the compaction
+/// turn: the prompt ends with `end_turn`, the summarization request went to the provider with no
+/// tools, and the next prompt's request carries the summary instead of the first answer.
+#[tokio::test]
+async fn the_acp_bridge_compact_command_compacts_the_thread() {
+    let entry = match bridge_entry() {
+        Ok(entry) => entry,
+        Err(reason) => {
+            assert!(
+                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+                "CI=true but the ACP bridge cannot run: {reason}"
+            );
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    let provider = MockProvider::start(Script::new([
+        response("r1", vec![message("m1", &["first answer"])], None),
+        response(
+            "r_title",
+            vec![message("m_title", &["{\"title\": \"Compaction\"}"])],
+            None,
+        ),
+        response("r_sum", vec![message("m_sum", &["BRIDGE-SUMMARY"])], None),
+        response("r2", vec![message("m2", &["second answer"])], None),
+    ]))
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let project = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    write_config(home.path(), &provider);
+    let cwd = project.path().display().to_string();
+    let mut client = AcpClient::spawn(&entry, home.path());
+    client.initialize().await;
+    let (session, _) = client
+        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let session_id = session["sessionId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let prompt =
+        |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
+    let (result, _) = client.ok("session/prompt", prompt("Say hello")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    provider.wait_for_requests(2, TIMEOUT).await;
+
+    let (result, _) = client.ok("session/prompt", prompt("/compact")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let (result, _) = client.ok("session/prompt", prompt("And now?")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    client.shutdown().await;
+
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(
+        requests[2].body["tools"],
+        json!([]),
+        "the summarization request"
+    );
+    let next = requests[3].body["input"].to_string();
+    assert!(
+        next.contains("BRIDGE-SUMMARY") && !next.contains("first answer"),
+        "{next}"
+    );
+    let sent = recorded(&home.path().join("bridge-in.jsonl"));
+    assert!(
+        sent.iter().any(|m| m["method"] == "thread/compact/start"),
+        "the bridge never called thread/compact/start"
+    );
+    let answers = recorded(&home.path().join("bridge-out.jsonl"));
+    assert!(
+        answers.iter().all(|m| m.get("error").is_none()),
+        "{answers:#?}"
+    );
 }

@@ -2,7 +2,8 @@
 //! `openturn --config k=v … app-server --listen stdio://`, and `thread_start()` then
 //! `thread.run("hi")` returns the final text streamed by the provider. Its account calls
 //! (`account()`, `login_api_key()`, `logout()`) and the options it gates on the server's
-//! version (`turn_service_tier`, `source`, `include_turns`) work too.
+//! version (`turn_service_tier`, `source`, `include_turns`) work too, and so does
+//! `Thread.compact()`.
 //!
 //! The SDK lives in a virtualenv that `.ci/run` creates; its interpreter is passed in
 //! `OPENTURN_SDK_PYTHON`. Without it the test is skipped locally but fails under `CI=true`, so CI
@@ -65,14 +66,14 @@ async fn the_official_python_sdk_runs_a_turn_against_openturn() {
     assert_eq!(result["status"], "completed");
     let requests = provider.requests();
     assert_eq!(requests.len(), 1);
-    // The environment context goes first; the prompt is the last input item.
+    // The environment context comes first; the user's message is the last input item.
     let input = requests[0].body["input"]
         .as_array()
         .cloned()
         .unwrap_or_default();
     assert_eq!(
-        input.last().map(|item| &item["content"][0]["text"]),
-        Some(&serde_json::json!("hi"))
+        input.last().map(|item| item["content"][0]["text"].clone()),
+        Some(serde_json::json!("hi"))
     );
 }
 
@@ -142,4 +143,58 @@ async fn the_official_python_sdk_logs_in_runs_a_tiered_turn_and_logs_out() {
         "logout removes the key"
     );
     assert!(!stderr.contains(key), "the key reached the daemon's log");
+}
+
+/// `Thread.compact()` calls `thread/compact/start`: the SDK gets its (empty) response, the
+/// compaction runs as a turn whose one item is `contextCompaction`, and the SDK's next turn is
+/// sampled from the compacted history (the summary, not the first answer).
+#[tokio::test]
+async fn the_official_python_sdk_compacts_a_thread() {
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let provider = MockProvider::start(Script::new([
+        text_reply(0, "the first answer"),
+        text_reply(1, "SDK-SUMMARY"),
+        text_reply(2, "the second answer"),
+    ]))
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/compact.py");
+    let (base_url, home_path) = (provider.base_url(), home.path().to_path_buf());
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .arg(openturn_bin())
+            .arg(base_url)
+            .arg(home_path)
+            .output()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"))
+    .unwrap_or_else(|e| panic!("running python: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "SDK script failed:\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    let seen: serde_json::Value = serde_json::from_str(stdout.trim().lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("SDK script printed {stdout:?}: {e}"));
+    assert_eq!(
+        seen,
+        serde_json::json!({
+            "first": "the first answer",
+            "compact_response": {},
+            "compaction_status": "completed",
+            "compaction_items": ["contextCompaction"],
+            "second": "the second answer",
+            "turns": 3,
+        })
+    );
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    let last = requests[2].body.to_string();
+    assert!(last.contains("SDK-SUMMARY") && !last.contains("the first answer"));
 }

@@ -149,6 +149,8 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
     ("thread_unload_delay_secs", U64),
     ("ingress_queue_capacity", U64),
     ("project_doc_max_bytes", U64),
+    ("model_auto_compact_token_limit", U64),
+    ("compact_prompt", Expect::NonEmptyText),
 ];
 
 /// Settings the Codex CLI reads that openturn accepts and ignores (a config.toml shared with
@@ -161,7 +163,6 @@ const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
     "profiles",
     "mcp_servers",
     "model_verbosity",
-    "model_auto_compact_token_limit",
     "model_max_output_tokens",
     "hide_agent_reasoning",
     "history",

@@ -157,6 +157,19 @@ pub fn last_environment_context(history: &[ResponseItem]) -> Option<&str> {
     })
 }
 
+/// Whether `item` is a context message (it carries an environment block): compaction keeps
+/// these, since they are what the model is told about where it works, not conversation.
+pub fn is_context_message(item: &ResponseItem) -> bool {
+    match item {
+        ResponseItem::Message { role, content, .. } if role == "user" => {
+            content.iter().any(|piece| {
+                matches!(piece, ContentItem::InputText { text } if text.starts_with(ENVIRONMENT_OPEN))
+            })
+        }
+        _ => false,
+    }
+}
+
 /// The user-role message carrying `texts`, one input-text piece each.
 pub fn context_message(texts: Vec<String>) -> ResponseItem {
     ResponseItem::Message {

@@ -22,6 +22,10 @@ pub enum CoreError {
     InterruptTurnMismatch { expected: String, active: String },
     #[error("expected active turn id `{expected}` but found `{active}`")]
     SteerTurnMismatch { expected: String, active: String },
+    /// `thread/compact/start` while a turn runs: compaction replaces the history the turn is
+    /// using, so it waits for no one and is refused instead.
+    #[error("turn {0} is running on this thread; compact after it ends, or interrupt it first")]
+    TurnRunning(String),
     #[error("unknown model provider `{0}`: add a [model_providers.{0}] table to config.toml")]
     UnknownProvider(String),
     #[error("{0}")]

@@ -108,6 +108,8 @@ pub enum TurnItem {
         changes: Vec<FileChangeEntry>,
         status: ToolItemStatus,
     },
+    /// A compaction of the thread's history ran in this turn (manual or automatic).
+    ContextCompaction { id: String },
 }
 
 /// One file of a [`TurnItem::FileChange`].
@@ -157,7 +159,8 @@ impl TurnItem {
             | TurnItem::Plan { id, .. }
             | TurnItem::CommandExecution { id, .. }
             | TurnItem::DynamicToolCall { id, .. }
-            | TurnItem::FileChange { id, .. } => id,
+            | TurnItem::FileChange { id, .. }
+            | TurnItem::ContextCompaction { id } => id,
         }
     }
 }

@@ -332,6 +332,16 @@ impl LoadedState {
                 RolloutItem::ResponseItem(response_item) => state.history.push(
                     super::turn::forget_legacy_assigned_id(response_item.clone()),
                 ),
+                RolloutItem::Compacted {
+                    replacement_history,
+                    ..
+                } => {
+                    state.history = replacement_history
+                        .iter()
+                        .cloned()
+                        .map(super::turn::forget_legacy_assigned_id)
+                        .collect()
+                }
                 RolloutItem::ThreadName { name } => state.name = Some(name.clone()),
                 RolloutItem::TokenUsage { total, .. } => state.total_usage = *total,
                 _ => {}

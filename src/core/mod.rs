@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod approval;
+pub mod compact;
 pub mod context;
 pub mod error;
 pub mod event;

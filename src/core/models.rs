@@ -62,6 +62,33 @@ impl ModelCatalog {
     }
 }
 
+/// Context windows of known model families (slug prefixes, lowercase, most specific first), in
+/// tokens: what compaction's default limit is a share of when the configuration names none.
+const CONTEXT_WINDOWS: &[(&str, i64)] = &[
+    ("gpt-5", 272_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("o4-mini", 200_000),
+    ("o3", 200_000),
+    ("gpt-3.5", 16_385),
+];
+
+impl ModelCatalog {
+    /// The usable context window of `model` (95% of its full window, the rest left for the
+    /// model's own overhead), when its family is known.
+    pub fn context_window(&self, model: &str) -> Option<i64> {
+        let slug = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
+        CONTEXT_WINDOWS
+            .iter()
+            .find(|(family, _)| slug.starts_with(family))
+            .map(|(_, window)| window / 100 * 95)
+    }
+}
+
 /// Model families that take freeform (custom) tools with a grammar (slug prefixes, lowercase).
 const FREEFORM_TOOL_FAMILIES: &[&str] = &["gpt-5"];
 

@@ -90,6 +90,12 @@ pub struct ThreadSettings {
     pub service_tier: Option<String>,
     /// `[[skills.config]]` entries: skills turned off here are not named to the model.
     pub skill_toggles: Vec<super::skills::SkillToggle>,
+    /// `model_auto_compact_token_limit` in config.toml: the estimated request size at which a
+    /// turn compacts the history first; `None` for the default (see
+    /// [`ThreadSettings::auto_compact_limit`]).
+    pub auto_compact_token_limit: Option<i64>,
+    /// `compact_prompt` in config.toml: replaces the built-in request for a summary.
+    pub compact_prompt: Option<String>,
 }
 
 /// The part of [`ThreadSettings`] a thread keeps across daemon restarts: what `thread/start`
@@ -174,6 +180,10 @@ impl PersistedSettings {
 /// the rest left for the model's own overhead (PROTOCOL.md §11).
 pub const DEFAULT_CONTEXT_WINDOW: i64 = 272_000 * 95 / 100;
 
+/// The share of the context window a request may fill before compaction runs, by default: the
+/// rest is room for the model's answer and for the estimate being off.
+pub const AUTO_COMPACT_PERCENT: i64 = 80;
+
 impl ThreadSettings {
     /// The snapshot of these settings that the rollout keeps.
     pub fn persisted(&self) -> PersistedSettings {
@@ -195,6 +205,20 @@ impl ThreadSettings {
     /// configuration, else [`DEFAULT_CONTEXT_WINDOW`].
     pub fn context_window(&self) -> i64 {
         self.model_context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW)
+    }
+
+    /// The request size (estimated tokens) at which compaction runs: the configured
+    /// `model_auto_compact_token_limit`, else [`AUTO_COMPACT_PERCENT`] of the model's context
+    /// window (the configured `model_context_window`, else the catalogue's window for the
+    /// model, else [`DEFAULT_CONTEXT_WINDOW`]). Never below 1.
+    pub fn auto_compact_limit(&self) -> i64 {
+        let window = self
+            .model_context_window
+            .or_else(|| self.model_catalog.context_window(&self.model))
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW);
+        self.auto_compact_token_limit
+            .unwrap_or(window / 100 * AUTO_COMPACT_PERCENT)
+            .max(1)
     }
 }
 
@@ -227,6 +251,8 @@ impl ThreadSettings {
             user_skill_roots: Vec::new(),
             service_tier: None,
             skill_toggles: Vec::new(),
+            auto_compact_token_limit: None,
+            compact_prompt: None,
         }
     }
 }
@@ -260,6 +286,26 @@ mod tests {
         assert_eq!(merged.plan_mode, Some(true));
         assert_eq!(merged.reasoning_effort.as_deref(), Some("high"));
         assert_eq!(merged.dynamic_tools, None);
+    }
+
+    #[test]
+    fn the_compaction_limit_is_configured_or_a_share_of_the_models_window() {
+        let mut settings = ThreadSettings::for_tests();
+        settings.model = "gpt-5-codex".into();
+        assert_eq!(settings.auto_compact_limit(), 258_400 / 100 * 80);
+        settings.model = "openai/gpt-4o".into();
+        assert_eq!(settings.auto_compact_limit(), 121_600 / 100 * 80);
+        settings.model = "someone-elses-model".into();
+        assert_eq!(
+            settings.auto_compact_limit(),
+            DEFAULT_CONTEXT_WINDOW / 100 * 80
+        );
+        settings.model_context_window = Some(10_000);
+        assert_eq!(settings.auto_compact_limit(), 8_000);
+        settings.auto_compact_token_limit = Some(5_000);
+        assert_eq!(settings.auto_compact_limit(), 5_000);
+        settings.auto_compact_token_limit = Some(0);
+        assert_eq!(settings.auto_compact_limit(), 1);
     }
 
     #[test]

@@ -88,6 +88,10 @@ pub(crate) struct ThreadState {
     /// The settings as the rollout last recorded them; a turn that finds `settings` moved on
     /// records the new snapshot first.
     pub persisted_settings: PersistedSettings,
+    /// What the provider last reported the context held (`total_tokens` of the last completed
+    /// response) and the history length then; compaction adds an estimate of what came after.
+    /// Cleared when a compaction replaces the history.
+    pub context_baseline: Option<(i64, usize)>,
 }
 
 /// How many ended turn ids a thread remembers for idempotent interrupts.
@@ -112,6 +116,13 @@ impl TurnGate {
     pub fn open(self) {
         let _ = self.0.send(());
     }
+}
+
+/// What a new turn does: sample the model for the user's input, or only compact the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TurnKind {
+    Sampling,
+    Compaction,
 }
 
 /// What one `turn/start` asks of its own turn only.
@@ -170,6 +181,7 @@ impl Thread {
                 ended_turn_ids: std::collections::VecDeque::new(),
                 approved_commands: std::collections::HashSet::new(),
                 sandbox_warnings: std::collections::HashSet::new(),
+                context_baseline: None,
             }),
             tasks: TaskTracker::new(),
             shutdown,
@@ -254,8 +266,7 @@ impl Thread {
         client_id: Option<String>,
         options: TurnOptions,
     ) -> Result<StartedTurn, CoreError> {
-        let output_schema = options.output_schema;
-        let mut state = self.state();
+        let state = self.state();
         let previous_finished = match &state.active {
             Some(active) if !active.closing => {
                 push_pending(active, input, client_id);
@@ -269,15 +280,57 @@ impl Thread {
             Some(active) => Some(active.finished.clone()),
             None => None,
         };
+        let pending = vec![PendingInput::new(input, client_id)];
+        Ok(self.launch_turn(
+            state,
+            pending,
+            options,
+            previous_finished,
+            TurnKind::Sampling,
+        ))
+    }
+
+    /// Starts a turn that only compacts the history (`thread/compact/start`). Refused while a
+    /// turn runs; when one is ending, the compaction follows it. The compaction turn takes no
+    /// input: a `turn/start` meanwhile starts the next turn after it.
+    pub fn start_compaction(self: &Arc<Self>) -> Result<StartedTurn, CoreError> {
+        let state = self.state();
+        let previous_finished = match &state.active {
+            Some(active) if !active.closing => {
+                return Err(CoreError::TurnRunning(active.turn_id.clone()))
+            }
+            Some(active) => Some(active.finished.clone()),
+            None => None,
+        };
+        Ok(self.launch_turn(
+            state,
+            Vec::new(),
+            TurnOptions::default(),
+            previous_finished,
+            TurnKind::Compaction,
+        ))
+    }
+
+    /// Makes a new turn the active one (under the lock the caller holds, so nothing slips in
+    /// between the check and this) and spawns its task behind a gate.
+    fn launch_turn(
+        self: &Arc<Self>,
+        mut state: MutexGuard<'_, ThreadState>,
+        pending: Vec<PendingInput>,
+        options: TurnOptions,
+        previous_finished: Option<CancellationToken>,
+        kind: TurnKind,
+    ) -> StartedTurn {
         let turn_id = uuid::Uuid::now_v7().to_string();
         let cancel = self.shutdown.child_token();
         let finished = CancellationToken::new();
-        let pending_input = Arc::new(Mutex::new(vec![PendingInput::new(input, client_id)]));
+        let pending_input = Arc::new(Mutex::new(pending));
         state.active = Some(ActiveTurn {
             turn_id: turn_id.clone(),
             cancel: cancel.clone(),
             pending_input: pending_input.clone(),
-            closing: false,
+            // A compaction turn takes no steered input from the start.
+            closing: kind == TurnKind::Compaction,
             finished: finished.clone(),
         });
         drop(state);
@@ -289,7 +342,7 @@ impl Thread {
             pending_input,
             finished,
             provider_turn_state: Default::default(),
-            output_schema,
+            output_schema: options.output_schema,
             rerouted_announced: Arc::default(),
             skills_instructions: None,
             service_tier: options.service_tier,
@@ -301,13 +354,16 @@ impl Thread {
             if let Some(previous) = previous_finished {
                 previous.cancelled().await;
             }
-            turn::run_turn(context).await
+            match kind {
+                TurnKind::Sampling => turn::run_turn(context).await,
+                TurnKind::Compaction => turn::run_compaction_turn(context).await,
+            }
         });
-        Ok(StartedTurn {
+        StartedTurn {
             turn_id,
             steered: false,
             gate: Some(TurnGate(gate_tx)),
-        })
+        }
     }
 
     /// Queues input for the running turn; it is delivered at the next sampling boundary.

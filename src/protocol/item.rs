@@ -86,6 +86,8 @@ pub enum ThreadItemDetails {
         /// `inProgress`, `completed`, `failed` or `declined`.
         status: String,
     },
+    /// The thread's history was compacted: replaced by the user's messages and a summary.
+    ContextCompaction { id: String },
 }
 
 /// One file of a `fileChange` item.
@@ -115,7 +117,8 @@ impl ThreadItem {
             | ThreadItemDetails::Plan { id, .. }
             | ThreadItemDetails::CommandExecution { id, .. }
             | ThreadItemDetails::DynamicToolCall { id, .. }
-            | ThreadItemDetails::FileChange { id, .. } => id,
+            | ThreadItemDetails::FileChange { id, .. }
+            | ThreadItemDetails::ContextCompaction { id } => id,
         }
     }
 }

@@ -9,6 +9,7 @@ use super::account::{
     GetAccountResponse, LoginAccountParams, LoginAccountResponse,
 };
 use super::command::{CommandExecParams, CommandExecResponse};
+use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
 use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
 use super::initialize::{InitializeParams, InitializeResponse};
@@ -103,6 +104,7 @@ client_requests! {
     PermissionProfileList => "permissionProfile/list", PermissionProfileListParams, PermissionProfileListResponse;
     ThreadGoalGet => "thread/goal/get", ThreadGoalGetParams, ThreadGoalGetResponse;
     ThreadItemsList => "thread/items/list", ThreadItemsListParams, ThreadItemsListResponse;
+    ThreadCompactStart => "thread/compact/start", ThreadCompactStartParams, ThreadCompactStartResponse;
 }
 
 /// Absent or `null` params read as `{}`, so methods whose fields are all optional need none.

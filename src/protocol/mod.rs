@@ -6,6 +6,7 @@ pub mod account;
 pub mod approval;
 pub mod command;
 pub mod common;
+pub mod compact;
 pub mod config;
 pub mod goal;
 pub mod initialize;

@@ -60,6 +60,14 @@ pub enum RolloutItem {
         #[serde(default)]
         model_context_window: Option<i64>,
     },
+    /// A compaction replaced the model-visible history: from here on the history is exactly
+    /// `replacement_history`, followed by the response items after this line. Written as one
+    /// line (one write), so a compaction is either in the file whole or not at all.
+    Compacted {
+        /// The model's summary, as it wrote it.
+        summary: String,
+        replacement_history: Vec<ResponseItem>,
+    },
 }
 
 /// Facts about the thread fixed at creation.

@@ -109,6 +109,9 @@ pub fn thread_item(
             changes: changes.iter().map(file_change_out).collect(),
             status: tool_status(*status).to_string(),
         },
+        core::TurnItem::ContextCompaction { id } => {
+            ThreadItemDetails::ContextCompaction { id: id.clone() }
+        }
     };
     ThreadItem {
         details,

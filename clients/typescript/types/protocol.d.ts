@@ -189,6 +189,10 @@ export type ThreadItem1 =
        */
       status: string;
       type: "fileChange";
+    }
+  | {
+      id: string;
+      type: "contextCompaction";
     };
 /**
  * One piece of user input. `text_elements` keeps its snake_case wire name.
@@ -1409,6 +1413,22 @@ export interface SkillsListParams {
 export interface SkillsListResponse {
   data: SkillsListEntry[];
 }
+/**
+ * `thread/compact/start` params.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadCompactStartParams".
+ */
+export interface ThreadCompactStartParams {
+  threadId: string;
+}
+/**
+ * `thread/compact/start` answers `{}` once the compaction turn is started; its progress comes as `turn/started`, a `contextCompaction` item and `turn/completed`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadCompactStartResponse".
+ */
+export interface ThreadCompactStartResponse {}
 /**
  * `thread/fork`.
  *

@@ -7,6 +7,7 @@
 //! `TurnEnded`: it is the only place that does, and it does so on every path out.
 
 mod active_item;
+mod compaction;
 mod item_events;
 mod lifecycle;
 mod request;
@@ -31,9 +32,7 @@ use super::thread::{PendingInput, Thread};
 pub(crate) use active_item::forget_legacy_assigned_id;
 pub(crate) use sampling::SamplingError;
 
-/// Recorded in history after an interrupted turn.
-const TURN_ABORTED_NOTE: &str = "<turn_aborted>The user interrupted the previous turn before it \
-finished; anything it was doing may be incomplete.</turn_aborted>";
+use super::compact::prompt::TURN_ABORTED_NOTE;
 
 /// Everything one turn's task needs. Cloned into each tool task of the turn.
 #[derive(Clone)]
@@ -138,6 +137,39 @@ pub(crate) async fn run_turn(mut turn: TurnContext) {
     end.end(outcome).await;
 }
 
+/// A turn that only compacts the history (`thread/compact/start`): the compaction is its one
+/// item, and it ends like any turn, exactly once.
+pub(crate) async fn run_compaction_turn(mut turn: TurnContext) {
+    turn.skills_instructions = find_skills_instructions(&turn).await;
+    let started_at = now_unix_seconds();
+    let end = lifecycle::TurnEnd::new(
+        turn.turn_id.clone(),
+        started_at,
+        turn.thread.events_tx.clone(),
+        Some(turn.thread.clone()),
+        turn.finished.clone(),
+    );
+    turn.emit(EventMsg::TurnStarted {
+        turn_id: turn.turn_id.clone(),
+        started_at,
+    })
+    .await;
+    turn.persist(RolloutItem::TurnStarted {
+        turn_id: turn.turn_id.clone(),
+        started_at,
+    })
+    .await;
+    let outcome = match compaction::compact(&turn).await {
+        Ok(()) => TurnOutcome::Completed {
+            final_items: Vec::new(),
+        },
+        Err(outcome) => outcome,
+    };
+    turn.thread.close_turn(&turn.turn_id);
+    record_turn_end(&turn, &outcome).await;
+    end.end(outcome).await;
+}
+
 /// Scans the skill folders off the async threads: a slow disk must not stall other turns.
 async fn find_skills_instructions(turn: &TurnContext) -> Option<String> {
     let settings = turn.thread.settings();
@@ -164,6 +196,7 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
     let mut retries = 0u32;
     // Every request counts, retries included: each one is a round trip the provider bills.
     let mut requests_sent = 0u32;
+    let mut compactions = 0u32;
     loop {
         if turn.cancel.is_cancelled() {
             return TurnOutcome::Interrupted;
@@ -173,6 +206,11 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
         }
         requests_sent += 1;
         deliver_pending_input(turn).await;
+        // Before the turn's first request and between requests of the turn alike: a request
+        // that would reach the limit is preceded by a compaction.
+        if let Err(outcome) = compaction::compact_if_needed(turn, &mut compactions).await {
+            return outcome;
+        }
         match sampling::sample_once(turn).await {
             Ok(result) => {
                 retries = 0;
@@ -183,6 +221,16 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
                 }
             }
             Err(SamplingError::Interrupted) => return TurnOutcome::Interrupted,
+            Err(failure)
+                if compaction::is_context_window_error(&failure)
+                    && compactions < compaction::MAX_COMPACTIONS_PER_TURN =>
+            {
+                compactions += 1;
+                tracing::info!(turn_id = %turn.turn_id, "the provider found the request too long; compacting");
+                if let Err(outcome) = compaction::compact(turn).await {
+                    return outcome;
+                }
+            }
             Err(failure)
                 if failure
                     .stream_error()

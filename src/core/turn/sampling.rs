@@ -157,6 +157,12 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         }
         Err(other) => return Err(other),
     };
+    if let Some(usage) = completed.token_usage {
+        // What the provider counted is the best measure of the context; compaction adds an
+        // estimate of what the history gained since.
+        let mut thread_state = turn.thread.state();
+        thread_state.context_baseline = Some((usage.total_tokens, thread_state.history.len()));
+    }
     let window = Some(state.settings.context_window());
     emit_usage(
         turn,
@@ -428,7 +434,7 @@ pub(crate) async fn emit_failed_usage(
     emit_usage(turn, usage, rate_limits, window).await;
 }
 
-async fn emit_usage(
+pub(super) async fn emit_usage(
     turn: &TurnContext,
     usage: Option<TokenUsage>,
     rate_limits: Option<RateLimitSnapshot>,

@@ -3,6 +3,7 @@
 
 mod account;
 mod command_exec;
+mod compact;
 mod config;
 mod initialize;
 mod permission_profile;
@@ -136,6 +137,9 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
                 thread_items::thread_items_list(context, params).await,
             )
             .await
+        }
+        ClientRequest::ThreadCompactStart(params) => {
+            compact::thread_compact_start(context, &id, params).await
         }
         ClientRequest::ThreadGoalGet(params) => {
             respond(

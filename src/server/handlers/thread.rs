@@ -363,6 +363,8 @@ fn settings_from(
         model_catalog: config.model_catalog.clone(),
         user_skill_roots,
         skill_toggles: config.skill_toggles(),
+        auto_compact_token_limit: config.model_auto_compact_token_limit,
+        compact_prompt: config.compact_prompt.clone(),
         service_tier: super::turn::upstream_service_tier(
             params.service_tier.as_deref(),
             "serviceTier",

@@ -886,6 +886,27 @@ class ThreadActiveFlag(RootModel[Literal["waitingOnApproval", "waitingOnUserInpu
     root: Literal["waitingOnApproval", "waitingOnUserInput"]
 
 
+class ThreadCompactStartParams(BaseModel):
+    """
+    `thread/compact/start` params.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    thread_id: Annotated[str, Field(alias="threadId")]
+
+
+class ThreadCompactStartResponse(BaseModel):
+    """
+    `thread/compact/start` answers `{}` once the compaction turn is started; its progress comes as `turn/started`, a `contextCompaction` item and `turn/completed`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+
+
 class ThreadEnvironment(BaseModel):
     """
     An environment a thread runs in.
@@ -1118,6 +1139,20 @@ class ThreadItem6(BaseModel):
     success: bool | None = None
     tool: str
     type: Literal["dynamicToolCall"]
+
+
+class ThreadItem8(BaseModel):
+    """
+    The thread's history was compacted: replaced by the user's messages and a summary.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    completed_at_ms: Annotated[int | None, Field(alias="completedAtMs")] = None
+    started_at_ms: Annotated[int | None, Field(alias="startedAtMs")] = None
+    id: str
+    type: Literal["contextCompaction"]
 
 
 class ThreadItemsListAnchor1(BaseModel):
@@ -1888,9 +1923,10 @@ class ThreadItem(
         | ThreadItem5
         | ThreadItem6
         | ThreadItem7
+        | ThreadItem8
     ]
 ):
-    root: ThreadItem1 | ThreadItem2 | ThreadItem3 | ThreadItem4 | ThreadItem5 | ThreadItem6 | ThreadItem7
+    root: ThreadItem1 | ThreadItem2 | ThreadItem3 | ThreadItem4 | ThreadItem5 | ThreadItem6 | ThreadItem7 | ThreadItem8
     """
     An item plus the timing fields every item carries (written as `null` when unknown).
     """
