@@ -62,6 +62,8 @@ enum Expect {
     Keys(&'static [(&'static str, Expect)], &'static [&'static str]),
     /// A table of any keys, each value of one kind.
     MapOf(&'static Expect),
+    /// A duration in seconds: a whole or fractional number, not negative.
+    Seconds,
 }
 
 const U32: Expect = Expect::Count(u32::MAX as u64);
@@ -96,6 +98,35 @@ const MODEL_KEYS: &[(&str, Expect)] = &[
     ("default_reasoning_summary", Expect::Text),
 ];
 
+/// One `[mcp_servers.NAME]` table: a stdio server (`command`) or a streamable HTTP one (`url`).
+const MCP_SERVER_KEYS: &[(&str, Expect)] = &[
+    ("command", Expect::NonEmptyText),
+    ("args", Expect::TextList),
+    ("env", Expect::MapOf(&Expect::Text)),
+    ("cwd", Expect::NonEmptyText),
+    ("url", Expect::NonEmptyText),
+    ("bearer_token_env_var", Expect::NonEmptyText),
+    ("enabled", Expect::Bool),
+    ("startup_timeout_sec", Expect::Seconds),
+    ("tool_timeout_sec", Expect::Seconds),
+    ("enabled_tools", Expect::TextList),
+    ("disabled_tools", Expect::TextList),
+];
+
+/// Keys the Codex CLI reads in an MCP server table that openturn accepts and ignores.
+const CODEX_ONLY_MCP_SERVER: &[&str] = &[
+    "env_vars",
+    "http_headers",
+    "env_http_headers",
+    "required",
+    "startup_timeout_ms",
+    "scopes",
+    "oauth_resource",
+    "default_tools_approval_mode",
+    "tools",
+    "experimental_environment",
+];
+
 /// One `[[skills.config]]` entry: which skill (by name or path) and whether it is on.
 const SKILL_TOGGLE_KEYS: &[(&str, Expect)] = &[
     ("name", Expect::Text),
@@ -116,6 +147,10 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
         Expect::MapOf(&Expect::Keys(PROVIDER_KEYS, CODEX_ONLY_PROVIDER)),
     ),
     ("models", Expect::MapOf(&Expect::Keys(MODEL_KEYS, &[]))),
+    (
+        "mcp_servers",
+        Expect::MapOf(&Expect::Keys(MCP_SERVER_KEYS, CODEX_ONLY_MCP_SERVER)),
+    ),
     (
         "approval_policy",
         Expect::OneOf(&["untrusted", "on-request", "never"]),
@@ -159,7 +194,6 @@ const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
     "features",
     "profile",
     "profiles",
-    "mcp_servers",
     "model_verbosity",
     "model_auto_compact_token_limit",
     "model_max_output_tokens",
@@ -237,6 +271,8 @@ impl Checker<'_> {
             (Expect::NonEmptyText, Value::String(text)) => !text.trim().is_empty(),
             (Expect::Count(max), Value::Integer(n)) => u64::try_from(*n).is_ok_and(|n| n <= max),
             (Expect::Integer, Value::Integer(_)) => true,
+            (Expect::Seconds, Value::Integer(n)) => *n >= 0,
+            (Expect::Seconds, Value::Float(x)) => x.is_finite() && *x >= 0.0,
             (Expect::OneOf(options), Value::String(text)) => options.contains(&text.as_str()),
             (Expect::TextList, Value::Array(items)) => items.iter().all(Value::is_str),
             (Expect::TableList(keys), Value::Array(items)) => {
@@ -326,6 +362,7 @@ fn expected(expect: Expect) -> String {
         Expect::Bool => "true or false".to_string(),
         Expect::Count(max) => format!("a whole number from 0 to {max}"),
         Expect::Integer => "a whole number".to_string(),
+        Expect::Seconds => "a number of seconds, 0 or more".to_string(),
         Expect::OneOf(options) => format!("one of {}", options.join(", ")),
         Expect::TextList => "an array of strings".to_string(),
         Expect::TableList(_) => "an array of tables".to_string(),
@@ -339,6 +376,7 @@ fn shown(path: &str, value: &Value) -> String {
     let secret = path.split('.').any(|part| {
         let part = part.to_ascii_lowercase();
         part == "http_headers"
+            || part == "env"
             || ["key", "token", "secret", "password", "authorization"]
                 .iter()
                 .any(|word| part.contains(word) && part != "env_key")
