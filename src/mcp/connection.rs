@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use super::config::{McpServerConfig, McpTransportConfig};
 use super::events::McpEvent;
-use super::handler::OpenturnClient;
+use super::handler::{OpenturnClient, ProgressRoutes};
 use super::status::McpTool;
 
 pub(crate) type Service = RunningService<RoleClient, OpenturnClient>;
@@ -35,10 +35,12 @@ pub(crate) async fn connect(
     config: &McpServerConfig,
     thread_cwd: &Path,
     events_tx: mpsc::Sender<McpEvent>,
+    progress_routes: ProgressRoutes,
 ) -> Result<Connected, String> {
     let client = OpenturnClient {
         server: config.name.clone(),
         events_tx,
+        progress_routes,
     };
     let (service, child_pid) = match &config.transport {
         McpTransportConfig::Stdio {

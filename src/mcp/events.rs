@@ -15,10 +15,10 @@ pub enum McpEvent {
         params: serde_json::Value,
         reply: oneshot::Sender<serde_json::Value>,
     },
-    /// A running tool call reported progress; `token` is the call's progress token.
+    /// A running tool call reported progress; `call_id` is the id the call was made under.
     Progress {
         server: String,
-        token: String,
+        call_id: String,
         message: String,
     },
 }

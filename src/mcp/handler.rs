@@ -2,11 +2,14 @@
 //! it does with the server's own requests and notifications. Elicitations and progress reports
 //! are handed on as [`McpEvent`]s; whoever owns the thread decides how the user sees them.
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode,
-    ProgressNotificationParam,
+    ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -15,10 +18,43 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::events::McpEvent;
 
+/// Progress token (as [`progress_key`] spells it) → the id of the call it belongs to.
+pub(crate) type ProgressRoutes = Arc<Mutex<HashMap<String, String>>>;
+
+/// How long a progress note may wait for its call to be registered: the server can answer
+/// faster than the request's token is recorded.
+const PROGRESS_ROUTE_WAIT: Duration = Duration::from_millis(50);
+
 /// One per connection; knows which server it speaks for.
 pub(crate) struct OpenturnClient {
     pub server: String,
     pub events_tx: mpsc::Sender<McpEvent>,
+    pub progress_routes: ProgressRoutes,
+}
+
+/// A progress token as a map key.
+pub(crate) fn progress_key(token: &ProgressToken) -> String {
+    match serde_json::to_value(token) {
+        Ok(Value::String(token)) => token,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+impl OpenturnClient {
+    async fn call_of(&self, key: &str) -> Option<String> {
+        let deadline = tokio::time::Instant::now() + PROGRESS_ROUTE_WAIT;
+        loop {
+            let found = match self.progress_routes.lock() {
+                Ok(routes) => routes.get(key).cloned(),
+                Err(poisoned) => poisoned.into_inner().get(key).cloned(),
+            };
+            if found.is_some() || tokio::time::Instant::now() >= deadline {
+                return found;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
 }
 
 impl ClientHandler for OpenturnClient {
@@ -73,10 +109,9 @@ impl ClientHandler for OpenturnClient {
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
         async move {
-            let token = match serde_json::to_value(&params.progress_token) {
-                Ok(Value::String(token)) => token,
-                Ok(other) => other.to_string(),
-                Err(_) => return,
+            // Progress for a call nobody registered (or one already answered) is dropped.
+            let Some(call_id) = self.call_of(&progress_key(&params.progress_token)).await else {
+                return;
             };
             let message = params
                 .message
@@ -88,7 +123,7 @@ impl ClientHandler for OpenturnClient {
             // Progress is advisory: a full queue drops it rather than stall the connection.
             let _ = self.events_tx.try_send(McpEvent::Progress {
                 server: self.server.clone(),
-                token,
+                call_id,
                 message,
             });
         }

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::service::{Peer, RoleClient};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -16,6 +17,7 @@ use tokio_util::task::TaskTracker;
 use super::config::McpServerConfig;
 use super::connection::{connect, Connected};
 use super::events::McpEvent;
+use super::handler::{progress_key, ProgressRoutes};
 use super::status::{McpServerSnapshot, McpTool, StartupState};
 
 /// How long a closed connection may take to end its child before it is killed.
@@ -52,6 +54,8 @@ struct SlotState {
 struct Slot {
     config: McpServerConfig,
     state_tx: watch::Sender<SlotState>,
+    /// The calls in flight on this server, by progress token.
+    progress_routes: ProgressRoutes,
 }
 
 /// A thread's MCP connections.
@@ -82,6 +86,7 @@ impl McpServers {
                     Arc::new(Slot {
                         config: config.clone(),
                         state_tx,
+                        progress_routes: ProgressRoutes::default(),
                     })
                 })
                 .collect(),
@@ -151,38 +156,65 @@ impl McpServers {
         self.slots.is_empty()
     }
 
-    /// Calls a tool, bounded by the server's tool timeout. `progress_token` asks the server for
-    /// progress notifications under that token. The result is the MCP `CallToolResult` as JSON.
+    /// Calls a tool, bounded by the server's tool timeout (the server is told the call was
+    /// cancelled when it runs out). Progress the server reports comes back as
+    /// [`McpEvent::Progress`] under `call_id`. The result is the MCP `CallToolResult` as JSON.
     pub async fn call_tool(
         &self,
         server: &str,
         tool: &str,
         arguments: Value,
-        progress_token: Option<&str>,
+        call_id: &str,
     ) -> Result<Value, McpCallError> {
         let (peer, timeout) = self.ready_peer(server)?;
-        let mut params = json!({"name": tool});
-        if let Value::Object(_) = arguments {
-            params["arguments"] = arguments;
-        }
-        if let Some(token) = progress_token {
-            params["_meta"] = json!({"progressToken": token});
-        }
+        let routes = self.routes(server);
+        let timed_out = || McpCallError::Timeout {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            seconds: timeout.as_secs_f64(),
+        };
         let failed = |message: String| McpCallError::Failed {
             server: server.to_string(),
             tool: tool.to_string(),
             message,
         };
-        let params = serde_json::from_value(params).map_err(|e| failed(e.to_string()))?;
-        match tokio::time::timeout(timeout, peer.call_tool(params)).await {
-            Err(_) => Err(McpCallError::Timeout {
-                server: server.to_string(),
-                tool: tool.to_string(),
-                seconds: timeout.as_secs_f64(),
-            }),
-            Ok(Err(error)) => Err(failed(error.to_string())),
-            Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| failed(e.to_string())),
+        let mut params = json!({"name": tool});
+        if let Value::Object(_) = arguments {
+            params["arguments"] = arguments;
         }
+        let params: CallToolRequestParams =
+            serde_json::from_value(params).map_err(|e| failed(e.to_string()))?;
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(timeout);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let key = progress_key(&handle.progress_token);
+        set_route(&routes, Some((key.clone(), call_id.to_string())), &key);
+        // rmcp enforces the timeout (and tells the server); this outer bound is a backstop.
+        let response =
+            tokio::time::timeout(timeout + Duration::from_secs(1), handle.await_response()).await;
+        set_route(&routes, None, &key);
+        match response {
+            Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Err(timed_out()),
+            Ok(Err(error)) => Err(failed(error.to_string())),
+            Ok(Ok(ServerResult::CallToolResult(result))) => {
+                serde_json::to_value(result).map_err(|e| failed(e.to_string()))
+            }
+            Ok(Ok(_)) => Err(failed(
+                "the server answered with something other than a tool result".to_string(),
+            )),
+        }
+    }
+
+    fn routes(&self, server: &str) -> ProgressRoutes {
+        self.slots
+            .iter()
+            .find(|slot| slot.config.name == server)
+            .map(|slot| slot.progress_routes.clone())
+            .unwrap_or_default()
     }
 
     /// `resources/list` (every page) of one server, or of every ready server; each entry
@@ -282,6 +314,20 @@ impl McpServers {
             .cloned()
     }
 
+    /// The names of the server's tools the model may call; `None` when the server is not ready.
+    pub fn tool_names(&self, server: &str) -> Option<Vec<String>> {
+        let slot = self.slots.iter().find(|slot| slot.config.name == server)?;
+        let state = slot.state_tx.borrow();
+        (state.snapshot.state == StartupState::Ready).then(|| {
+            state
+                .snapshot
+                .tools
+                .iter()
+                .map(|t| t.name.clone())
+                .collect()
+        })
+    }
+
     /// Closes every connection and waits (briefly) for the servers' tasks to end; children
     /// still running after the grace period are killed.
     pub async fn shutdown(&self) {
@@ -339,7 +385,12 @@ async fn run_server(
     let config = &slot.config;
     let attempt = tokio::time::timeout(
         config.startup_timeout,
-        connect(config, &thread_cwd, events_tx.clone()),
+        connect(
+            config,
+            &thread_cwd,
+            events_tx.clone(),
+            slot.progress_routes.clone(),
+        ),
     );
     let connected = tokio::select! {
         _ = cancel.cancelled() => return,
@@ -414,6 +465,22 @@ async fn fail(slot: &Slot, events_tx: &mpsc::Sender<McpEvent>, reason: String) {
             state: StartupState::Failed(reason),
         })
         .await;
+}
+
+/// Adds (`Some`) or removes (`None`) the route of progress token `key`.
+fn set_route(routes: &ProgressRoutes, entry: Option<(String, String)>, key: &str) {
+    let mut routes = match routes.lock() {
+        Ok(routes) => routes,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    match entry {
+        Some((key, call_id)) => {
+            routes.insert(key, call_id);
+        }
+        None => {
+            routes.remove(key);
+        }
+    }
 }
 
 /// The last resort for a child that ignored its closed stdin.

@@ -12,6 +12,7 @@ use super::command::{CommandExecParams, CommandExecResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
 use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
 use super::initialize::{InitializeParams, InitializeResponse};
+use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
 use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
@@ -103,6 +104,7 @@ client_requests! {
     PermissionProfileList => "permissionProfile/list", PermissionProfileListParams, PermissionProfileListResponse;
     ThreadGoalGet => "thread/goal/get", ThreadGoalGetParams, ThreadGoalGetResponse;
     ThreadItemsList => "thread/items/list", ThreadItemsListParams, ThreadItemsListResponse;
+    McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse;
 }
 
 /// Absent or `null` params read as `{}`, so methods whose fields are all optional need none.

@@ -5,6 +5,7 @@ mod account;
 mod command_exec;
 mod config;
 mod initialize;
+mod mcp;
 mod permission_profile;
 mod skills;
 mod thread;
@@ -136,6 +137,9 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
                 thread_items::thread_items_list(context, params).await,
             )
             .await
+        }
+        ClientRequest::McpServerStatusList(params) => {
+            respond(context, &id, mcp::mcp_server_status_list(context, params)).await
         }
         ClientRequest::ThreadGoalGet(params) => {
             respond(
