@@ -3,7 +3,6 @@
 //! are handed on as [`McpEvent`]s; whoever owns the thread decides how the user sees them.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -68,12 +67,12 @@ impl ClientHandler for OpenturnClient {
         serde_json::from_value(info).unwrap_or_default()
     }
 
-    fn create_elicitation(
+    async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
-    ) -> impl Future<Output = Result<ElicitResult, ErrorData>> + Send + '_ {
-        async move {
+    ) -> Result<ElicitResult, ErrorData> {
+        {
             let params = serde_json::to_value(&request).unwrap_or(Value::Null);
             let (reply_tx, reply_rx) = oneshot::channel();
             let event = McpEvent::Elicitation {
@@ -103,12 +102,12 @@ impl ClientHandler for OpenturnClient {
         }
     }
 
-    fn on_progress(
+    async fn on_progress(
         &self,
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        async move {
+    ) {
+        {
             // Progress for a call nobody registered (or one already answered) is dropped.
             let Some(call_id) = self.call_of(&progress_key(&params.progress_token)).await else {
                 return;

@@ -7,7 +7,8 @@ JSON-RPC 2.0 (the MCP stdio transport) and offers a handful of tools whose behav
 - `echo`     returns its `text` argument as text content (and as structured content);
 - `add`      returns `a + b` as text;
 - `slow`     sleeps `seconds` before answering (for the tool timeout);
-- `progress` sends two `notifications/progress` before answering, when the caller gave a token;
+- `progress` sends two `notifications/progress` (0.2 s apart) before answering, when the
+  caller gave a token;
 - `fail`     answers with `isError: true`;
 - `ask`      sends an `elicitation/create` request to the client and returns its answer.
 
@@ -17,7 +18,8 @@ It also lists one resource and one resource template. Modes (first argument):
 - `sleep-start SECONDS`  waits before answering `initialize` (a slow server);
 - anything else / nothing: serve normally.
 
-Every line the server reads is appended to the file named by MCP_TEST_LOG, when set, so tests can
+When MCP_TEST_PID_DIR is set, the server writes an empty file named after its pid there, so a
+test can check that the server is gone once the daemon is. Every line the server reads is appended to the file named by MCP_TEST_LOG, when set, so tests can
 check what the client sent. The value of MCP_TEST_SECRET, when set, is echoed by the `env` tool so a
 test can prove env values reach the child (and nowhere else).
 """
@@ -126,6 +128,9 @@ def call_tool(params, next_id):
                     "method": "notifications/progress",
                     "params": {"progressToken": token, "progress": step, "total": 2, "message": f"step {step}"},
                 })
+                # Work between reports, as a real server's would: progress is about a call
+                # still running, so it comes well before the result.
+                time.sleep(0.2)
         return text_result("progressed")
     if name == "fail":
         return text_result("the tool failed on purpose", is_error=True)
@@ -154,6 +159,9 @@ def call_tool(params, next_id):
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "serve"
+    pid_dir = os.environ.get("MCP_TEST_PID_DIR")
+    if pid_dir:
+        open(os.path.join(pid_dir, str(os.getpid())), "w").close()
     if mode == "exit-now":
         sys.stderr.write("mcp test server: exiting at once as asked\n")
         sys.exit(3)
