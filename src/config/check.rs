@@ -497,6 +497,39 @@ mod tests {
     }
 
     #[test]
+    fn mcp_server_keys_are_checked_by_kind_and_env_values_are_not_echoed() {
+        let error = |text: &str| {
+            check_source(&table(text), &file())
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            error("[mcp_servers.docs]\ncommand = \"d\"\nstartup_timeout_sec = \"ten\""),
+            "invalid value for `mcp_servers.docs.startup_timeout_sec` in /x/config.toml: \
+             expected a number of seconds, 0 or more; got \"ten\""
+        );
+        let env = error("[mcp_servers.docs]\ncommand = \"d\"\nenv = { TOKEN = 12345 }");
+        assert!(env.contains("`mcp_servers.docs.env.TOKEN`"), "{env}");
+        assert!(!env.contains("12345"), "{env}");
+        assert!(error("[mcp_servers.docs]\nargs = \"--stdio\"").contains("an array of strings"));
+        let warnings = check_source(
+            &table("[mcp_servers.docs]\ncommand = \"d\"\ntool_timout_sec = 5\nrequired = true"),
+            &file(),
+        )
+        .unwrap_or_default();
+        let summaries: Vec<&str> = warnings.iter().map(|w| w.summary.as_str()).collect();
+        assert!(
+            summaries
+                .iter()
+                .any(|s| s.contains("`mcp_servers.docs.tool_timout_sec`")
+                    && s.contains("did you mean `mcp_servers.docs.tool_timeout_sec`?")),
+            "{summaries:?}"
+        );
+        assert_eq!(summaries.len(), 2, "{summaries:?}");
+    }
+
+    #[test]
     fn secret_values_are_not_echoed() {
         let error = check_source(
             &table("[model_providers.p]\nhttp_headers = \"Bearer sk-live-123\""),

@@ -18,7 +18,9 @@ It also lists one resource and one resource template. Modes (first argument):
 - `sleep-start SECONDS`  waits before answering `initialize` (a slow server);
 - anything else / nothing: serve normally.
 
-When MCP_TEST_PID_DIR is set, the server writes an empty file named after its pid there, so a
+When MCP_TEST_IGNORE_EOF is set, the server does not exit when its stdin closes (it sleeps a
+minute), so only a kill ends it: a test of shutdown then proves the client killed it. When
+MCP_TEST_PID_DIR is set, the server writes an empty file named after its pid there, so a
 test can check that the server is gone once the daemon is. Every line the server reads is appended to the file named by MCP_TEST_LOG, when set, so tests can
 check what the client sent. The value of MCP_TEST_SECRET, when set, is echoed by the `env` tool so a
 test can prove env values reach the child (and nowhere else).
@@ -175,6 +177,8 @@ def main():
     while True:
         message = read_message()
         if message is None:
+            if os.environ.get("MCP_TEST_IGNORE_EOF"):
+                time.sleep(60)
             return
         method = message.get("method")
         request_id = message.get("id")
