@@ -1,7 +1,8 @@
 //! MCP servers' lives and secrets, through the real binary: an `env` value reaches the server's
 //! process and nothing else (notifications, responses, logs, rollouts); the server's process
 //! ends with the daemon, fast, and with its thread when the thread unloads; `exec --json` shows
-//! an MCP call as an `mcp_tool_call` item.
+//! an MCP call as an `mcp_tool_call` item; a streamable HTTP server gets its bearer token, read
+//! from the named variable, and nothing else sees it.
 
 mod exec_support;
 mod support;
@@ -227,4 +228,93 @@ async fn exec_json_shows_an_mcp_call_as_an_mcp_tool_call_item() {
         mcp[1]["item"]["result"]["content"],
         json!([{"type": "text", "text": "progressed"}])
     );
+}
+
+/// The test server in its streamable HTTP mode, on a loopback port; killed when dropped.
+async fn http_server(dir: &Path) -> (tokio::process::Child, u16, PathBuf) {
+    let port_file = dir.join("port");
+    let log = dir.join("http.log");
+    let child = tokio::process::Command::new("python3")
+        .arg(server_script())
+        .arg("http")
+        .arg(&port_file)
+        .env("MCP_TEST_LOG", &log)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("python3: {e}"));
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(port) = std::fs::read_to_string(&port_file)
+            .ok()
+            .and_then(|text| text.trim().parse::<u16>().ok())
+        {
+            return (child, port, log);
+        }
+        assert!(Instant::now() < deadline, "the HTTP server never listened");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_nothing_else_does() {
+    const TOKEN: &str = "http-bearer-7781-secret";
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (_server, port, log) = http_server(dir.path()).await;
+    let first = response(
+        "r1",
+        vec![namespaced_call("fc_1", "call_h", "mcp__web", "env")],
+        None,
+    );
+    let second = response("r2", vec![message("msg_f", &["ok"])], None);
+    let provider = MockProvider::start(Script::new([first, second]))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut overrides = mock_overrides(&provider);
+    overrides.push(format!(
+        "mcp_servers.web.url=\"http://127.0.0.1:{port}/mcp\""
+    ));
+    overrides.push("mcp_servers.web.bearer_token_env_var=\"MCP_WEB_TOKEN\"".to_string());
+    let mut daemon = Daemon::spawn_with_env(
+        home.path(),
+        &overrides,
+        &[("OPENTURN_TEST_KEY", "sk-test"), ("MCP_WEB_TOKEN", TOKEN)],
+    );
+    daemon.initialize().await;
+    let thread_id = daemon
+        .start_thread(json!({"approvalPolicy": "never"}))
+        .await;
+    wait_ready(&mut daemon, "web").await;
+    daemon
+        .ok(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": "go"}]}),
+        )
+        .await;
+    let turn = daemon.until_turn_completed().await;
+    let completed = items_of(&turn, "item/completed", "mcpToolCall");
+    assert_eq!(completed[0]["server"], "web");
+    assert_eq!(completed[0]["status"], "completed", "{turn:#?}");
+    let listed = daemon
+        .ok("mcpServerStatus/list", json!({"threadId": thread_id}))
+        .await;
+    assert_eq!(
+        listed["data"][0]["httpOrigin"],
+        format!("http://127.0.0.1:{port}")
+    );
+    assert_eq!(listed["data"][0]["authStatus"], "bearerToken");
+
+    let seen = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        seen.contains(&format!("authorization: Bearer {TOKEN}")),
+        "the server never got the token: {seen}"
+    );
+    let stdout = serde_json::to_string(&daemon.transcript).unwrap_or_default();
+    assert!(!stdout.contains(TOKEN));
+    assert!(!daemon.stderr().iter().any(|line| line.contains(TOKEN)));
+    for file in rollout_files(home.path()) {
+        assert!(!std::fs::read_to_string(&file)
+            .unwrap_or_default()
+            .contains(TOKEN));
+    }
 }

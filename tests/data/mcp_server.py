@@ -16,6 +16,8 @@ It also lists one resource and one resource template. Modes (first argument):
 
 - `exit-now`  exits with status 3 before reading anything (a server that dies at start-up);
 - `sleep-start SECONDS`  waits before answering `initialize` (a slow server);
+- `http PORT_FILE`  serves streamable HTTP on a loopback port, written to PORT_FILE; every
+  request's `Authorization` header is logged (see MCP_TEST_LOG);
 - anything else / nothing: serve normally.
 
 When MCP_TEST_IGNORE_EOF is set, the server does not exit when its stdin closes (it sleeps a
@@ -159,6 +161,88 @@ def call_tool(params, next_id):
     return None
 
 
+def answer(message, next_id, start_delay=0.0):
+    """The response to one request (`None` for a notification)."""
+    method = message.get("method")
+    request_id = message.get("id")
+    if request_id is None:
+        return None  # notifications (initialized, cancelled) need no answer
+    params = message.get("params") or {}
+
+    def error(code, text):
+        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": text}}
+
+    if method == "initialize":
+        time.sleep(start_delay)
+        result = {
+            "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+            "capabilities": {"tools": {"listChanged": False}, "resources": {}},
+            "serverInfo": {"name": "openturn-test-server", "version": "1.0.0"},
+        }
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        result = call_tool(params, next_id)
+        if result is None:
+            return error(-32602, f"unknown tool {params.get('name')}")
+    elif method == "resources/list":
+        result = {"resources": RESOURCES}
+    elif method == "resources/templates/list":
+        result = {"resourceTemplates": TEMPLATES}
+    elif method == "resources/read":
+        uri = params.get("uri")
+        result = {"contents": [{"uri": uri, "mimeType": "text/plain", "text": f"contents of {uri}"}]}
+    elif method == "ping":
+        result = {}
+    else:
+        return error(-32601, f"method not found: {method}")
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def serve_http(port_file, next_id):
+    """Streamable HTTP, the plain-JSON subset: each POSTed request is answered in the response
+    body; notifications get 202; there is no server-to-client stream (GET answers 405)."""
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            log_line("authorization: " + self.headers.get("authorization", "(none)"))
+            log_line(body.decode("utf-8", "replace"))
+            reply = answer(json.loads(body), next_id)
+            if reply is None:
+                self.send_response(202)
+                self.send_header("content-length", "0")
+                self.end_headers()
+                return
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self.send_response(405)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        do_DELETE = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with open(port_file + ".tmp", "w", encoding="utf-8") as out:
+        out.write(str(server.server_address[1]))
+    os.rename(port_file + ".tmp", port_file)
+    # Stops by itself: a test that forgets it leaves nothing running for long.
+    server.timeout = 1
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        server.handle_request()
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "serve"
     pid_dir = os.environ.get("MCP_TEST_PID_DIR")
@@ -174,46 +258,18 @@ def main():
         counter[0] += 1
         return counter[0]
 
+    if mode == "http":
+        serve_http(sys.argv[2], next_id)
+        return
     while True:
         message = read_message()
         if message is None:
             if os.environ.get("MCP_TEST_IGNORE_EOF"):
                 time.sleep(60)
             return
-        method = message.get("method")
-        request_id = message.get("id")
-        if request_id is None:
-            continue  # notifications (initialized, cancelled) need no answer
-        params = message.get("params") or {}
-        if method == "initialize":
-            time.sleep(start_delay)
-            result = {
-                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {"listChanged": False}, "resources": {}},
-                "serverInfo": {"name": "openturn-test-server", "version": "1.0.0"},
-            }
-        elif method == "tools/list":
-            result = {"tools": TOOLS}
-        elif method == "tools/call":
-            result = call_tool(params, next_id)
-            if result is None:
-                send({"jsonrpc": "2.0", "id": request_id,
-                      "error": {"code": -32602, "message": f"unknown tool {params.get('name')}"}})
-                continue
-        elif method == "resources/list":
-            result = {"resources": RESOURCES}
-        elif method == "resources/templates/list":
-            result = {"resourceTemplates": TEMPLATES}
-        elif method == "resources/read":
-            uri = params.get("uri")
-            result = {"contents": [{"uri": uri, "mimeType": "text/plain", "text": f"contents of {uri}"}]}
-        elif method == "ping":
-            result = {}
-        else:
-            send({"jsonrpc": "2.0", "id": request_id,
-                  "error": {"code": -32601, "message": f"method not found: {method}"}})
-            continue
-        send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        reply = answer(message, next_id, start_delay)
+        if reply is not None:
+            send(reply)
 
 
 if __name__ == "__main__":
