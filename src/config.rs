@@ -122,6 +122,8 @@ pub struct Config {
     pub thread_unload_delay_secs: u64,
     /// Requests queued for the dispatcher before new ones are refused as overloaded.
     pub ingress_queue_capacity: usize,
+    /// `[mcp_servers.NAME]`: the MCP servers each thread starts, in name order.
+    pub mcp_servers: Vec<crate::mcp::McpServerConfig>,
     /// The merged table, kept for `config/read` and per-thread overrides.
     pub table: Table,
     /// What each source contributed before merging, for `config/read`'s origins and layers.
@@ -315,6 +317,8 @@ impl Config {
             model_catalog: std::sync::Arc::new(model_catalog(&table)),
             thread_unload_delay_secs: parsed.thread_unload_delay_secs.unwrap_or(30 * 60),
             ingress_queue_capacity: parsed.ingress_queue_capacity.unwrap_or(256).max(1),
+            mcp_servers: crate::mcp::config::servers_from_table(&table)
+                .map_err(ConfigError::Invalid)?,
             table,
             layers: ConfigLayers::default(),
             warnings: Vec::new(),

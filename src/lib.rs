@@ -10,7 +10,7 @@
 //!
 //! Beside them: [`exec`] is `openturn exec`, a headless client of the server run in-process;
 //! [`rollout`] persists threads as JSONL; [`config`] resolves `config.toml` and overrides;
-//! [`sandbox`] confines command children (Landlock + seccomp, OS only); [`demo`] is the offline
+//! [`mcp`] is the MCP client (a thread's tool servers); [`sandbox`] confines command children (Landlock + seccomp, OS only); [`demo`] is the offline
 //! scripted session; [`mock_provider`] is the loopback Responses server used by `openturn demo`, tests
 //! and benchmarks.
 
@@ -19,6 +19,7 @@ pub mod config;
 pub mod core;
 pub mod demo;
 pub mod exec;
+pub mod mcp;
 pub mod mock_provider;
 pub mod protocol;
 pub mod rollout;

@@ -12,12 +12,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("mock_provider", &[]),
     ("client", &["wire"]),
     ("rollout", &["wire"]),
-    ("core", &["wire", "client", "rollout", "sandbox"]),
+    ("mcp", &[]),
+    ("core", &["wire", "client", "rollout", "sandbox", "mcp"]),
     (
         "server",
-        &["protocol", "core", "rollout", "config", "sandbox"],
+        &["protocol", "core", "rollout", "config", "sandbox", "mcp"],
     ),
-    ("config", &["client", "core"]),
+    ("config", &["client", "core", "mcp"]),
     ("demo", &["mock_provider"]),
     ("exec", &["server", "protocol"]),
 ];

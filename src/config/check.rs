@@ -62,6 +62,8 @@ enum Expect {
     Keys(&'static [(&'static str, Expect)], &'static [&'static str]),
     /// A table of any keys, each value of one kind.
     MapOf(&'static Expect),
+    /// A duration in seconds: a whole or fractional number, not negative.
+    Seconds,
 }
 
 const U32: Expect = Expect::Count(u32::MAX as u64);
@@ -96,6 +98,35 @@ const MODEL_KEYS: &[(&str, Expect)] = &[
     ("default_reasoning_summary", Expect::Text),
 ];
 
+/// One `[mcp_servers.NAME]` table: a stdio server (`command`) or a streamable HTTP one (`url`).
+const MCP_SERVER_KEYS: &[(&str, Expect)] = &[
+    ("command", Expect::NonEmptyText),
+    ("args", Expect::TextList),
+    ("env", Expect::MapOf(&Expect::Text)),
+    ("cwd", Expect::NonEmptyText),
+    ("url", Expect::NonEmptyText),
+    ("bearer_token_env_var", Expect::NonEmptyText),
+    ("enabled", Expect::Bool),
+    ("startup_timeout_sec", Expect::Seconds),
+    ("tool_timeout_sec", Expect::Seconds),
+    ("enabled_tools", Expect::TextList),
+    ("disabled_tools", Expect::TextList),
+];
+
+/// Keys the Codex CLI reads in an MCP server table that openturn accepts and ignores.
+const CODEX_ONLY_MCP_SERVER: &[&str] = &[
+    "env_vars",
+    "http_headers",
+    "env_http_headers",
+    "required",
+    "startup_timeout_ms",
+    "scopes",
+    "oauth_resource",
+    "default_tools_approval_mode",
+    "tools",
+    "experimental_environment",
+];
+
 /// One `[[skills.config]]` entry: which skill (by name or path) and whether it is on.
 const SKILL_TOGGLE_KEYS: &[(&str, Expect)] = &[
     ("name", Expect::Text),
@@ -116,6 +147,10 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
         Expect::MapOf(&Expect::Keys(PROVIDER_KEYS, CODEX_ONLY_PROVIDER)),
     ),
     ("models", Expect::MapOf(&Expect::Keys(MODEL_KEYS, &[]))),
+    (
+        "mcp_servers",
+        Expect::MapOf(&Expect::Keys(MCP_SERVER_KEYS, CODEX_ONLY_MCP_SERVER)),
+    ),
     (
         "approval_policy",
         Expect::OneOf(&["untrusted", "on-request", "never"]),
@@ -161,7 +196,6 @@ const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
     "features",
     "profile",
     "profiles",
-    "mcp_servers",
     "model_verbosity",
     "model_max_output_tokens",
     "hide_agent_reasoning",
@@ -238,6 +272,8 @@ impl Checker<'_> {
             (Expect::NonEmptyText, Value::String(text)) => !text.trim().is_empty(),
             (Expect::Count(max), Value::Integer(n)) => u64::try_from(*n).is_ok_and(|n| n <= max),
             (Expect::Integer, Value::Integer(_)) => true,
+            (Expect::Seconds, Value::Integer(n)) => *n >= 0,
+            (Expect::Seconds, Value::Float(x)) => x.is_finite() && *x >= 0.0,
             (Expect::OneOf(options), Value::String(text)) => options.contains(&text.as_str()),
             (Expect::TextList, Value::Array(items)) => items.iter().all(Value::is_str),
             (Expect::TableList(keys), Value::Array(items)) => {
@@ -327,6 +363,7 @@ fn expected(expect: Expect) -> String {
         Expect::Bool => "true or false".to_string(),
         Expect::Count(max) => format!("a whole number from 0 to {max}"),
         Expect::Integer => "a whole number".to_string(),
+        Expect::Seconds => "a number of seconds, 0 or more".to_string(),
         Expect::OneOf(options) => format!("one of {}", options.join(", ")),
         Expect::TextList => "an array of strings".to_string(),
         Expect::TableList(_) => "an array of tables".to_string(),
@@ -340,6 +377,7 @@ fn shown(path: &str, value: &Value) -> String {
     let secret = path.split('.').any(|part| {
         let part = part.to_ascii_lowercase();
         part == "http_headers"
+            || part == "env"
             || ["key", "token", "secret", "password", "authorization"]
                 .iter()
                 .any(|word| part.contains(word) && part != "env_key")
@@ -457,6 +495,39 @@ mod tests {
         assert!(warnings
             .iter()
             .all(|w| w.path == Some(PathBuf::from("/x/config.toml"))));
+    }
+
+    #[test]
+    fn mcp_server_keys_are_checked_by_kind_and_env_values_are_not_echoed() {
+        let error = |text: &str| {
+            check_source(&table(text), &file())
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            error("[mcp_servers.docs]\ncommand = \"d\"\nstartup_timeout_sec = \"ten\""),
+            "invalid value for `mcp_servers.docs.startup_timeout_sec` in /x/config.toml: \
+             expected a number of seconds, 0 or more; got \"ten\""
+        );
+        let env = error("[mcp_servers.docs]\ncommand = \"d\"\nenv = { TOKEN = 12345 }");
+        assert!(env.contains("`mcp_servers.docs.env.TOKEN`"), "{env}");
+        assert!(!env.contains("12345"), "{env}");
+        assert!(error("[mcp_servers.docs]\nargs = \"--stdio\"").contains("an array of strings"));
+        let warnings = check_source(
+            &table("[mcp_servers.docs]\ncommand = \"d\"\ntool_timout_sec = 5\nrequired = true"),
+            &file(),
+        )
+        .unwrap_or_default();
+        let summaries: Vec<&str> = warnings.iter().map(|w| w.summary.as_str()).collect();
+        assert!(
+            summaries
+                .iter()
+                .any(|s| s.contains("`mcp_servers.docs.tool_timout_sec`")
+                    && s.contains("did you mean `mcp_servers.docs.tool_timeout_sec`?")),
+            "{summaries:?}"
+        );
+        assert_eq!(summaries.len(), 2, "{summaries:?}");
     }
 
     #[test]

@@ -87,6 +87,13 @@ pub enum ClientRequestKind {
     },
     ToolCall(ClientToolCall),
     UserInput(UserInputRequest),
+    /// An MCP server's `elicitation/create`, or openturn asking whether an MCP tool may run:
+    /// `params` is the MCP elicitation (`mode`, `message`, `requestedSchema`, `_meta`);
+    /// answered with [`ClientReply::Elicitation`].
+    McpElicitation {
+        server: String,
+        params: serde_json::Value,
+    },
 }
 
 /// What came back for a request.
@@ -96,6 +103,9 @@ pub enum ClientReply {
     ToolResult(ClientToolResult),
     /// The user's answers to a [`UserInputRequest`], by question id, in the client's order.
     UserAnswers(Vec<(String, Vec<String>)>),
+    /// The answer to an [`ClientRequestKind::McpElicitation`]: an MCP `ElicitResult`
+    /// (`action`, `content`, `_meta`).
+    Elicitation(serde_json::Value),
     /// The client answered with something that is not a valid answer to this request.
     Invalid,
     /// The client answered with an error.

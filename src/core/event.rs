@@ -110,6 +110,17 @@ pub enum EventMsg {
         item_id: String,
         changes: Vec<super::items::FileChangeEntry>,
     },
+    /// An MCP server of the thread is starting, became ready, failed to start, or died.
+    McpStartupStatus {
+        server: String,
+        state: crate::mcp::StartupState,
+    },
+    /// A running MCP tool call reported progress (item = the call's id).
+    McpToolCallProgress {
+        turn_id: String,
+        item_id: String,
+        message: String,
+    },
     ModelRerouted {
         turn_id: String,
         from_model: String,

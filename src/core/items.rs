@@ -101,6 +101,22 @@ pub enum TurnItem {
         #[serde(default)]
         duration_ms: Option<i64>,
     },
+    /// A call of an MCP server's tool, or of a resource helper (id = `call_id`).
+    McpToolCall {
+        id: String,
+        server: String,
+        tool: String,
+        arguments: serde_json::Value,
+        status: ToolItemStatus,
+        /// The MCP `CallToolResult` (`content`, `structuredContent`, `_meta`).
+        #[serde(default)]
+        result: Option<serde_json::Value>,
+        /// Why the call produced no result.
+        #[serde(default)]
+        error: Option<String>,
+        #[serde(default)]
+        duration_ms: Option<i64>,
+    },
     /// An `apply_patch` call (id = the call's `call_id`): the files it changes, each with its
     /// unified diff.
     FileChange {
@@ -160,6 +176,7 @@ impl TurnItem {
             | TurnItem::CommandExecution { id, .. }
             | TurnItem::DynamicToolCall { id, .. }
             | TurnItem::FileChange { id, .. }
+            | TurnItem::McpToolCall { id, .. }
             | TurnItem::ContextCompaction { id } => id,
         }
     }

@@ -12,6 +12,7 @@ pub mod event;
 pub mod input;
 pub mod items;
 pub mod manager;
+mod mcp;
 pub mod models;
 pub mod sandboxing;
 pub mod settings;

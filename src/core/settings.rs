@@ -75,6 +75,8 @@ pub struct ThreadSettings {
     /// become a plan item.
     pub plan_mode: bool,
     pub dynamic_tools: Vec<DynamicToolSpec>,
+    /// The MCP servers the thread starts (configuration, or the `thread/start` `config`).
+    pub mcp_servers: Vec<crate::mcp::McpServerConfig>,
     /// `max_sampling_requests_per_turn` in config.toml: the requests one turn may send before
     /// it fails, so a model that keeps calling tools cannot loop forever.
     pub max_sampling_requests_per_turn: u32,
@@ -245,6 +247,7 @@ impl ThreadSettings {
             reasoning_summary_mode: ReasoningSummaryMode::default(),
             plan_mode: false,
             dynamic_tools: Vec::new(),
+            mcp_servers: Vec::new(),
             max_sampling_requests_per_turn: 1000,
             project_doc_max_bytes: super::context::DEFAULT_PROJECT_DOC_MAX_BYTES,
             model_catalog: Default::default(),

@@ -147,6 +147,8 @@ pub struct Thread {
     pub(crate) tasks: TaskTracker,
     /// Cancelled at shutdown; each turn's token is a child.
     pub(crate) shutdown: CancellationToken,
+    /// The thread's MCP servers, once started (see [`Thread::start_mcp_servers`]).
+    pub(crate) mcp: std::sync::OnceLock<Arc<crate::mcp::McpServers>>,
 }
 
 impl Thread {
@@ -185,6 +187,7 @@ impl Thread {
             }),
             tasks: TaskTracker::new(),
             shutdown,
+            mcp: std::sync::OnceLock::new(),
         }
     }
 
@@ -465,6 +468,9 @@ impl Thread {
         }
         self.tasks.close();
         self.tasks.wait().await;
+        if let Some(mcp) = self.mcp.get() {
+            mcp.shutdown().await;
+        }
         if let Some(rollout) = &self.rollout {
             if let Err(error) = rollout.flush().await {
                 tracing::warn!(%error, "rollout flush at shutdown failed");

@@ -18,6 +18,8 @@ pub enum ServerRequest {
     DynamicToolCall(DynamicToolCallParams),
     #[serde(rename = "item/tool/requestUserInput")]
     ToolRequestUserInput(ToolRequestUserInputParams),
+    #[serde(rename = "mcpServer/elicitation/request")]
+    McpServerElicitationRequest(super::mcp::McpServerElicitationRequestParams),
 }
 
 /// `item/commandExecution/requestApproval` params.

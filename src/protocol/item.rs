@@ -78,6 +78,25 @@ pub enum ThreadItemDetails {
         success: Option<bool>,
         duration_ms: Option<i64>,
     },
+    /// A call of an MCP server's tool (or of a resource helper).
+    #[serde(rename_all = "camelCase")]
+    McpToolCall {
+        /// The tool call's `call_id`.
+        id: String,
+        server: String,
+        tool: String,
+        /// `inProgress`, `completed` or `failed`.
+        status: String,
+        arguments: Value,
+        app_context: Option<Value>,
+        mcp_app_ui: Option<Value>,
+        plugin_id: Option<String>,
+        read_only_hint: Option<bool>,
+        /// The server's result: `content`, `structuredContent`, `_meta`.
+        result: Option<McpToolCallResult>,
+        error: Option<McpToolCallError>,
+        duration_ms: Option<i64>,
+    },
     /// Files an `apply_patch` call changes.
     FileChange {
         /// The tool call's `call_id`.
@@ -88,6 +107,23 @@ pub enum ThreadItemDetails {
     },
     /// The thread's history was compacted: replaced by the user's messages and a summary.
     ContextCompaction { id: String },
+}
+
+/// What an MCP tool call returned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpToolCallResult {
+    /// MCP content blocks (`text`, `image`, `resource`, …) as the server sent them.
+    pub content: Vec<Value>,
+    pub structured_content: Option<Value>,
+    #[serde(rename = "_meta")]
+    pub meta: Option<Value>,
+}
+
+/// Why an MCP tool call produced no result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct McpToolCallError {
+    pub message: String,
 }
 
 /// One file of a `fileChange` item.
@@ -118,6 +154,7 @@ impl ThreadItem {
             | ThreadItemDetails::CommandExecution { id, .. }
             | ThreadItemDetails::DynamicToolCall { id, .. }
             | ThreadItemDetails::FileChange { id, .. }
+            | ThreadItemDetails::McpToolCall { id, .. }
             | ThreadItemDetails::ContextCompaction { id } => id,
         }
     }

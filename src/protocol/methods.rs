@@ -13,6 +13,7 @@ use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
 use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
 use super::initialize::{InitializeParams, InitializeResponse};
+use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
 use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
@@ -105,6 +106,7 @@ client_requests! {
     ThreadGoalGet => "thread/goal/get", ThreadGoalGetParams, ThreadGoalGetResponse;
     ThreadItemsList => "thread/items/list", ThreadItemsListParams, ThreadItemsListResponse;
     ThreadCompactStart => "thread/compact/start", ThreadCompactStartParams, ThreadCompactStartResponse;
+    McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse;
 }
 
 /// Absent or `null` params read as `{}`, so methods whose fields are all optional need none.

@@ -12,6 +12,7 @@ pub mod goal;
 pub mod initialize;
 pub mod item;
 pub mod jsonrpc;
+pub mod mcp;
 pub mod methods;
 pub mod model;
 pub mod notification;

@@ -71,6 +71,10 @@ pub enum ServerNotification {
     AccountLoginCompleted(AccountLoginCompletedNotification),
     #[serde(rename = "account/updated")]
     AccountUpdated(AccountUpdatedNotification),
+    #[serde(rename = "mcpServer/startupStatus/updated")]
+    McpServerStartupStatusUpdated(super::mcp::McpServerStartupStatusUpdatedNotification),
+    #[serde(rename = "item/mcpToolCall/progress")]
+    McpToolCallProgress(super::mcp::McpToolCallProgressNotification),
 }
 
 impl ServerNotification {
@@ -108,6 +112,10 @@ impl ServerNotification {
             ServerNotification::ConfigWarning(_) => "configWarning",
             ServerNotification::AccountLoginCompleted(_) => "account/login/completed",
             ServerNotification::AccountUpdated(_) => "account/updated",
+            ServerNotification::McpServerStartupStatusUpdated(_) => {
+                "mcpServer/startupStatus/updated"
+            }
+            ServerNotification::McpToolCallProgress(_) => "item/mcpToolCall/progress",
         }
     }
 
@@ -139,6 +147,8 @@ impl ServerNotification {
             | ServerNotification::ThreadClosed(n) => Some(&n.thread_id),
             ServerNotification::ThreadNameUpdated(n) => Some(&n.thread_id),
             ServerNotification::ServerRequestResolved(n) => Some(&n.thread_id),
+            ServerNotification::McpServerStartupStatusUpdated(n) => n.thread_id.as_deref(),
+            ServerNotification::McpToolCallProgress(n) => Some(&n.thread_id),
             ServerNotification::RateLimitsUpdated(_)
             | ServerNotification::CommandExecOutputDelta(_)
             | ServerNotification::ConfigWarning(_)

@@ -9,7 +9,10 @@ use crate::core::event::TokenUsage;
 use crate::core::{self, TurnErrorKind};
 use crate::protocol::approval::DynamicToolCallOutputContentItem;
 use crate::protocol::common::{AskForApproval, SandboxMode, SandboxPolicy};
-use crate::protocol::item::{FileUpdateChange, PatchChangeKind, ThreadItem, ThreadItemDetails};
+use crate::protocol::item::{
+    FileUpdateChange, McpToolCallError, McpToolCallResult, PatchChangeKind, ThreadItem,
+    ThreadItemDetails,
+};
 use crate::protocol::notification::TokenUsageBreakdown;
 use crate::protocol::turn::{TurnError, TurnPlanStep, TurnPlanStepStatus, UserInput};
 
@@ -100,6 +103,31 @@ pub fn thread_item(
             success: *success,
             duration_ms: *duration_ms,
         },
+        core::TurnItem::McpToolCall {
+            id,
+            server,
+            tool,
+            arguments,
+            status,
+            result,
+            error,
+            duration_ms,
+        } => ThreadItemDetails::McpToolCall {
+            id: id.clone(),
+            server: server.clone(),
+            tool: tool.clone(),
+            status: tool_status(*status).to_string(),
+            arguments: arguments.clone(),
+            app_context: None,
+            mcp_app_ui: None,
+            plugin_id: None,
+            read_only_hint: None,
+            result: result.as_ref().map(mcp_result_out),
+            error: error.as_ref().map(|message| McpToolCallError {
+                message: message.clone(),
+            }),
+            duration_ms: *duration_ms,
+        },
         core::TurnItem::FileChange {
             id,
             changes,
@@ -117,6 +145,40 @@ pub fn thread_item(
         details,
         started_at_ms,
         completed_at_ms,
+    }
+}
+
+/// An MCP `CallToolResult` in the item's shape: its content blocks, structured content and meta.
+fn mcp_result_out(result: &serde_json::Value) -> McpToolCallResult {
+    McpToolCallResult {
+        content: result
+            .get("content")
+            .and_then(serde_json::Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        structured_content: result.get("structuredContent").cloned(),
+        meta: result.get("_meta").cloned(),
+    }
+}
+
+/// A server's start-up state as `mcpServer/startupStatus/updated` tells it.
+pub fn mcp_startup_status(
+    thread_id: String,
+    server: String,
+    state: &crate::mcp::StartupState,
+) -> crate::protocol::mcp::McpServerStartupStatusUpdatedNotification {
+    use crate::mcp::StartupState;
+    let (status, error) = match state {
+        StartupState::Starting => ("starting", None),
+        StartupState::Ready => ("ready", None),
+        StartupState::Failed(reason) => ("failed", Some(reason.clone())),
+    };
+    crate::protocol::mcp::McpServerStartupStatusUpdatedNotification {
+        thread_id: Some(thread_id),
+        name: server,
+        status: status.to_string(),
+        error,
+        failure_reason: None,
     }
 }
 

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use crate::core::{EventMsg, TurnOutcome};
+use crate::protocol::mcp::McpToolCallProgressNotification;
 use crate::protocol::notification::{
     ErrorNotification, FileChangePatchUpdatedNotification, ItemCompletedNotification,
     ItemDeltaNotification, ItemStartedNotification, ModelReroutedNotification, RateLimitSnapshot,
@@ -329,6 +330,21 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             turn_id,
             error: convert::turn_error(&error),
             will_retry,
+        }),
+        EventMsg::McpStartupStatus { server, state } => {
+            ServerNotification::McpServerStartupStatusUpdated(convert::mcp_startup_status(
+                thread_id, server, &state,
+            ))
+        }
+        EventMsg::McpToolCallProgress {
+            turn_id,
+            item_id,
+            message,
+        } => ServerNotification::McpToolCallProgress(McpToolCallProgressNotification {
+            thread_id,
+            turn_id,
+            item_id,
+            message,
         }),
         EventMsg::TurnStarted { .. }
         | EventMsg::ItemStarted { .. }

@@ -30,6 +30,9 @@ use crate::protocol::approval::{
     ToolRequestUserInputQuestion, ToolRequestUserInputResponse,
 };
 use crate::protocol::jsonrpc::{ErrorObject, RequestId};
+use crate::protocol::mcp::{
+    McpServerElicitationRequestParams, McpServerElicitationRequestResponse,
+};
 use crate::protocol::notification::ServerNotification;
 
 use super::convert;
@@ -169,6 +172,7 @@ impl ServerRequests {
                 ReplyKind::Decision => decode_decision(raw),
                 ReplyKind::ToolResult => decode_tool_result(raw),
                 ReplyKind::UserAnswers => decode_user_answers(raw),
+                ReplyKind::Elicitation => decode_elicitation(raw),
             },
         };
         self.announce(&pending, id).await;
@@ -222,6 +226,7 @@ enum ReplyKind {
     Decision,
     ToolResult,
     UserAnswers,
+    Elicitation,
 }
 
 /// The protocol form of a core request and the reply it expects.
@@ -299,6 +304,48 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
             }),
             ReplyKind::UserAnswers,
         ),
+        ClientRequestKind::McpElicitation { server, params } => (
+            ServerRequest::McpServerElicitationRequest(elicitation_params(
+                thread_id, request, server, params,
+            )),
+            ReplyKind::Elicitation,
+        ),
+    }
+}
+
+/// An MCP elicitation as the protocol's request: the thread and turn it belongs to beside the
+/// server's own fields.
+fn elicitation_params(
+    thread_id: &str,
+    request: &ClientRequest,
+    server: &str,
+    params: &serde_json::Value,
+) -> McpServerElicitationRequestParams {
+    let text = |key: &str| params.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    McpServerElicitationRequestParams {
+        thread_id: thread_id.to_string(),
+        turn_id: Some(request.turn_id.clone()).filter(|id| !id.is_empty()),
+        server_name: server.to_string(),
+        mode: text("mode").unwrap_or_else(|| "form".to_string()),
+        message: text("message").unwrap_or_default(),
+        meta: params.get("_meta").cloned(),
+        requested_schema: params.get("requestedSchema").cloned(),
+        url: text("url"),
+        elicitation_id: text("elicitationId"),
+    }
+}
+
+/// `{"action": "accept" | "decline" | "cancel", "content"?: …}`; anything else is invalid.
+fn decode_elicitation(raw: &RawValue) -> ClientReply {
+    match serde_json::from_str::<McpServerElicitationRequestResponse>(raw.get()) {
+        Ok(response) if ["accept", "decline", "cancel"].contains(&response.action.as_str()) => {
+            let mut answer = json!({"action": response.action});
+            if let Some(content) = response.content {
+                answer["content"] = content;
+            }
+            ClientReply::Elicitation(answer)
+        }
+        _ => ClientReply::Invalid,
     }
 }
 

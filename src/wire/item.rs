@@ -40,6 +40,10 @@ pub enum ResponseItem {
         id: Option<String>,
         call_id: String,
         name: String,
+        /// The tool namespace the function belongs to (e.g. `mcp__docs` for an MCP server's
+        /// tools), echoed back in history exactly as the model gave it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
         #[serde(default)]
         arguments: String,
     },

@@ -179,6 +179,30 @@ export type ThreadItem1 =
       type: "dynamicToolCall";
     }
   | {
+      appContext?: unknown;
+      arguments: unknown;
+      durationMs?: number | null;
+      error?: McpToolCallError | null;
+      /**
+       * The tool call's `call_id`.
+       */
+      id: string;
+      mcpAppUi?: unknown;
+      pluginId?: string | null;
+      readOnlyHint?: boolean | null;
+      /**
+       * The server's result: `content`, `structuredContent`, `_meta`.
+       */
+      result?: McpToolCallResult | null;
+      server: string;
+      /**
+       * `inProgress`, `completed` or `failed`.
+       */
+      status: string;
+      tool: string;
+      type: "mcpToolCall";
+    }
+  | {
       changes: FileUpdateChange[];
       /**
        * The tool call's `call_id`.
@@ -360,6 +384,14 @@ export type ServerNotification =
   | {
       method: "account/updated";
       params: AccountUpdatedNotification;
+    }
+  | {
+      method: "mcpServer/startupStatus/updated";
+      params: McpServerStartupStatusUpdatedNotification;
+    }
+  | {
+      method: "item/mcpToolCall/progress";
+      params: McpToolCallProgressNotification;
     };
 /**
  * `{"type":"idle"}`, `{"type":"active","activeFlags":[…]}`, …
@@ -420,6 +452,10 @@ export type ServerRequest =
   | {
       method: "item/tool/requestUserInput";
       params: ToolRequestUserInputParams;
+    }
+  | {
+      method: "mcpServer/elicitation/request";
+      params: McpServerElicitationRequestParams;
     };
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -858,6 +894,29 @@ export interface ItemCompletedNotification {
   turnId: string;
 }
 /**
+ * Why an MCP tool call produced no result.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpToolCallError".
+ */
+export interface McpToolCallError {
+  message: string;
+}
+/**
+ * What an MCP tool call returned.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpToolCallResult".
+ */
+export interface McpToolCallResult {
+  _meta?: unknown;
+  /**
+   * MCP content blocks (`text`, `image`, `resource`, …) as the server sent them.
+   */
+  content: unknown[];
+  structuredContent?: unknown;
+}
+/**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ItemDeltaNotification".
  */
@@ -878,6 +937,83 @@ export interface ItemStartedNotification {
   turnId: string;
 }
 /**
+ * `mcpServerStatus/list` params.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ListMcpServerStatusParams".
+ */
+export interface ListMcpServerStatusParams {
+  /**
+   * Opaque cursor from a previous page.
+   */
+  cursor?: string | null;
+  /**
+   * `full` or `toolsAndAuthOnly`; openturn always answers in full.
+   */
+  detail?: string | null;
+  /**
+   * Page size (default 100).
+   */
+  limit?: number | null;
+  /**
+   * Only this server.
+   */
+  serverName?: string | null;
+  /**
+   * The thread whose servers to list; without it, the configured servers, each with the state of a loaded thread's connection to it when there is one.
+   */
+  threadId?: string | null;
+}
+/**
+ * `mcpServerStatus/list` result.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ListMcpServerStatusResponse".
+ */
+export interface ListMcpServerStatusResponse {
+  data: McpServerStatus[];
+  nextCursor?: string | null;
+}
+/**
+ * One server in `mcpServerStatus/list`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpServerStatus".
+ */
+export interface McpServerStatus {
+  /**
+   * `unsupported` (stdio), `bearerToken` or `unknown`.
+   */
+  authStatus: string;
+  httpOrigin?: string | null;
+  name: string;
+  pluginId?: string | null;
+  resourceTemplates: unknown[];
+  resources: unknown[];
+  /**
+   * `notStarted`, `starting`, `connected` or `failed`.
+   */
+  runtimeStatus?: string | null;
+  serverCapabilities?: unknown;
+  /**
+   * The server's `serverInfo` from its handshake.
+   */
+  serverInfo?: {
+    [k: string]: unknown | undefined;
+  };
+  toolListMeta?: unknown;
+  /**
+   * The tools the model may call, by name, as the server listed them (with input schemas).
+   */
+  tools: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Why no tools are known (start-up failed).
+   */
+  toolsError?: string | null;
+}
+/**
  * `account/login/start` params: `{"type": "apiKey", "apiKey": "…"}`. Other `type`s (the reference's ChatGPT and Bedrock flows) decode, so the error can say they are not offered.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -886,6 +1022,68 @@ export interface ItemStartedNotification {
 export interface LoginAccountParams {
   apiKey?: string | null;
   type: string;
+}
+/**
+ * `mcpServer/elicitation/request` params: the MCP elicitation as the server (or openturn, for a tool-call approval, with `_meta.codex_approval_kind = "mcp_tool_call"`) asked it.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpServerElicitationRequestParams".
+ */
+export interface McpServerElicitationRequestParams {
+  _meta?: unknown;
+  elicitationId?: string | null;
+  message: string;
+  /**
+   * `form` or `url`.
+   */
+  mode: string;
+  /**
+   * The form's JSON Schema (`form` mode).
+   */
+  requestedSchema?: {
+    [k: string]: unknown | undefined;
+  };
+  serverName: string;
+  threadId: string;
+  /**
+   * The turn running when the question came, when there was one.
+   */
+  turnId?: string | null;
+  /**
+   * The page to open (`url` mode).
+   */
+  url?: string | null;
+}
+/**
+ * `mcpServer/startupStatus/updated`: a server of a thread is starting, ready, or failed (to start, or later: a server that dies is reported `failed` too).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpServerStartupStatusUpdatedNotification".
+ */
+export interface McpServerStartupStatusUpdatedNotification {
+  /**
+   * Why it failed; never holds an environment value or a token.
+   */
+  error?: string | null;
+  failureReason?: unknown;
+  name: string;
+  /**
+   * `starting`, `ready`, `failed` or `cancelled`.
+   */
+  status: string;
+  threadId?: string | null;
+}
+/**
+ * `item/mcpToolCall/progress`: a running MCP tool call reported progress.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpToolCallProgressNotification".
+ */
+export interface McpToolCallProgressNotification {
+  itemId: string;
+  message: string;
+  threadId: string;
+  turnId: string;
 }
 /**
  * One model. Exactly one listed model has `isDefault: true`.

@@ -45,9 +45,10 @@ pub(crate) async fn run(turn: &TurnContext, call: ClientToolCall) -> Option<Tool
         ClientReply::Cancelled => return None,
         ClientReply::ToolResult(result) => result,
         ClientReply::Failed(_) => failure(FAILED_REPLY),
-        ClientReply::Invalid | ClientReply::Decision(_) | ClientReply::UserAnswers(_) => {
-            failure(INVALID_REPLY)
-        }
+        ClientReply::Invalid
+        | ClientReply::Decision(_)
+        | ClientReply::UserAnswers(_)
+        | ClientReply::Elicitation(_) => failure(INVALID_REPLY),
     };
     let completed = TurnItem::DynamicToolCall {
         id: call.call_id.clone(),

@@ -7,6 +7,7 @@
 pub(crate) mod apply_patch;
 pub(crate) mod client_tool;
 pub(crate) mod head_tail;
+pub(crate) mod mcp;
 pub(crate) mod process;
 pub(crate) mod process_tree;
 pub(crate) mod request_user_input;
@@ -68,6 +69,8 @@ pub(crate) enum ToolCall {
         custom: bool,
         input: String,
     },
+    /// A tool of an MCP server, or a resource helper.
+    Mcp(mcp::McpCall),
 }
 
 impl ToolCall {
@@ -78,6 +81,7 @@ impl ToolCall {
             | ToolCall::RequestUserInput { call_id, .. } => call_id,
             ToolCall::Client(call) => &call.call_id,
             ToolCall::ApplyPatch { call_id, .. } => call_id,
+            ToolCall::Mcp(call) => &call.call_id,
         }
     }
 }
@@ -115,9 +119,18 @@ pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
         ResponseItem::FunctionCall {
             call_id,
             name,
+            namespace,
             arguments,
             ..
-        } => route_function_call(call_id, name, arguments, settings),
+        } => match mcp::route(call_id, name, namespace.as_deref(), arguments, settings) {
+            Some(Ok(call)) => Routed::Run(ToolCall::Mcp(call)),
+            Some(Err(text)) => Routed::Refused(ToolOutput {
+                call_id: call_id.clone(),
+                custom: false,
+                text,
+            }),
+            None => route_function_call(call_id, name, arguments, settings),
+        },
         ResponseItem::CustomToolCall {
             call_id,
             name,
@@ -236,6 +249,7 @@ pub(crate) async fn run(turn: TurnContext, call: ToolCall) -> Option<ToolOutput>
             custom,
             input,
         } => apply_patch::tool::run(&turn, call_id, custom, &input).await,
+        ToolCall::Mcp(call) => mcp::run(&turn, call).await,
     }
 }
 
@@ -261,6 +275,7 @@ mod tests {
             id: None,
             call_id: "c1".into(),
             name: name.into(),
+            namespace: None,
             arguments: arguments.into(),
         }
     }

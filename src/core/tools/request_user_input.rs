@@ -110,7 +110,10 @@ pub(crate) async fn run(
             "No answer: the user could not be asked ({reason}). Continue without it, using your \
              best judgement, and say what you assumed."
         ),
-        ClientReply::Invalid | ClientReply::Decision(_) | ClientReply::ToolResult(_) => {
+        ClientReply::Invalid
+        | ClientReply::Decision(_)
+        | ClientReply::ToolResult(_)
+        | ClientReply::Elicitation(_) => {
             "No answer: the client's reply was not a valid answer. Continue without it, using \
              your best judgement, and say what you assumed."
                 .to_string()

@@ -429,7 +429,8 @@ async fn ask_approval(
         ClientReply::Decision(CommandDecision::Decline)
         | ClientReply::Invalid
         | ClientReply::ToolResult(_)
-        | ClientReply::UserAnswers(_) => (
+        | ClientReply::UserAnswers(_)
+        | ClientReply::Elicitation(_) => (
             ToolItemStatus::Declined,
             "The user declined to run this command; it did not run.",
         ),

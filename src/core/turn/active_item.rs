@@ -320,6 +320,7 @@ mod tests {
             id: Some("fc_1".into()),
             call_id: "c".into(),
             name: "n".into(),
+            namespace: None,
             arguments: String::new(),
         };
         assert_eq!(client_item_id(&with_id, None).as_deref(), Some("fc_1"));

@@ -119,11 +119,17 @@ struct Completed {
 
 pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, SamplingError> {
     let settings = turn.thread.settings();
+    let mut tool_specs = tools::tool_specs(&settings);
+    if let Some(servers) = turn.thread.mcp_servers() {
+        // Servers still starting get a bounded wait, so the first request can offer their tools.
+        servers.wait_started(&turn.cancel).await;
+        tool_specs.extend(tools::mcp::specs(servers));
+    }
     let request = build_request(
         &settings,
         turn.thread.history(),
         turn.thread.id.as_str(),
-        tools::tool_specs(&settings),
+        tool_specs,
         turn.output_schema.as_ref(),
         turn.skills_instructions.as_deref(),
     );

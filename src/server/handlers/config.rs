@@ -176,7 +176,8 @@ fn is_secret(key: &str) -> bool {
 /// Tables whose every value is hidden, whatever the header is called: headers commonly carry
 /// credentials under arbitrary names.
 fn hides_all_values(key: &str) -> bool {
-    key == "http_headers" || key == "env_http_headers"
+    // `env` tables of MCP servers hand their values to child processes: often credentials.
+    key == "http_headers" || key == "env_http_headers" || key == "env"
 }
 
 /// The value shown in place of a secret.

@@ -6,6 +6,7 @@ mod command_exec;
 mod compact;
 mod config;
 mod initialize;
+mod mcp;
 mod permission_profile;
 mod skills;
 mod thread;
@@ -140,6 +141,9 @@ pub async fn handle(context: &Arc<ServerContext>, id: RequestId, request: Client
         }
         ClientRequest::ThreadCompactStart(params) => {
             compact::thread_compact_start(context, &id, params).await
+        }
+        ClientRequest::McpServerStatusList(params) => {
+            respond(context, &id, mcp::mcp_server_status_list(context, params)).await
         }
         ClientRequest::ThreadGoalGet(params) => {
             respond(

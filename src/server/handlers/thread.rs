@@ -49,6 +49,7 @@ pub async fn announce_started(
 ) {
     let thread_id = spawn.thread.id.to_string();
     context.subscribe(&thread_id);
+    let started = spawn.thread.clone();
     spawn_thread_projection(context, thread_id, spawn.events_rx);
     let _ = context
         .outgoing
@@ -58,6 +59,8 @@ pub async fn announce_started(
             },
         ))
         .await;
+    // After `thread/started`, so each server's status follows the thread's announcement.
+    started.start_mcp_servers().await;
 }
 
 /// `thread/resume`: loads (or re-subscribes to) a thread and returns its turns.
@@ -95,6 +98,7 @@ async fn resume(
             let config = thread_config(context, &params.overrides).await?;
             let settings = settings_from(context, &config, &params.overrides, Some(&contents))?;
             let spawn = context.threads.resume_thread(&contents, settings)?;
+            let resumed = spawn.thread.clone();
             spawn_thread_projection(context, thread_id.clone(), spawn.events_rx);
             // Loading announces the thread's status before the response (PROTOCOL.md §4).
             let _ = context
@@ -106,6 +110,7 @@ async fn resume(
                     },
                 ))
                 .await;
+            resumed.start_mcp_servers().await;
             // Lines skipped while loading (a torn tail after a crash, unknown types) are worth
             // telling the client, not only the log.
             for message in &contents.warnings {
@@ -358,6 +363,7 @@ fn settings_from(
         reasoning_summary_mode: config.reasoning_summary_mode,
         plan_mode: saved.plan_mode.unwrap_or(false),
         dynamic_tools,
+        mcp_servers: config.mcp_servers.clone(),
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
         project_doc_max_bytes: config.project_doc_max_bytes,
         model_catalog: config.model_catalog.clone(),

@@ -184,6 +184,7 @@ fn expected_full_response() -> Vec<Result<ResponseEvent, StreamError>> {
         id: Some("fc_1".to_string()),
         call_id: "call_1".to_string(),
         name: "shell".to_string(),
+        namespace: None,
         arguments: arguments.to_string(),
     };
     let custom_call = |input: &str| ResponseItem::CustomToolCall {

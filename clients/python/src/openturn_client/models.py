@@ -392,6 +392,36 @@ class ItemDeltaNotification(BaseModel):
     turn_id: Annotated[str, Field(alias="turnId")]
 
 
+class ListMcpServerStatusParams(BaseModel):
+    """
+    `mcpServerStatus/list` params.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cursor: str | None = None
+    """
+    Opaque cursor from a previous page.
+    """
+    detail: str | None = None
+    """
+    `full` or `toolsAndAuthOnly`; openturn always answers in full.
+    """
+    limit: Annotated[int | None, Field(ge=0)] = None
+    """
+    Page size (default 100).
+    """
+    server_name: Annotated[str | None, Field(alias="serverName")] = None
+    """
+    Only this server.
+    """
+    thread_id: Annotated[str | None, Field(alias="threadId")] = None
+    """
+    The thread whose servers to list; without it, the configured servers, each with the state of a loaded thread's connection to it when there is one.
+    """
+
+
 class LoginAccountParams(BaseModel):
     """
     `account/login/start` params: `{"type": "apiKey", "apiKey": "…"}`. Other `type`s (the reference's ChatGPT and Bedrock flows) decode, so the error can say they are not offered.
@@ -420,6 +450,136 @@ class LoginAccountResponse(RootModel[LoginAccountResponse1]):
     """
     `account/login/start` result: the key is stored before the answer is sent.
     """
+
+
+class McpServerElicitationRequestParams(BaseModel):
+    """
+    `mcpServer/elicitation/request` params: the MCP elicitation as the server (or openturn, for a tool-call approval, with `_meta.codex_approval_kind = "mcp_tool_call"`) asked it.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    field_meta: Annotated[Any | None, Field(alias="_meta")] = None
+    elicitation_id: Annotated[str | None, Field(alias="elicitationId")] = None
+    message: str
+    mode: str
+    """
+    `form` or `url`.
+    """
+    requested_schema: Annotated[Any | None, Field(alias="requestedSchema")] = None
+    """
+    The form's JSON Schema (`form` mode).
+    """
+    server_name: Annotated[str, Field(alias="serverName")]
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str | None, Field(alias="turnId")] = None
+    """
+    The turn running when the question came, when there was one.
+    """
+    url: str | None = None
+    """
+    The page to open (`url` mode).
+    """
+
+
+class McpServerStartupStatusUpdatedNotification(BaseModel):
+    """
+    `mcpServer/startupStatus/updated`: a server of a thread is starting, ready, or failed (to start, or later: a server that dies is reported `failed` too).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    error: str | None = None
+    """
+    Why it failed; never holds an environment value or a token.
+    """
+    failure_reason: Annotated[Any | None, Field(alias="failureReason")] = None
+    name: str
+    status: str
+    """
+    `starting`, `ready`, `failed` or `cancelled`.
+    """
+    thread_id: Annotated[str | None, Field(alias="threadId")] = None
+
+
+class McpServerStatus(BaseModel):
+    """
+    One server in `mcpServerStatus/list`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    auth_status: Annotated[str, Field(alias="authStatus")]
+    """
+    `unsupported` (stdio), `bearerToken` or `unknown`.
+    """
+    http_origin: Annotated[str | None, Field(alias="httpOrigin")] = None
+    name: str
+    plugin_id: Annotated[str | None, Field(alias="pluginId")] = None
+    resource_templates: Annotated[list[Any], Field(alias="resourceTemplates")]
+    resources: list[Any]
+    runtime_status: Annotated[str | None, Field(alias="runtimeStatus")] = None
+    """
+    `notStarted`, `starting`, `connected` or `failed`.
+    """
+    server_capabilities: Annotated[Any | None, Field(alias="serverCapabilities")] = None
+    server_info: Annotated[Any | None, Field(alias="serverInfo")] = None
+    """
+    The server's `serverInfo` from its handshake.
+    """
+    tool_list_meta: Annotated[Any | None, Field(alias="toolListMeta")] = None
+    tools: dict[str, Any]
+    """
+    The tools the model may call, by name, as the server listed them (with input schemas).
+    """
+    tools_error: Annotated[str | None, Field(alias="toolsError")] = None
+    """
+    Why no tools are known (start-up failed).
+    """
+
+
+class McpToolCallError(BaseModel):
+    """
+    Why an MCP tool call produced no result.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    message: str
+
+
+class McpToolCallProgressNotification(BaseModel):
+    """
+    `item/mcpToolCall/progress`: a running MCP tool call reported progress.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    item_id: Annotated[str, Field(alias="itemId")]
+    message: str
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str, Field(alias="turnId")]
+
+
+class McpToolCallResult(BaseModel):
+    """
+    What an MCP tool call returned.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    field_meta: Annotated[Any | None, Field(alias="_meta")] = None
+    content: list[Any]
+    """
+    MCP content blocks (`text`, `image`, `resource`, …) as the server sent them.
+    """
+    structured_content: Annotated[Any | None, Field(alias="structuredContent")] = None
 
 
 class ModelListParams(BaseModel):
@@ -737,6 +897,22 @@ class ServerNotification29(BaseModel):
     params: AccountUpdatedNotification
 
 
+class ServerNotification30(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["mcpServer/startupStatus/updated"]
+    params: McpServerStartupStatusUpdatedNotification
+
+
+class ServerNotification31(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["item/mcpToolCall/progress"]
+    params: McpToolCallProgressNotification
+
+
 class ServerRequest1(BaseModel):
     """
     A server → client request, tagged by method name.
@@ -771,6 +947,18 @@ class ServerRequest3(BaseModel):
     )
     method: Literal["item/tool/call"]
     params: DynamicToolCallParams
+
+
+class ServerRequest5(BaseModel):
+    """
+    A server → client request, tagged by method name.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["mcpServer/elicitation/request"]
+    params: McpServerElicitationRequestParams
 
 
 class ServerRequestResolvedNotification(BaseModel):
@@ -1141,7 +1329,41 @@ class ThreadItem6(BaseModel):
     type: Literal["dynamicToolCall"]
 
 
-class ThreadItem8(BaseModel):
+class ThreadItem7(BaseModel):
+    """
+    A call of an MCP server's tool (or of a resource helper).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    completed_at_ms: Annotated[int | None, Field(alias="completedAtMs")] = None
+    started_at_ms: Annotated[int | None, Field(alias="startedAtMs")] = None
+    app_context: Annotated[Any | None, Field(alias="appContext")] = None
+    arguments: Any
+    duration_ms: Annotated[int | None, Field(alias="durationMs")] = None
+    error: McpToolCallError | None = None
+    id: str
+    """
+    The tool call's `call_id`.
+    """
+    mcp_app_ui: Annotated[Any | None, Field(alias="mcpAppUi")] = None
+    plugin_id: Annotated[str | None, Field(alias="pluginId")] = None
+    read_only_hint: Annotated[bool | None, Field(alias="readOnlyHint")] = None
+    result: McpToolCallResult | None = None
+    """
+    The server's result: `content`, `structuredContent`, `_meta`.
+    """
+    server: str
+    status: str
+    """
+    `inProgress`, `completed` or `failed`.
+    """
+    tool: str
+    type: Literal["mcpToolCall"]
+
+
+class ThreadItem9(BaseModel):
     """
     The thread's history was compacted: replaced by the user's messages and a summary.
     """
@@ -1714,6 +1936,18 @@ class InitializeResponse(BaseModel):
     user_agent: Annotated[str, Field(alias="userAgent")]
 
 
+class ListMcpServerStatusResponse(BaseModel):
+    """
+    `mcpServerStatus/list` result.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data: list[McpServerStatus]
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+
+
 class Model(BaseModel):
     """
     One model. Exactly one listed model has `isDefault: true`.
@@ -1892,7 +2126,7 @@ class ThreadItem1(BaseModel):
     type: Literal["userMessage"]
 
 
-class ThreadItem7(BaseModel):
+class ThreadItem8(BaseModel):
     """
     Files an `apply_patch` call changes.
     """
@@ -1924,9 +2158,10 @@ class ThreadItem(
         | ThreadItem6
         | ThreadItem7
         | ThreadItem8
+        | ThreadItem9
     ]
 ):
-    root: ThreadItem1 | ThreadItem2 | ThreadItem3 | ThreadItem4 | ThreadItem5 | ThreadItem6 | ThreadItem7 | ThreadItem8
+    root: ThreadItem1 | ThreadItem2 | ThreadItem3 | ThreadItem4 | ThreadItem5 | ThreadItem6 | ThreadItem7 | ThreadItem8 | ThreadItem9
     """
     An item plus the timing fields every item carries (written as `null` when unknown).
     """
@@ -2267,9 +2502,15 @@ class ServerRequest4(BaseModel):
 
 
 class ServerRequest(
-    RootModel[ServerRequest1 | ServerRequest2 | ServerRequest3 | ServerRequest4]
+    RootModel[
+        ServerRequest1
+        | ServerRequest2
+        | ServerRequest3
+        | ServerRequest4
+        | ServerRequest5
+    ]
 ):
-    root: ServerRequest1 | ServerRequest2 | ServerRequest3 | ServerRequest4
+    root: ServerRequest1 | ServerRequest2 | ServerRequest3 | ServerRequest4 | ServerRequest5
     """
     A server → client request, tagged by method name.
     """
@@ -2510,6 +2751,8 @@ class ServerNotification(
         | ServerNotification27
         | ServerNotification28
         | ServerNotification29
+        | ServerNotification30
+        | ServerNotification31
     ]
 ):
-    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29
+    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31

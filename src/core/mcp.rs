@@ -1,0 +1,128 @@
+//! A thread's MCP servers seen from core: started once the thread is announced, their reports
+//! ([`McpEvent`]) turned into thread events, their elicitations into questions for the client.
+//! The servers themselves live in [`crate::mcp`]; this file only bridges.
+
+use std::sync::{Arc, Weak};
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::{McpEvent, McpServers};
+
+use super::approval::{await_reply, ClientReply, ClientRequest, ClientRequestKind};
+use super::event::EventMsg;
+use super::thread::Thread;
+
+/// Reports waiting to be forwarded; a server's start-up sends two, a busy tool a few progress
+/// notes. Progress is dropped (not queued) when this is full.
+const MCP_EVENT_CAPACITY: usize = 64;
+
+impl Thread {
+    /// Starts the thread's configured MCP servers in the background, once; returns at once.
+    /// Called after the thread was announced, so the client hears `thread/started` before any
+    /// server's status.
+    pub async fn start_mcp_servers(self: &Arc<Thread>) {
+        let settings = self.settings();
+        if settings.mcp_servers.is_empty() || self.mcp.get().is_some() {
+            return;
+        }
+        let (events_tx, events_rx) = mpsc::channel(MCP_EVENT_CAPACITY);
+        let cancel = self.shutdown.child_token();
+        tokio::spawn(forward(Arc::downgrade(self), events_rx, cancel.clone()));
+        let servers =
+            McpServers::start(&settings.mcp_servers, &settings.cwd, events_tx, cancel).await;
+        let _ = self.mcp.set(Arc::new(servers));
+    }
+
+    /// The thread's MCP servers, when any were configured.
+    pub fn mcp_servers(&self) -> Option<&Arc<McpServers>> {
+        self.mcp.get()
+    }
+
+    fn active_turn(&self) -> Option<(String, CancellationToken)> {
+        let state = self.state();
+        state
+            .active
+            .as_ref()
+            .map(|active| (active.turn_id.clone(), active.cancel.clone()))
+    }
+}
+
+/// Forwards the servers' reports until the thread shuts down or every server is gone.
+async fn forward(
+    thread: Weak<Thread>,
+    mut events_rx: mpsc::Receiver<McpEvent>,
+    cancel: CancellationToken,
+) {
+    loop {
+        let event = tokio::select! {
+            _ = cancel.cancelled() => return,
+            event = events_rx.recv() => match event {
+                Some(event) => event,
+                None => return,
+            },
+        };
+        let Some(thread) = thread.upgrade() else {
+            return;
+        };
+        match event {
+            McpEvent::Startup { server, state } => {
+                let _ = thread
+                    .events_tx
+                    .send(EventMsg::McpStartupStatus { server, state })
+                    .await;
+            }
+            McpEvent::Progress {
+                call_id, message, ..
+            } => {
+                // The item of an MCP call carries the call's id.
+                if let Some((turn_id, _)) = thread.active_turn() {
+                    let _ = thread
+                        .events_tx
+                        .send(EventMsg::McpToolCallProgress {
+                            turn_id,
+                            item_id: call_id,
+                            message,
+                        })
+                        .await;
+                }
+            }
+            McpEvent::Elicitation {
+                server,
+                params,
+                reply,
+            } => {
+                // Each question waits on its own: a slow user must not hold up status reports.
+                tokio::spawn(async move {
+                    let answer = ask(&thread, server, params).await;
+                    let _ = reply.send(answer);
+                });
+            }
+        }
+    }
+}
+
+/// Puts an elicitation to the client and returns the MCP `ElicitResult` to give the server.
+pub(crate) async fn ask(thread: &Thread, server: String, params: Value) -> Value {
+    let (turn_id, cancel) = thread
+        .active_turn()
+        .unwrap_or_else(|| (String::new(), thread.shutdown.clone()));
+    let (request, reply_rx) = ClientRequest::new(
+        turn_id,
+        ClientRequestKind::McpElicitation { server, params },
+    );
+    let _ = thread
+        .events_tx
+        .send(EventMsg::ClientRequest(request))
+        .await;
+    match await_reply(reply_rx, &cancel).await {
+        ClientReply::Elicitation(answer) => answer,
+        ClientReply::Cancelled => json!({"action": "cancel"}),
+        ClientReply::Failed(_)
+        | ClientReply::Invalid
+        | ClientReply::Decision(_)
+        | ClientReply::ToolResult(_)
+        | ClientReply::UserAnswers(_) => json!({"action": "decline"}),
+    }
+}

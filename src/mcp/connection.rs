@@ -1,0 +1,186 @@
+//! Opening one MCP connection: spawn the child (or reach the URL), shake hands, list what the
+//! server offers. Bounded by the caller's start-up timeout; nothing here waits on its own.
+
+use std::path::Path;
+
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::ServiceExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::config::{McpServerConfig, McpTransportConfig};
+use super::events::McpEvent;
+use super::handler::{OpenturnClient, ProgressRoutes};
+use super::status::McpTool;
+
+pub(crate) type Service = RunningService<RoleClient, OpenturnClient>;
+
+/// A server that answered the handshake and listed its tools.
+pub(crate) struct Connected {
+    pub service: Service,
+    /// The child's pid (stdio servers), so shutdown can make sure it is gone.
+    pub child_pid: Option<u32>,
+    pub server_info: Option<Value>,
+    pub capabilities: Option<Value>,
+    pub tools: Vec<McpTool>,
+    pub resources: Vec<Value>,
+    pub resource_templates: Vec<Value>,
+}
+
+/// Connects and lists. The error is for the user: it names the server's problem, never an
+/// environment value or a token.
+pub(crate) async fn connect(
+    config: &McpServerConfig,
+    thread_cwd: &Path,
+    events_tx: mpsc::Sender<McpEvent>,
+    progress_routes: ProgressRoutes,
+) -> Result<Connected, String> {
+    let client = OpenturnClient {
+        server: config.name.clone(),
+        events_tx,
+        progress_routes,
+    };
+    let (service, child_pid) = match &config.transport {
+        McpTransportConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut child = tokio::process::Command::new(command);
+            child
+                .args(args)
+                .envs(env)
+                .current_dir(cwd.as_deref().unwrap_or(thread_cwd))
+                // Whatever else happens, a dropped transport must not leave the server behind.
+                .kill_on_drop(true);
+            let transport = TokioChildProcess::new(child)
+                .map_err(|error| format!("could not start `{command}`: {error}"))?;
+            let pid = transport.id();
+            let service = client
+                .serve(transport)
+                .await
+                .map_err(|error| format!("handshake with the server failed: {error}"))?;
+            (service, pid)
+        }
+        McpTransportConfig::Http {
+            url,
+            bearer_token_env_var,
+        } => {
+            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            if let Some(variable) = bearer_token_env_var {
+                let token = std::env::var(variable)
+                    .map_err(|_| format!("the bearer token variable `{variable}` is not set"))?;
+                transport_config = transport_config.auth_header(token);
+            }
+            // reqwest's rustls needs a process-wide crypto provider; ring is already built in
+            // for the provider client. A second install attempt is harmless.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let transport = StreamableHttpClientTransport::from_config(transport_config);
+            let service = client
+                .serve(transport)
+                .await
+                .map_err(|error| format!("handshake with {url} failed: {error}"))?;
+            (service, None)
+        }
+    };
+    let listed = list_offers(config, &service).await;
+    match listed {
+        Ok(offers) => Ok(Connected {
+            child_pid,
+            server_info: offers.server_info,
+            capabilities: offers.capabilities,
+            tools: offers.tools,
+            resources: offers.resources,
+            resource_templates: offers.resource_templates,
+            service,
+        }),
+        Err(error) => {
+            let _ = service.cancel().await;
+            Err(error)
+        }
+    }
+}
+
+struct Offers {
+    server_info: Option<Value>,
+    capabilities: Option<Value>,
+    tools: Vec<McpTool>,
+    resources: Vec<Value>,
+    resource_templates: Vec<Value>,
+}
+
+async fn list_offers(config: &McpServerConfig, service: &Service) -> Result<Offers, String> {
+    let peer_info = service
+        .peer_info()
+        .and_then(|info| serde_json::to_value(info.as_ref()).ok());
+    let field = |name: &str| peer_info.as_ref().and_then(|info| info.get(name)).cloned();
+    let capabilities = field("capabilities");
+    let server_info = field("serverInfo");
+    let listed = service
+        .list_all_tools()
+        .await
+        .map_err(|error| format!("listing the server's tools failed: {error}"))?;
+    let mut tools: Vec<McpTool> = listed
+        .iter()
+        .filter_map(|tool| serde_json::to_value(tool).ok())
+        .filter_map(tool_from_listing)
+        .filter(|tool| config.allows_tool(&tool.name))
+        .collect();
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    let offers_resources = capabilities
+        .as_ref()
+        .is_some_and(|caps| caps.get("resources").is_some());
+    let (resources, resource_templates) = if offers_resources {
+        // A server may claim resources and still fail to list them; its tools stay usable.
+        let resources = service.list_all_resources().await.unwrap_or_default();
+        let templates = service
+            .list_all_resource_templates()
+            .await
+            .unwrap_or_default();
+        (
+            resources
+                .iter()
+                .filter_map(|r| serde_json::to_value(r).ok())
+                .collect(),
+            templates
+                .iter()
+                .filter_map(|t| serde_json::to_value(t).ok())
+                .collect(),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    Ok(Offers {
+        server_info,
+        capabilities,
+        tools,
+        resources,
+        resource_templates,
+    })
+}
+
+fn tool_from_listing(listing: Value) -> Option<McpTool> {
+    let name = listing.get("name")?.as_str()?.to_string();
+    let description = listing
+        .get("description")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let input_schema = listing
+        .get("inputSchema")
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+    let read_only = listing
+        .pointer("/annotations/readOnlyHint")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Some(McpTool {
+        name,
+        description,
+        input_schema,
+        listing,
+        read_only,
+    })
+}

@@ -1,0 +1,476 @@
+//! MCP servers through the real binary: a small stdio server (tests/data/mcp_server.py, python3
+//! standard library only) is started per thread; its tools reach the model as a namespace, a
+//! call becomes an `mcpToolCall` item whose result the follow-up request carries under the same
+//! call id; a server that dies at start is reported and the thread works without it; the status
+//! list pages and filters; the tool timeout holds; servers given in `thread/start`'s `config`
+//! belong to that thread only.
+
+mod support;
+mod turn_support;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::*;
+use turn_support::*;
+
+fn server_script() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/mcp_server.py")
+        .display()
+        .to_string()
+}
+
+/// `-c` overrides declaring a stdio server `name` running the test server with `args`.
+fn server_overrides(name: &str, args: &[&str]) -> Vec<String> {
+    let mut all = vec![server_script()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    vec![
+        format!("mcp_servers.{name}.command=\"python3\""),
+        format!(
+            "mcp_servers.{name}.args={}",
+            serde_json::to_string(&all).unwrap_or_default()
+        ),
+    ]
+}
+
+/// A function call of `tool` in `namespace`, as added + done.
+fn namespaced_call(
+    item_id: &str,
+    call_id: &str,
+    namespace: &str,
+    tool: &str,
+    args: Value,
+) -> Vec<SseEvent> {
+    let arguments = args.to_string();
+    let item = |arguments: &str| {
+        json!({"type": "function_call", "id": item_id, "call_id": call_id, "name": tool,
+               "namespace": namespace, "arguments": arguments})
+    };
+    vec![
+        ev(json!({"type": "response.output_item.added", "item": item("")})),
+        ev(json!({"type": "response.output_item.done", "item": item(&arguments)})),
+    ]
+}
+
+fn never() -> Value {
+    json!({"approvalPolicy": "never"})
+}
+
+async fn mcp_session(script: Script, overrides: &[String], thread: Value) -> Session {
+    let extra: Vec<&str> = overrides.iter().map(String::as_str).collect();
+    session(script, &extra, thread).await
+}
+
+/// Startup statuses of the session's thread until every named server settled.
+async fn settled_statuses(s: &mut Session, servers: &[&str]) -> Vec<Value> {
+    let mut statuses = Vec::new();
+    let settled = |statuses: &[Value], name: &str| {
+        statuses
+            .iter()
+            .any(|p| p["name"] == name && (p["status"] == "ready" || p["status"] == "failed"))
+    };
+    while !servers.iter().all(|name| settled(&statuses, name)) {
+        let message = s
+            .daemon
+            .notification("mcpServer/startupStatus/updated")
+            .await;
+        statuses.push(message["params"].clone());
+    }
+    statuses
+}
+
+fn namespace<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
+    body["tools"]
+        .as_array()?
+        .iter()
+        .find(|tool| tool["type"] == "namespace" && tool["name"] == name)
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[tokio::test]
+async fn an_mcp_tool_the_model_calls_runs_and_its_result_reaches_the_follow_up_request() {
+    let first = response(
+        "r1",
+        vec![namespaced_call(
+            "fc_1",
+            "call_echo",
+            "mcp__docs",
+            "echo",
+            json!({"text": "hello mcp"}),
+        )],
+        None,
+    );
+    let second = response("r2", vec![message("msg_f", &["Echoed."])], None);
+    let mut s = mcp_session(
+        Script::new([first, second]),
+        &server_overrides("docs", &[]),
+        never(),
+    )
+    .await;
+    let statuses = settled_statuses(&mut s, &["docs"]).await;
+    assert_eq!(statuses[0]["status"], "starting");
+    assert_eq!(statuses[0]["threadId"], s.thread_id.as_str());
+    assert_eq!(
+        statuses.last().map(|p| p["status"].clone()),
+        Some(json!("ready"))
+    );
+
+    let turn = s.run_turn("echo something").await;
+    single_turn_end(&turn, "completed");
+    let started = items_of(&turn, "item/started", "mcpToolCall");
+    assert_eq!(started.len(), 1, "{turn:#?}");
+    assert_eq!(started[0]["id"], "call_echo");
+    assert_eq!(started[0]["server"], "docs");
+    assert_eq!(started[0]["tool"], "echo");
+    assert_eq!(started[0]["status"], "inProgress");
+    assert_eq!(started[0]["arguments"], json!({"text": "hello mcp"}));
+    let completed = items_of(&turn, "item/completed", "mcpToolCall");
+    assert_eq!(completed[0]["status"], "completed");
+    assert_eq!(
+        completed[0]["result"]["content"],
+        json!([{"type": "text", "text": "hello mcp"}])
+    );
+    assert_eq!(
+        completed[0]["result"]["structuredContent"],
+        json!({"echoed": "hello mcp"})
+    );
+    assert!(completed[0]["durationMs"].as_i64().is_some());
+    assert_eq!(completed[0]["error"], Value::Null);
+
+    let bodies = s.bodies(2).await;
+    // The server's tools, as a namespace of functions with the server's own input schemas, and
+    // the resource helpers beside them.
+    let docs =
+        namespace(&bodies[0], "mcp__docs").unwrap_or_else(|| panic!("{:#}", bodies[0]["tools"]));
+    let echo = docs["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["name"] == "echo")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(echo["type"], "function");
+    assert_eq!(echo["description"], "Echo the given text back.");
+    assert_eq!(echo["parameters"]["required"], json!(["text"]));
+    let names = tool_names(&bodies[0]);
+    for helper in [
+        "list_mcp_resources",
+        "list_mcp_resource_templates",
+        "read_mcp_resource",
+    ] {
+        assert!(names.iter().any(|n| n == helper), "{names:?}");
+    }
+    let outputs = call_outputs(&bodies[1]);
+    assert_eq!(outputs.len(), 1);
+    assert_eq!(outputs[0].0, "call_echo");
+    assert!(
+        outputs[0].1.contains("{\"echoed\":\"hello mcp\"}"),
+        "{}",
+        outputs[0].1
+    );
+    // The call goes back in history with its namespace, as the model made it.
+    let call = bodies[1]["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|i| i["type"] == "function_call")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(call["namespace"], "mcp__docs");
+
+    let lines = s.rollout();
+    assert!(rollout_turn_items(&lines)
+        .iter()
+        .any(|i| i["type"] == "mcp_tool_call"
+            && i["id"] == "call_echo"
+            && i["status"] == "completed"));
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_once_is_reported_failed_and_the_turn_still_works() {
+    let reply = response("r1", vec![message("msg_1", &["fine without it"])], None);
+    let mut overrides = server_overrides("dead", &["exit-now"]);
+    overrides.extend(server_overrides("alive", &[]));
+    let mut s = mcp_session(Script::new([reply]), &overrides, never()).await;
+    let statuses = settled_statuses(&mut s, &["dead", "alive"]).await;
+    let failed = statuses
+        .iter()
+        .find(|p| p["name"] == "dead" && p["status"] == "failed")
+        .cloned()
+        .unwrap_or_else(|| panic!("{statuses:#?}"));
+    assert!(
+        failed["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "a failure says why: {failed}"
+    );
+    let turn = s.run_turn("hi").await;
+    let end = single_turn_end(&turn, "completed");
+    assert_eq!(end["items"][0]["text"], "fine without it");
+    let bodies = s.bodies(1).await;
+    assert!(namespace(&bodies[0], "mcp__dead").is_none());
+    assert!(namespace(&bodies[0], "mcp__alive").is_some());
+
+    let listed = s
+        .daemon
+        .ok("mcpServerStatus/list", json!({"threadId": s.thread_id}))
+        .await;
+    let dead = &listed["data"][1];
+    assert_eq!(dead["name"], "dead");
+    assert_eq!(dead["runtimeStatus"], "failed");
+    assert_eq!(dead["toolsError"], failed["error"]);
+    assert_eq!(dead["tools"], json!({}));
+}
+
+#[tokio::test]
+async fn the_status_list_shows_tools_with_schemas_pages_and_filters_by_name() {
+    let mut overrides = server_overrides("alpha", &[]);
+    overrides.extend(server_overrides("beta", &[]));
+    let mut s = mcp_session(Script::new([]), &overrides, never()).await;
+    settled_statuses(&mut s, &["alpha", "beta"]).await;
+    let thread_id = s.thread_id.clone();
+
+    let first = s
+        .daemon
+        .ok(
+            "mcpServerStatus/list",
+            json!({"threadId": thread_id, "limit": 1}),
+        )
+        .await;
+    assert_eq!(first["data"].as_array().map(Vec::len), Some(1));
+    assert_eq!(first["data"][0]["name"], "alpha");
+    assert_eq!(first["data"][0]["runtimeStatus"], "connected");
+    assert_eq!(first["data"][0]["authStatus"], "unsupported");
+    assert_eq!(
+        first["data"][0]["serverInfo"]["name"],
+        "openturn-test-server"
+    );
+    assert_eq!(
+        first["data"][0]["tools"]["add"]["inputSchema"]["required"],
+        json!(["a", "b"])
+    );
+    assert_eq!(first["data"][0]["resources"][0]["uri"], "test://greeting");
+    assert_eq!(
+        first["data"][0]["resourceTemplates"][0]["uriTemplate"],
+        "test://item/{id}"
+    );
+    let cursor = first["nextCursor"].clone();
+    assert!(cursor.is_string(), "{first}");
+    let second = s
+        .daemon
+        .ok(
+            "mcpServerStatus/list",
+            json!({"threadId": thread_id, "limit": 1, "cursor": cursor}),
+        )
+        .await;
+    assert_eq!(second["data"][0]["name"], "beta");
+    assert_eq!(second["nextCursor"], Value::Null);
+
+    let filtered = s
+        .daemon
+        .ok(
+            "mcpServerStatus/list",
+            json!({"threadId": thread_id, "serverName": "beta"}),
+        )
+        .await;
+    let names: Vec<Value> = filtered["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|entry| entry["name"].clone())
+        .collect();
+    assert_eq!(names, vec![json!("beta")]);
+    // Without a thread: the configured servers, with a loaded thread's view of them.
+    let configured = s.daemon.ok("mcpServerStatus/list", json!({})).await;
+    assert_eq!(configured["data"].as_array().map(Vec::len), Some(2));
+    assert_eq!(configured["data"][1]["runtimeStatus"], "connected");
+}
+
+#[tokio::test]
+async fn a_call_past_the_tool_timeout_fails_its_item_and_the_model_hears_why() {
+    let first = response(
+        "r1",
+        vec![namespaced_call(
+            "fc_1",
+            "call_slow",
+            "mcp__slowpoke",
+            "slow",
+            json!({"seconds": 10}),
+        )],
+        None,
+    );
+    let second = response("r2", vec![message("msg_f", &["It timed out."])], None);
+    let mut overrides = server_overrides("slowpoke", &[]);
+    overrides.push("mcp_servers.slowpoke.tool_timeout_sec=0.5".to_string());
+    let mut s = mcp_session(Script::new([first, second]), &overrides, never()).await;
+    settled_statuses(&mut s, &["slowpoke"]).await;
+    let clock = Instant::now();
+    let turn = s.run_turn("be slow").await;
+    single_turn_end(&turn, "completed");
+    assert!(
+        clock.elapsed() < Duration::from_secs(8),
+        "the turn waited for the tool instead of its timeout: {:?}",
+        clock.elapsed()
+    );
+    let completed = items_of(&turn, "item/completed", "mcpToolCall");
+    assert_eq!(completed[0]["status"], "failed");
+    let error = completed[0]["error"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(error.contains("timed out after 0.5 s"), "{error}");
+    let bodies = s.bodies(2).await;
+    let outputs = call_outputs(&bodies[1]);
+    assert_eq!(outputs[0].0, "call_slow");
+    assert!(outputs[0].1.contains("timed out"), "{}", outputs[0].1);
+}
+
+#[tokio::test]
+async fn servers_from_thread_start_config_serve_that_thread_only() {
+    let first = response(
+        "r1",
+        vec![namespaced_call(
+            "fc_1",
+            "call_add",
+            "mcp__calc",
+            "add",
+            json!({"a": 2, "b": 40}),
+        )],
+        None,
+    );
+    let second = response("r2", vec![message("msg_f", &["42."])], None);
+    let config =
+        json!({"mcp_servers": {"calc": {"command": "python3", "args": [server_script()]}}});
+    let mut s = session(
+        Script::new([first, second]),
+        &[],
+        json!({"approvalPolicy": "never", "config": config}),
+    )
+    .await;
+    settled_statuses(&mut s, &["calc"]).await;
+    let turn = s.run_turn("add them").await;
+    single_turn_end(&turn, "completed");
+    let bodies = s.bodies(2).await;
+    let outputs = call_outputs(&bodies[1]);
+    assert_eq!(outputs[0].0, "call_add");
+    assert!(outputs[0].1.ends_with("Output:\n42"), "{}", outputs[0].1);
+
+    // Another thread, started without that config, has no server.
+    let other = s.daemon.start_thread(json!({})).await;
+    let listed = s
+        .daemon
+        .ok("mcpServerStatus/list", json!({"threadId": other}))
+        .await;
+    assert_eq!(listed["data"], json!([]));
+    let own = s
+        .daemon
+        .ok("mcpServerStatus/list", json!({"threadId": s.thread_id}))
+        .await;
+    assert_eq!(own["data"][0]["name"], "calc");
+}
+
+#[tokio::test]
+async fn progress_notes_and_a_servers_elicitation_reach_the_client() {
+    let first = response(
+        "r1",
+        vec![
+            namespaced_call("fc_1", "call_progress", "mcp__docs", "progress", json!({})),
+            namespaced_call("fc_2", "call_ask", "mcp__docs", "ask", json!({})),
+        ],
+        None,
+    );
+    let second = response("r2", vec![message("msg_f", &["Blue it is."])], None);
+    let mut s = mcp_session(
+        Script::new([first, second]),
+        &server_overrides("docs", &[]),
+        never(),
+    )
+    .await;
+    settled_statuses(&mut s, &["docs"]).await;
+    s.start_turn("go", json!({})).await;
+    let request = s
+        .daemon
+        .collect_until(|m| m["method"] == "mcpServer/elicitation/request")
+        .await;
+    let ask = request.last().cloned().unwrap_or_default();
+    assert_eq!(ask["params"]["serverName"], "docs");
+    assert_eq!(ask["params"]["threadId"], s.thread_id.as_str());
+    assert_eq!(ask["params"]["mode"], "form");
+    assert_eq!(ask["params"]["message"], "Pick a colour");
+    s.answer(
+        &ask["id"],
+        json!({"action": "accept", "content": {"colour": "blue"}}),
+    )
+    .await;
+    let mut turn = request;
+    turn.extend(s.daemon.until_turn_completed().await);
+    let progress = params_of(&turn, "item/mcpToolCall/progress");
+    let messages: Vec<&Value> = progress.iter().map(|p| &p["message"]).collect();
+    assert_eq!(
+        messages,
+        vec![&json!("step 1"), &json!("step 2")],
+        "{turn:#?}"
+    );
+    assert!(progress.iter().all(|p| p["itemId"] == "call_progress"));
+    let bodies = s.bodies(2).await;
+    let outputs = call_outputs(&bodies[1]);
+    let asked = outputs
+        .iter()
+        .find(|(id, _)| id == "call_ask")
+        .map(|(_, text)| text.clone())
+        .unwrap_or_default();
+    assert!(
+        asked.contains("\\\"colour\\\": \\\"blue\\\"") || asked.contains("blue"),
+        "{asked}"
+    );
+}
+
+#[tokio::test]
+async fn an_on_request_thread_asks_before_a_tool_runs_and_a_decline_stops_it() {
+    let first = response(
+        "r1",
+        vec![namespaced_call(
+            "fc_1",
+            "call_echo",
+            "mcp__docs",
+            "echo",
+            json!({"text": "x"}),
+        )],
+        None,
+    );
+    let second = response("r2", vec![message("msg_f", &["Declined."])], None);
+    let mut s = mcp_session(
+        Script::new([first, second]),
+        &server_overrides("docs", &[]),
+        json!({"approvalPolicy": "on-request"}),
+    )
+    .await;
+    settled_statuses(&mut s, &["docs"]).await;
+    s.start_turn("go", json!({})).await;
+    let before = s
+        .daemon
+        .collect_until(|m| m["method"] == "mcpServer/elicitation/request")
+        .await;
+    let ask = before.last().cloned().unwrap_or_default();
+    assert_eq!(
+        ask["params"]["_meta"]["codex_approval_kind"],
+        "mcp_tool_call"
+    );
+    assert_eq!(ask["params"]["_meta"]["tool_name"], "echo");
+    s.answer(&ask["id"], json!({"action": "decline"})).await;
+    let turn = s.daemon.until_turn_completed().await;
+    let completed = items_of(&turn, "item/completed", "mcpToolCall");
+    assert_eq!(completed[0]["status"], "failed");
+    assert!(completed[0]["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("declined")));
+    let bodies = s.bodies(2).await;
+    assert!(call_outputs(&bodies[1])[0].1.contains("declined"));
+}
