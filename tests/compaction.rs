@@ -319,3 +319,22 @@ async fn a_turn_started_during_a_compaction_runs_after_it_on_the_compacted_histo
     assert!(texts_of(&input, "assistant").is_empty());
     assert!(texts_of(&input, "user").iter().any(|t| t.contains(SUMMARY)));
 }
+
+#[tokio::test]
+async fn a_summarization_answer_without_text_fails_the_compaction_and_changes_nothing() {
+    let script = Script::new([
+        text_reply(0, "answer"),
+        response("r_empty", vec![], None),
+        text_reply(2, "after"),
+    ]);
+    let mut s = session(script, &[], json!({})).await;
+    s.run_turn("first question").await;
+    let failed = compact(&mut s.daemon, &s.thread_id.clone()).await;
+    let end = single_turn_end(&failed, "failed");
+    let message = end["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("no text"), "{message}");
+    s.run_turn("second question").await;
+    let bodies = s.bodies(3).await;
+    let input = bodies[2]["input"].as_array().cloned().unwrap_or_default();
+    assert_eq!(texts_of(&input, "assistant"), ["answer"]);
+}

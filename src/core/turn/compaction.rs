@@ -226,11 +226,12 @@ async fn summarize(
     loop {
         let error = match summarize_once(turn, settings, request).await {
             Ok(summary) if summary.trim().is_empty() => {
-                return Err(failed(
-                    "the provider answered the summarization request with no text; the \
-                     history was left as it was"
+                return Err(compaction_failed(TurnError {
+                    message: "the provider answered the summarization request with no text"
                         .to_string(),
-                ))
+                    kind: TurnErrorKind::Other,
+                    details: None,
+                }))
             }
             Ok(summary) => return Ok(summary),
             Err(SamplingError::Interrupted) => return Err(TurnOutcome::Interrupted),
