@@ -209,6 +209,7 @@ mod tests {
                 id: None,
                 call_id: "c".into(),
                 name: "shell".into(),
+                namespace: None,
                 arguments: "{}".into(),
             },
             ResponseItem::FunctionCallOutput {
@@ -257,6 +258,7 @@ mod tests {
                 id: None,
                 call_id: format!("c{n}"),
                 name: "shell".into(),
+                namespace: None,
                 arguments: "{}".into(),
             });
             history.push(ResponseItem::FunctionCallOutput {
