@@ -94,7 +94,11 @@ const MODEL_KEYS: &[(&str, Expect)] = &[
     ("model_provider", Expect::Text),
     ("supports_reasoning", Expect::Bool),
     ("default_reasoning_summary", Expect::Text),
+    ("apply_patch_tool_type", APPLY_PATCH_TOOL_TYPE),
 ];
+
+/// How the `apply_patch` tool is offered (the reference's model-catalogue field name).
+const APPLY_PATCH_TOOL_TYPE: Expect = Expect::OneOf(&["freeform", "function"]);
 
 /// One `[[skills.config]]` entry: which skill (by name or path) and whether it is on.
 const SKILL_TOGGLE_KEYS: &[(&str, Expect)] = &[
@@ -149,6 +153,7 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
     ("thread_unload_delay_secs", U64),
     ("ingress_queue_capacity", U64),
     ("project_doc_max_bytes", U64),
+    ("apply_patch_tool_type", APPLY_PATCH_TOOL_TYPE),
 ];
 
 /// Settings the Codex CLI reads that openturn accepts and ignores (a config.toml shared with

@@ -2,17 +2,19 @@
 //! (freeform with a grammar, or a JSON function with one `input` string), the policy gate, the
 //! `fileChange` item and the answer the model reads.
 
-use std::path::{Component, Path};
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 use super::super::super::event::EventMsg;
 use super::super::super::items::{FileChangeEntry, FileChangeKind, ToolItemStatus, TurnItem};
+use super::super::super::sandboxing::CommandSandbox;
 use super::super::super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
 use super::super::super::turn::{persist_turn_item, TurnContext};
 use super::super::ToolOutput;
 use super::apply::{commit_changes, plan_changes, PlannedChange, PlannedKind};
 use super::parser::{parse_patch, FileOp, HunkLine, Patch};
+use crate::sandbox::WritableArea;
 
 pub(crate) const TOOL_NAME: &str = "apply_patch";
 
@@ -71,39 +73,50 @@ enum Gate {
     Refuse(String),
 }
 
+/// The reference's rule for patches. `untrusted` asks about every patch. Otherwise a patch whose
+/// every path the thread's sandbox lets be written (its [`WritableArea`], the same one its
+/// commands are confined to) is applied without asking; any other patch is asked about, or
+/// refused under `never`, with the reason the model needs to do something else.
 fn gate(settings: &ThreadSettings, changes: &[PlannedChange]) -> Gate {
     let policy = settings.approval_policy;
-    match settings.sandbox {
-        SandboxMode::DangerFullAccess if policy == ApprovalPolicy::Untrusted => Gate::Ask,
-        SandboxMode::DangerFullAccess => Gate::Apply,
-        SandboxMode::ReadOnly if policy == ApprovalPolicy::Never => Gate::Refuse(
-            "refused: this thread's sandbox is read-only and the approval policy is `never`, so \
-             no file may be written and the user cannot be asked. No file was changed."
-                .to_string(),
-        ),
-        SandboxMode::ReadOnly => Gate::Ask,
-        SandboxMode::WorkspaceWrite => {
-            for change in changes {
-                for path in [Some(change.path.as_path()), moved_to(change)]
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Err(reason) = check_inside_workspace(&settings.cwd, path) {
-                        return Gate::Refuse(format!(
-                            "refused: {reason}; this thread's sandbox is workspace-write, which \
-                             allows writes only inside {} (and never in `.git`). No file was changed.",
-                            settings.cwd.display()
-                        ));
-                    }
-                }
-            }
-            if policy == ApprovalPolicy::Never {
-                Gate::Apply
-            } else {
-                Gate::Ask
-            }
-        }
+    if policy == ApprovalPolicy::Untrusted {
+        return Gate::Ask;
     }
+    let denied = match writable_area(settings) {
+        Ok(area) => changes
+            .iter()
+            .flat_map(|change| [Some(change.path.as_path()), moved_to(change)])
+            .flatten()
+            .find_map(|path| area.check(path).err())
+            .map(|denied| denied.to_string()),
+        Err(error) => Some(format!("the sandbox's writable paths are unknown: {error}")),
+    };
+    let Some(reason) = denied else {
+        return Gate::Apply;
+    };
+    if policy != ApprovalPolicy::Never {
+        return Gate::Ask;
+    }
+    let advice = match settings.sandbox {
+        SandboxMode::ReadOnly => {
+            "The sandbox is read-only and the approval policy is `never`: no file may be \
+             written here, so report the change you would make instead."
+        }
+        _ => {
+            "The approval policy is `never`, so the user cannot be asked to allow it: write \
+             only inside the writable roots, or report the change you would make instead."
+        }
+    };
+    Gate::Refuse(format!(
+        "patch rejected: {reason}. No file was changed. {advice}"
+    ))
+}
+
+/// The paths this thread's sandbox lets be written.
+fn writable_area(settings: &ThreadSettings) -> Result<WritableArea, String> {
+    CommandSandbox::for_thread(settings)
+        .writable_area(&settings.cwd)
+        .map_err(|error| error.to_string())
 }
 
 fn moved_to(change: &PlannedChange) -> Option<&Path> {
@@ -111,58 +124,6 @@ fn moved_to(change: &PlannedChange) -> Option<&Path> {
         PlannedKind::Update { move_to } => move_to.as_deref(),
         _ => None,
     }
-}
-
-/// `path` (absolute) stays inside `cwd` once `..` and symbolic links are resolved, and is not
-/// in a `.git` directory.
-fn check_inside_workspace(cwd: &Path, path: &Path) -> Result<(), String> {
-    let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    // `..` first, lexically; then the longest existing ancestor is resolved (links included)
-    // and the rest added back.
-    let mut lexical = std::path::PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                lexical.pop();
-            }
-            Component::CurDir => {}
-            other => lexical.push(other),
-        }
-    }
-    let mut existing = lexical;
-    let mut rest = Vec::new();
-    let resolved = loop {
-        if let Ok(real) = existing.canonicalize() {
-            break real;
-        }
-        match (existing.file_name(), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name.to_os_string());
-                existing = parent.to_path_buf();
-            }
-            _ => break existing,
-        }
-    };
-    let mut full = resolved;
-    for name in rest.into_iter().rev() {
-        match Path::new(&name).components().next() {
-            Some(Component::ParentDir) => {
-                full.pop();
-            }
-            Some(Component::Normal(_)) => full.push(name),
-            _ => {}
-        }
-    }
-    if !full.starts_with(&root) {
-        return Err(format!("{} is outside the workspace", path.display()));
-    }
-    if full
-        .strip_prefix(&root)
-        .is_ok_and(|inside| inside.components().any(|c| c.as_os_str() == ".git"))
-    {
-        return Err(format!("{} is inside `.git`", path.display()));
-    }
-    Ok(())
 }
 
 /// The item's view of the changes, each with its unified diff.
@@ -259,12 +220,15 @@ async fn emit_item(turn: &TurnContext, item: TurnItem, completed: bool) {
     }
 }
 
-/// Runs one `apply_patch` call. `None` when the turn ended while waiting for the user.
+/// Runs one `apply_patch` call whose paths are relative to `dir` (a heredoc's `cd` or
+/// `workdir`; the thread's cwd when `None`). `None` when the turn ended while waiting for the
+/// user.
 pub(crate) async fn run(
     turn: &TurnContext,
     call_id: String,
     custom: bool,
     input: &str,
+    dir: Option<&Path>,
 ) -> Option<ToolOutput> {
     let output = |text: String| ToolOutput {
         call_id: call_id.clone(),
@@ -281,10 +245,14 @@ pub(crate) async fn run(
         changes,
         status,
     };
-    let planned = match plan_changes(&patch, &settings.cwd) {
+    let base = match dir {
+        Some(dir) => settings.cwd.join(dir),
+        None => settings.cwd.clone(),
+    };
+    let planned = match plan_changes(&patch, &base) {
         Ok(planned) => planned,
         Err(error) => {
-            let changes = entries_of_patch(&patch, &settings.cwd);
+            let changes = entries_of_patch(&patch, &base);
             emit_item(
                 turn,
                 item(changes.clone(), ToolItemStatus::InProgress),
@@ -350,82 +318,4 @@ fn success_text(planned: &[PlannedChange]) -> String {
         text.push_str(&format!("{letter} {}\n", change.display_path));
     }
     text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_escaping_the_workspace_or_into_git_are_refused() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let cwd = dir.path();
-        std::os::unix::fs::symlink(outside.path(), cwd.join("link"))
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(check_inside_workspace(cwd, &cwd.join("a/b.txt")), Ok(()));
-        assert_eq!(check_inside_workspace(cwd, &cwd.join("a/../b.txt")), Ok(()));
-        for bad in [
-            "../x.txt",
-            "a/../../x.txt",
-            "link/x.txt",
-            ".git/config",
-            "/etc/passwd",
-        ] {
-            assert!(
-                check_inside_workspace(cwd, &cwd.join(bad)).is_err(),
-                "{bad}"
-            );
-        }
-    }
-}
-
-/// The patch of a shell command that is nothing but an `apply_patch` heredoc
-/// (`apply_patch <<'EOF'` … `EOF`), which models also send to `exec_command`; such a command is
-/// applied as a patch instead of running a process.
-pub(crate) fn heredoc_patch(cmd: &str) -> Option<String> {
-    let cmd = cmd.trim();
-    let (first, rest) = cmd.split_once('\n')?;
-    let redirect = first.trim().strip_prefix("apply_patch")?.trim_start();
-    let terminator = redirect
-        .strip_prefix("<<")?
-        .trim_start_matches('-')
-        .trim()
-        .trim_matches(|c| c == '\'' || c == '"');
-    if terminator.is_empty()
-        || !terminator
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return None;
-    }
-    let body = rest.strip_suffix(terminator)?;
-    if !(body.is_empty() || body.ends_with('\n')) {
-        return None;
-    }
-    Some(body.to_string())
-}
-
-#[cfg(test)]
-mod heredoc_tests {
-    use super::heredoc_patch;
-
-    #[test]
-    fn only_a_whole_apply_patch_heredoc_is_taken_for_a_patch() {
-        let patch = "*** Begin Patch\n*** Delete File: a\n*** End Patch\n";
-        assert_eq!(
-            heredoc_patch(&format!("apply_patch <<'EOF'\n{patch}EOF")).as_deref(),
-            Some(patch)
-        );
-        assert_eq!(
-            heredoc_patch(&format!("apply_patch <<PATCH\n{patch}PATCH\n")).as_deref(),
-            Some(patch)
-        );
-        assert_eq!(
-            heredoc_patch(&format!("apply_patch <<'EOF'\n{patch}EOF\nrm -rf x")),
-            None
-        );
-        assert_eq!(heredoc_patch(&format!("cat <<'EOF'\n{patch}EOF")), None);
-        assert_eq!(heredoc_patch("apply_patch"), None);
-    }
 }
