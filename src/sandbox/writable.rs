@@ -245,7 +245,10 @@ pub(super) fn resolve_protected(path: &Path) -> Result<PathBuf, SandboxError> {
     reason = "a failing test should stop at the line that failed"
 )]
 mod tests {
-    use super::*;
+    use std::path::Path;
+
+    use crate::sandbox::policy::SandboxPolicy;
+    use crate::sandbox::writable::{WritableArea, WriteDenied};
 
     const WORKSPACE: SandboxPolicy = SandboxPolicy::WorkspaceWrite {
         network_access: false,
