@@ -105,24 +105,19 @@ async fn a_freeform_patch_adds_updates_moves_and_deletes_exactly() {
     let completed = items_of(&turn, "item/completed", "fileChange");
     assert_eq!(completed.len(), 1, "{turn:#?}");
     assert_eq!(completed[0]["status"], "completed");
-    let kinds: Vec<Value> = completed[0]["changes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|change| change["kind"].clone())
-        .collect();
+    // Listed by path, as the reference lists them; an added file's diff is its content, a
+    // deleted file's what it held, an update's the unified diff.
+    let path = |name: &str| cwd.join(name).display().to_string();
     assert_eq!(
-        kinds,
-        vec![
-            json!({"type": "add"}),
-            json!({"type": "update", "move_path": null}),
-            json!({"type": "update", "move_path": cwd.join("renamed.txt").display().to_string()}),
-            json!({"type": "delete"}),
-        ]
-    );
-    assert_eq!(
-        completed[0]["changes"][1]["diff"],
-        "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+        completed[0]["changes"],
+        json!([
+            {"path": path("a.txt"), "kind": {"type": "update", "move_path": null},
+             "diff": "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"},
+            {"path": path("gone.txt"), "kind": {"type": "delete"}, "diff": "bye\n"},
+            {"path": path("notes/new.txt"), "kind": {"type": "add"}, "diff": "hello\n"},
+            {"path": path("old.txt"), "kind": {"type": "update", "move_path": path("renamed.txt")},
+             "diff": "@@ -1 +1 @@\n-x\n+y\n"},
+        ])
     );
     let bodies = s.bodies(2).await;
     let tool = bodies[0]["tools"]
@@ -332,9 +327,19 @@ async fn a_streamed_patch_is_shown_while_the_model_is_still_writing_it() {
     assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
     let last = updates[updates.len() - 1];
     assert_eq!(last["itemId"], "call_p");
-    assert_eq!(last["changes"].as_array().map(Vec::len), Some(4));
-    assert_eq!(last["changes"][0]["diff"], "+hello\n");
-    assert_eq!(last["changes"][1]["diff"], "@@\n one\n-two\n+2\n");
+    // As the reference streams it: paths as the patch writes them, by path; an added file's
+    // lines, an update's hunks as written.
+    assert_eq!(
+        last["changes"],
+        json!([
+            {"path": "a.txt", "kind": {"type": "update", "move_path": null},
+             "diff": "@@\n one\n-two\n+2\n"},
+            {"path": "gone.txt", "kind": {"type": "delete"}, "diff": ""},
+            {"path": "notes/new.txt", "kind": {"type": "add"}, "diff": "hello\n"},
+            {"path": "old.txt", "kind": {"type": "update", "move_path": "renamed.txt"},
+             "diff": "@@\n-x\n+y\n"},
+        ])
+    );
 }
 
 fn git(cwd: &Path, args: &[&str]) -> String {

@@ -128,23 +128,37 @@ fn moved_to(change: &PlannedChange) -> Option<&Path> {
 
 /// The item's view of the changes, each with its unified diff.
 pub(crate) fn entries(changes: &[PlannedChange]) -> Vec<FileChangeEntry> {
-    changes
+    let mut entries: Vec<FileChangeEntry> = changes
         .iter()
-        .map(|change| FileChangeEntry {
-            path: change.path.display().to_string(),
-            kind: match &change.kind {
-                PlannedKind::Add => FileChangeKind::Add,
-                PlannedKind::Delete => FileChangeKind::Delete,
-                PlannedKind::Update { move_to } => FileChangeKind::Update {
-                    move_path: move_to.as_ref().map(|target| target.display().to_string()),
-                },
-            },
-            diff: unified_diff(
-                change.old_content.as_deref().unwrap_or(""),
-                change.new_content.as_deref().unwrap_or(""),
-            ),
+        .map(|change| {
+            let old = change.old_content.as_deref().unwrap_or("");
+            let new = change.new_content.as_deref().unwrap_or("");
+            let (kind, diff) = match &change.kind {
+                // As the reference shows them: an added file's diff is its content, a deleted
+                // file's diff what it held (clients such as the ACP bridge read them so).
+                PlannedKind::Add => (FileChangeKind::Add, new.to_string()),
+                PlannedKind::Delete => (FileChangeKind::Delete, old.to_string()),
+                PlannedKind::Update { move_to } => (
+                    FileChangeKind::Update {
+                        move_path: move_to.as_ref().map(|target| target.display().to_string()),
+                    },
+                    unified_diff(old, new),
+                ),
+            };
+            FileChangeEntry {
+                path: change.path.display().to_string(),
+                kind,
+                diff,
+            }
         })
-        .collect()
+        .collect();
+    sort_by_path(&mut entries);
+    entries
+}
+
+/// The reference lists a patch's files by path, whatever order the patch had.
+fn sort_by_path(entries: &mut [FileChangeEntry]) {
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
 }
 
 /// The hunks of a unified diff, without file headers.
@@ -157,57 +171,71 @@ pub(crate) fn unified_diff(old: &str, new: &str) -> String {
 
 /// The item's view of a patch that could not be planned: its files, without diffs.
 fn entries_of_patch(patch: &Patch, cwd: &Path) -> Vec<FileChangeEntry> {
-    patch
+    let mut entries: Vec<FileChangeEntry> = patch
         .files
         .iter()
         .map(|op| FileChangeEntry {
             path: cwd.join(op.path()).display().to_string(),
-            kind: match op {
-                FileOp::Add { .. } => FileChangeKind::Add,
-                FileOp::Delete { .. } => FileChangeKind::Delete,
-                FileOp::Update { move_to, .. } => FileChangeKind::Update {
-                    move_path: move_to
-                        .as_ref()
-                        .map(|target| cwd.join(target).display().to_string()),
-                },
-            },
+            kind: op_kind(op, |target| cwd.join(target).display().to_string()),
             diff: String::new(),
         })
-        .collect()
+        .collect();
+    sort_by_path(&mut entries);
+    entries
 }
 
-/// The client's view of a patch still being written: each file with its hunks as written.
-pub(crate) fn streamed_entries(patch: &Patch, cwd: &Path) -> Vec<FileChangeEntry> {
-    let mut entries = entries_of_patch(patch, cwd);
-    for (entry, op) in entries.iter_mut().zip(&patch.files) {
-        entry.diff = match op {
-            FileOp::Add { content, .. } => {
-                content.lines().map(|line| format!("+{line}\n")).collect()
-            }
-            FileOp::Delete { .. } => String::new(),
-            FileOp::Update { hunks, .. } => hunks
-                .iter()
-                .map(|hunk| {
-                    let mut text = match &hunk.context {
-                        Some(context) => format!("@@ {context}\n"),
-                        None => "@@\n".to_string(),
-                    };
-                    for line in &hunk.lines {
-                        let (prefix, body) = match line {
-                            HunkLine::Context(body) => (' ', body),
-                            HunkLine::Remove(body) => ('-', body),
-                            HunkLine::Add(body) => ('+', body),
-                        };
-                        text.push(prefix);
-                        text.push_str(body);
-                        text.push('\n');
-                    }
-                    text
-                })
-                .collect(),
-        };
+fn op_kind(op: &FileOp, path: impl Fn(&str) -> String) -> FileChangeKind {
+    match op {
+        FileOp::Add { .. } => FileChangeKind::Add,
+        FileOp::Delete { .. } => FileChangeKind::Delete,
+        FileOp::Update { move_to, .. } => FileChangeKind::Update {
+            move_path: move_to.as_deref().map(path),
+        },
     }
+}
+
+/// The client's view of a patch still being written, as the reference shows it: each file's
+/// path as the patch writes it, an added file's lines so far, an updated file's hunks as
+/// written (not yet matched against the file), nothing yet for a deleted file.
+pub(crate) fn streamed_entries(patch: &Patch) -> Vec<FileChangeEntry> {
+    let mut entries: Vec<FileChangeEntry> = patch
+        .files
+        .iter()
+        .map(|op| FileChangeEntry {
+            path: op.path().to_string(),
+            kind: op_kind(op, str::to_string),
+            diff: streamed_diff(op),
+        })
+        .collect();
+    sort_by_path(&mut entries);
     entries
+}
+
+fn streamed_diff(op: &FileOp) -> String {
+    match op {
+        FileOp::Add { content, .. } => content.lines().map(|line| format!("{line}\n")).collect(),
+        FileOp::Delete { .. } => String::new(),
+        FileOp::Update { hunks, .. } => hunks
+            .iter()
+            .map(|hunk| {
+                let mut text = match &hunk.context {
+                    Some(context) => format!("@@ {context}\n"),
+                    None => "@@\n".to_string(),
+                };
+                for line in &hunk.lines {
+                    let (prefix, body) = match line {
+                        HunkLine::Context(body) => (' ', body),
+                        HunkLine::Remove(body) => ('-', body),
+                        HunkLine::Add(body) => ('+', body),
+                    };
+                    text.push(prefix);
+                    text.push_str(body);
+                    text.push('\n');
+                }
+                text
+            })
+            .collect(),
+    }
 }
 
 async fn emit_item(turn: &TurnContext, item: TurnItem, completed: bool) {
