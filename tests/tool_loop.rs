@@ -331,9 +331,11 @@ async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_delta
         .cloned()
         .unwrap_or_default();
     assert_eq!(output["call_id"], "call_c");
+    // `apply_patch` is a real tool now: the unfinished patch is answered, as a custom output,
+    // with why it cannot be applied.
     assert_eq!(
         output["output"],
-        "unsupported custom tool call: apply_patch"
+        "apply_patch failed: invalid patch, line 1: the first line must be `*** Begin Patch`"
     );
 }
 
