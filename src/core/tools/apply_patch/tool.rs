@@ -347,3 +347,67 @@ fn success_text(planned: &[PlannedChange]) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod gate_tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn add(path: PathBuf) -> PlannedChange {
+        PlannedChange {
+            display_path: path.display().to_string(),
+            path,
+            kind: PlannedKind::Add,
+            old_content: None,
+            new_content: Some("x\n".into()),
+        }
+    }
+
+    /// Every policy against every sandbox, for a patch inside the workspace and one whose move
+    /// target leaves it: the reference's table (docs/APPLY_PATCH.md).
+    #[test]
+    fn the_gate_follows_the_writable_area_and_the_approval_policy() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let cwd = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let inside = vec![add(cwd.join("a.txt"))];
+        let escaping = vec![PlannedChange {
+            kind: PlannedKind::Update {
+                move_to: Some(outside.path().join("moved.txt")),
+            },
+            ..add(cwd.join("b.txt"))
+        }];
+        use ApprovalPolicy::{Never, OnRequest, Untrusted};
+        use SandboxMode::{DangerFullAccess, ReadOnly, WorkspaceWrite};
+        let expected = [
+            (ReadOnly, Never, "refuse", "refuse"),
+            (ReadOnly, OnRequest, "ask", "ask"),
+            (ReadOnly, Untrusted, "ask", "ask"),
+            (WorkspaceWrite, Never, "apply", "refuse"),
+            (WorkspaceWrite, OnRequest, "apply", "ask"),
+            (WorkspaceWrite, Untrusted, "ask", "ask"),
+            (DangerFullAccess, Never, "apply", "apply"),
+            (DangerFullAccess, OnRequest, "apply", "apply"),
+            (DangerFullAccess, Untrusted, "ask", "ask"),
+        ];
+        let name = |gate: Gate| match gate {
+            Gate::Apply => "apply",
+            Gate::Ask => "ask",
+            Gate::Refuse(_) => "refuse",
+        };
+        for (sandbox, approval, for_inside, for_escaping) in expected {
+            let mut settings = ThreadSettings::for_tests();
+            settings.cwd = cwd.clone();
+            settings.sandbox = sandbox;
+            settings.approval_policy = approval;
+            let case = format!("{sandbox:?} + {approval:?}");
+            assert_eq!(name(gate(&settings, &inside)), for_inside, "{case}, inside");
+            assert_eq!(
+                name(gate(&settings, &escaping)),
+                for_escaping,
+                "{case}, escaping"
+            );
+        }
+    }
+}
