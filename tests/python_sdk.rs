@@ -65,7 +65,12 @@ async fn the_official_python_sdk_runs_a_turn_against_openturn() {
     assert_eq!(result["status"], "completed");
     let requests = provider.requests();
     assert_eq!(requests.len(), 1);
-    assert_eq!(requests[0].body["input"][0]["content"][0]["text"], "hi");
+    // The environment context comes first, then the user's input.
+    let input = &requests[0].body["input"];
+    assert!(input[0]["content"][0]["text"]
+        .as_str()
+        .is_some_and(|text| text.starts_with("<environment_context>")));
+    assert_eq!(input[1]["content"][0]["text"], "hi");
 }
 
 #[tokio::test]
