@@ -12,7 +12,9 @@ use serde::Deserialize;
 use toml::{Table, Value};
 
 use crate::client::ProviderInfo;
-use crate::core::models::{ModelCatalog, ModelReasoning, DEFAULT_REASONING_SUMMARY};
+use crate::core::models::{
+    ApplyPatchForm, ModelCatalog, ModelReasoning, DEFAULT_REASONING_SUMMARY,
+};
 use crate::core::{ApprovalPolicy, ReasoningSummaryMode, SandboxMode};
 
 pub use check::{ConfigSource, ConfigWarning};
@@ -177,7 +179,23 @@ fn model_catalog(table: &Table) -> ModelCatalog {
         };
         configured.insert(id.clone(), reasoning);
     }
-    ModelCatalog::new(configured)
+    let per_model = entries
+        .into_iter()
+        .flatten()
+        .filter_map(|(id, spec)| Some((id.clone(), apply_patch_form(spec.as_table()?)?)))
+        .collect();
+    ModelCatalog::new(configured).with_apply_patch_forms(apply_patch_form(table), per_model)
+}
+
+/// `apply_patch_tool_type` in `table` (top level or a `[models.<id>]` table): `"freeform"` (a
+/// custom tool with a grammar) or `"function"` (a JSON function tool). The checker refused any
+/// other value already.
+fn apply_patch_form(table: &Table) -> Option<ApplyPatchForm> {
+    match table.get("apply_patch_tool_type").and_then(Value::as_str) {
+        Some("freeform") => Some(ApplyPatchForm::Freeform),
+        Some("function") => Some(ApplyPatchForm::Function),
+        _ => None,
+    }
 }
 
 /// `$OPENTURN_HOME`, else `~/.openturn`.

@@ -4,7 +4,10 @@
 //! `initialize`, `session/new`, a prompt whose reply streams in chunks and ends with
 //! `end_turn`, a shell tool call approved through `session/request_permission`, `session/list`,
 //! `session/load` replaying the history in a fresh bridge, and `session/cancel` ending a
-//! running prompt with `cancelled`. Its `/compact` command compacts the thread.
+//! running prompt with `cancelled`; and a patch the model writes shown to the client as an
+//! `edit` tool call with each file's diff, applied unasked in the bridge's workspace-write mode
+//! and after `session/request_permission` in its read-only mode. Its `/compact` command
+//! compacts the thread.
 //!
 //! `scripts/test` installs the bridge into `tests/acp/node_modules`. Without node or the
 //! package the test is skipped with the reason printed, except under `CI=true`, where it fails:
@@ -600,4 +603,176 @@ async fn the_acp_bridge_compact_command_compacts_the_thread() {
         answers.iter().all(|m| m.get("error").is_none()),
         "{answers:#?}"
     );
+}
+
+/// A `custom_tool_call` to `apply_patch` whose input streams in two deltas.
+fn patch_call(call_id: &str, patch: &str) -> Vec<SseEvent> {
+    let item_id = format!("ctc_{call_id}");
+    let (head, tail) = patch.split_at(patch.len() / 2);
+    vec![
+        ev(json!({"type": "response.output_item.added", "item": {
+            "type": "custom_tool_call", "id": item_id, "call_id": call_id,
+            "name": "apply_patch", "input": ""}})),
+        ev(json!({"type": "response.custom_tool_call_input.delta",
+            "item_id": item_id, "call_id": call_id, "delta": head})),
+        ev(json!({"type": "response.custom_tool_call_input.delta",
+            "item_id": item_id, "call_id": call_id, "delta": tail})),
+        ev(json!({"type": "response.output_item.done", "item": {
+            "type": "custom_tool_call", "id": item_id, "call_id": call_id,
+            "name": "apply_patch", "input": patch}})),
+    ]
+}
+
+/// The ACP path shows file changes: a patch the model writes reaches the ACP client as an
+/// `edit` tool call whose content is the diff of each file (the bridge's rendering of the
+/// `fileChange` item), the tool call completes, and the files are really written. In the
+/// bridge's read-only mode the edit is asked about through `session/request_permission`,
+/// which the test client allows.
+#[tokio::test]
+async fn the_acp_bridge_shows_a_patch_as_an_edit_with_its_diffs() {
+    let entry = match bridge_entry() {
+        Ok(entry) => entry,
+        Err(reason) => {
+            assert!(
+                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+                "CI=true but the ACP bridge cannot run: {reason}"
+            );
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    let patch = "*** Begin Patch\n*** Add File: notes.txt\n+first line\n+second line\n\
+                 *** Update File: main.txt\n@@\n alpha\n-beta\n+BETA\n gamma\n*** End Patch\n";
+    let second = "*** Begin Patch\n*** Add File: asked.txt\n+allowed\n*** End Patch\n";
+    let provider = MockProvider::start(Script::new([
+        response("r1", vec![patch_call("call_patch", patch)], None),
+        response("r2", vec![message("m2", &["Edited"])], None),
+        response(
+            "r_title",
+            vec![message("m_title", &["{\"title\": \"Edit files\"}"])],
+            None,
+        ),
+        response("r3", vec![patch_call("call_asked", second)], None),
+        response("r4", vec![message("m4", &["Edited again"])], None),
+    ]))
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let project = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = project
+        .path()
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(root.join("main.txt"), "alpha\nbeta\ngamma\n").unwrap_or_else(|e| panic!("{e}"));
+    write_config(home.path(), &provider);
+    let cwd = root.display().to_string();
+
+    let mut client = AcpClient::spawn(&entry, home.path());
+    client.initialize().await;
+    let (session, _) = client
+        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let session_id = session["sessionId"].clone();
+    let (result, seen) = client
+        .ok(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "Edit"}]}),
+        )
+        .await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt"))
+            .ok()
+            .as_deref(),
+        Some("first line\nsecond line\n"),
+        "{}",
+        client.context()
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("main.txt"))
+            .ok()
+            .as_deref(),
+        Some("alpha\nBETA\ngamma\n")
+    );
+
+    // The edit tool call, with one diff per file (by path, as the item lists them).
+    let calls: Vec<&Value> = updates(&seen, "tool_call")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == "call_patch")
+        .collect();
+    assert_eq!(calls.len(), 1, "{seen:#?}");
+    assert_eq!(calls[0]["kind"], "edit", "{:#}", calls[0]);
+    let diffs: Vec<Value> = calls[0]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            json!({"type": c["type"], "path": c["path"], "oldText": c["oldText"],
+            "newText": c["newText"]})
+        })
+        .collect();
+    assert_eq!(
+        diffs,
+        vec![
+            json!({"type": "diff", "path": root.join("main.txt").display().to_string(),
+                "oldText": "alpha\nbeta\ngamma\n", "newText": "alpha\nBETA\ngamma\n"}),
+            json!({"type": "diff", "path": root.join("notes.txt").display().to_string(),
+                "oldText": null, "newText": "first line\nsecond line\n"}),
+        ],
+        "{:#}",
+        calls[0]
+    );
+    // ... which then completes.
+    let completed = updates(&seen, "tool_call_update")
+        .into_iter()
+        .any(|u| u["toolCallId"] == "call_patch" && u["status"] == "completed");
+    assert!(completed, "{seen:#?}");
+    // The bridge's default mode is workspace-write: an edit inside the project needs no
+    // permission.
+    assert!(
+        client.permission_requests.is_empty(),
+        "{:#?}",
+        client.permission_requests
+    );
+    provider.wait_for_requests(3, TIMEOUT).await;
+
+    // Read-only mode: the same kind of edit is asked about (`item/fileChange/requestApproval`
+    // becomes `session/request_permission`), and once allowed, written.
+    client
+        .ok(
+            "session/set_mode",
+            json!({"sessionId": session_id, "modeId": "read-only"}),
+        )
+        .await;
+    let (result, seen) = client
+        .ok(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "Again"}]}),
+        )
+        .await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    assert_eq!(
+        client.permission_requests.len(),
+        1,
+        "{:#?}",
+        client.transcript
+    );
+    assert_eq!(
+        client.permission_requests[0]["params"]["toolCall"]["toolCallId"], "call_asked",
+        "{:#}",
+        client.permission_requests[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("asked.txt"))
+            .ok()
+            .as_deref(),
+        Some("allowed\n")
+    );
+    let asked_call = updates(&seen, "tool_call")
+        .into_iter()
+        .find(|u| u["toolCallId"] == "call_asked")
+        .cloned()
+        .unwrap_or_else(|| panic!("no tool_call for the second patch: {seen:#?}"));
+    assert_eq!(asked_call["content"][0]["newText"], "allowed\n");
+    client.shutdown().await;
 }

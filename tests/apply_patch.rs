@@ -105,24 +105,19 @@ async fn a_freeform_patch_adds_updates_moves_and_deletes_exactly() {
     let completed = items_of(&turn, "item/completed", "fileChange");
     assert_eq!(completed.len(), 1, "{turn:#?}");
     assert_eq!(completed[0]["status"], "completed");
-    let kinds: Vec<Value> = completed[0]["changes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|change| change["kind"].clone())
-        .collect();
+    // Listed by path, as the reference lists them; an added file's diff is its content, a
+    // deleted file's what it held, an update's the unified diff.
+    let path = |name: &str| cwd.join(name).display().to_string();
     assert_eq!(
-        kinds,
-        vec![
-            json!({"type": "add"}),
-            json!({"type": "update", "move_path": null}),
-            json!({"type": "update", "move_path": cwd.join("renamed.txt").display().to_string()}),
-            json!({"type": "delete"}),
-        ]
-    );
-    assert_eq!(
-        completed[0]["changes"][1]["diff"],
-        "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+        completed[0]["changes"],
+        json!([
+            {"path": path("a.txt"), "kind": {"type": "update", "move_path": null},
+             "diff": "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"},
+            {"path": path("gone.txt"), "kind": {"type": "delete"}, "diff": "bye\n"},
+            {"path": path("notes/new.txt"), "kind": {"type": "add"}, "diff": "hello\n"},
+            {"path": path("old.txt"), "kind": {"type": "update", "move_path": path("renamed.txt")},
+             "diff": "@@ -1 +1 @@\n-x\n+y\n"},
+        ])
     );
     let bodies = s.bodies(2).await;
     let tool = bodies[0]["tools"]
@@ -186,7 +181,15 @@ async fn a_path_escaping_the_workspace_is_refused_under_workspace_write() {
         "declined"
     );
     let bodies = s.bodies(2).await;
-    assert!(output_for(&bodies[1], "call_p").contains("outside the workspace"));
+    let output = output_for(&bodies[1], "call_p");
+    // The model is told which path, what it may write instead, and that nothing changed.
+    assert!(
+        output.contains(&outside.join("evil.txt").display().to_string())
+            && output.contains("outside the writable roots")
+            && output.contains(&cwd.display().to_string())
+            && output.contains("No file was changed"),
+        "{output}"
+    );
 }
 
 #[tokio::test]
@@ -225,6 +228,25 @@ async fn the_function_form_is_offered_to_other_models_and_applies_the_same() {
     assert!(output_for(&bodies[1], "call_f").starts_with("Success."));
 }
 
+/// Waits for `item/fileChange/requestApproval`, answers it with `decision`, and returns every
+/// message of the turn.
+async fn answer_patch_approval(s: &mut Session, decision: &str, before: impl Fn()) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let message = s.daemon.next_message().await;
+        seen.push(message.clone());
+        if message["method"] == "item/fileChange/requestApproval" {
+            before();
+            s.answer(&message["id"], json!({"decision": decision}))
+                .await;
+            break;
+        }
+        assert_ne!(message["method"], "turn/completed", "{seen:#?}");
+    }
+    seen.extend(s.daemon.until_turn_completed().await);
+    seen
+}
+
 async fn approval_round_trip(
     decision: &str,
 ) -> (Vec<Value>, std::path::PathBuf, tempfile::TempDir) {
@@ -234,12 +256,8 @@ async fn approval_round_trip(
         response("r1", vec![patch_call("call_p", EDIT, 2)], None),
         response("r2", vec![message("m", &["ok"])], None),
     ]);
-    let mut s = session(
-        script,
-        &[],
-        thread_params(&cwd, "on-request", "workspace-write"),
-    )
-    .await;
+    // Read-only: every patch needs the user's approval.
+    let mut s = session(script, &[], thread_params(&cwd, "on-request", "read-only")).await;
     s.start_turn("edit", json!({})).await;
     let mut seen = Vec::new();
     loop {
@@ -309,9 +327,19 @@ async fn a_streamed_patch_is_shown_while_the_model_is_still_writing_it() {
     assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
     let last = updates[updates.len() - 1];
     assert_eq!(last["itemId"], "call_p");
-    assert_eq!(last["changes"].as_array().map(Vec::len), Some(4));
-    assert_eq!(last["changes"][0]["diff"], "+hello\n");
-    assert_eq!(last["changes"][1]["diff"], "@@\n one\n-two\n+2\n");
+    // As the reference streams it: paths as the patch writes them, by path; an added file's
+    // lines, an update's hunks as written.
+    assert_eq!(
+        last["changes"],
+        json!([
+            {"path": "a.txt", "kind": {"type": "update", "move_path": null},
+             "diff": "@@\n one\n-two\n+2\n"},
+            {"path": "gone.txt", "kind": {"type": "delete"}, "diff": ""},
+            {"path": "notes/new.txt", "kind": {"type": "add"}, "diff": "hello\n"},
+            {"path": "old.txt", "kind": {"type": "update", "move_path": "renamed.txt"},
+             "diff": "@@\n-x\n+y\n"},
+        ])
+    );
 }
 
 fn git(cwd: &Path, args: &[&str]) -> String {
@@ -386,4 +414,227 @@ async fn an_apply_patch_heredoc_sent_to_exec_command_is_applied_as_a_patch() {
         items_of(&turn, "item/completed", "fileChange")[0]["status"],
         "completed"
     );
+}
+
+/// `workspace-write` lets a patch write exactly where its commands may: the cwd and the
+/// configured `[sandbox_workspace_write] writable_roots`, never `.git` or openturn's home; and
+/// inside those roots, `on-request` applies it without asking.
+#[tokio::test]
+async fn workspace_write_patches_follow_the_sandbox_writable_roots() {
+    let (_dir, cwd) = tempdir();
+    let (_extra_dir, extra) = tempdir();
+    std::fs::create_dir(cwd.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    let roots = format!(
+        "sandbox_workspace_write.writable_roots=[\"{}\"]",
+        extra.display()
+    );
+    let inside = format!(
+        "*** Begin Patch\n*** Add File: in.txt\n+a\n*** Add File: {}\n+b\n*** End Patch\n",
+        extra.join("in_extra.txt").display()
+    );
+    let into_git = "*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+evil\n*** End Patch\n";
+    let script = Script::new([
+        response("r1", vec![patch_call("call_in", &inside, 2)], None),
+        response("r2", vec![patch_call("call_git", into_git, 2)], None),
+        response("r3", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(
+        script,
+        &[&roots],
+        thread_params(&cwd, "never", "workspace-write"),
+    )
+    .await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_eq!(read(&cwd, "in.txt").as_deref(), Some("a\n"));
+    assert_eq!(read(&extra, "in_extra.txt").as_deref(), Some("b\n"));
+    assert_eq!(read(&cwd, ".git/hooks/pre-commit"), None);
+    let statuses: Vec<&Value> = items_of(&turn, "item/completed", "fileChange")
+        .iter()
+        .map(|item| &item["status"])
+        .collect();
+    assert_eq!(statuses, vec!["completed", "declined"]);
+    let bodies = s.bodies(3).await;
+    let output = output_for(&bodies[2], "call_git");
+    assert!(
+        output.contains(".git") && output.contains("stays read-only"),
+        "{output}"
+    );
+
+    // The same thread's roots under `on-request`: nothing to ask about inside them.
+    let (_dir, cwd) = tempdir();
+    let script = Script::new([
+        response("r1", vec![patch_call("call_in", &inside, 2)], None),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(
+        script,
+        &[&roots],
+        thread_params(&cwd, "on-request", "workspace-write"),
+    )
+    .await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert!(
+        !turn
+            .iter()
+            .any(|m| m["method"] == "item/fileChange/requestApproval"),
+        "{turn:#?}"
+    );
+    assert_eq!(read(&cwd, "in.txt").as_deref(), Some("a\n"));
+}
+
+/// Outside the writable roots, a policy that may ask asks (the reference's rule), and an
+/// accepted patch is written there.
+#[tokio::test]
+async fn an_escaping_patch_is_asked_about_when_the_policy_allows_asking() {
+    let (_dir, cwd) = tempdir();
+    let (_outside_dir, outside) = tempdir();
+    let escaping = format!(
+        "*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch\n",
+        outside.join("asked.txt").display()
+    );
+    let script = Script::new([
+        response("r1", vec![patch_call("call_p", &escaping, 2)], None),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(
+        script,
+        &[],
+        thread_params(&cwd, "on-request", "workspace-write"),
+    )
+    .await;
+    s.start_turn("edit", json!({})).await;
+    let turn = answer_patch_approval(&mut s, "accept", || {
+        assert_eq!(read(&outside, "asked.txt"), None);
+    })
+    .await;
+    single_turn_end(&turn, "completed");
+    assert_eq!(read(&outside, "asked.txt").as_deref(), Some("x\n"));
+}
+
+/// Read-only with approval `never`: the patch is refused, the model is told why, and the file
+/// does not exist.
+#[tokio::test]
+async fn read_only_without_asking_refuses_every_patch() {
+    let (_dir, cwd) = tempdir();
+    let add = "*** Begin Patch\n*** Add File: no.txt\n+x\n*** End Patch\n";
+    let script = Script::new([
+        response("r1", vec![patch_call("call_p", add, 2)], None),
+        response("r2", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "read-only")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_eq!(read(&cwd, "no.txt"), None);
+    assert_eq!(
+        items_of(&turn, "item/completed", "fileChange")[0]["status"],
+        "declined"
+    );
+    let bodies = s.bodies(2).await;
+    let output = output_for(&bodies[1], "call_p");
+    assert!(
+        output.contains("read-only") && output.contains("No file was changed"),
+        "{output}"
+    );
+}
+
+/// `apply_patch_tool_type` in config.toml picks the form: top level for every model, a
+/// `[models.<id>]` entry for one model.
+#[tokio::test]
+async fn the_apply_patch_form_is_a_config_key() {
+    async fn offered(extra: &[&str], model: &str) -> Value {
+        let (_dir, cwd) = tempdir();
+        let script = Script::new([response("r1", vec![message("m", &["ok"])], None)]);
+        let mut params = thread_params(&cwd, "never", "read-only");
+        params["model"] = json!(model);
+        let mut s = session(script, extra, params).await;
+        single_turn_end(&s.run_turn("hi").await, "completed");
+        let bodies = s.bodies(1).await;
+        bodies[0]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|tool| tool["name"] == "apply_patch")
+            .cloned()
+            .unwrap_or_else(|| panic!("no apply_patch tool in {:#}", bodies[0]))
+    }
+    let function = offered(&["apply_patch_tool_type=\"function\""], "gpt-5").await;
+    assert_eq!(function["type"], "function");
+    assert_eq!(function["parameters"]["required"], json!(["input"]));
+    let freeform = offered(
+        &[
+            "apply_patch_tool_type=\"function\"",
+            "models.local-coder.apply_patch_tool_type=\"freeform\"",
+        ],
+        "local-coder",
+    )
+    .await;
+    assert_eq!(freeform["type"], "custom");
+    assert_eq!(freeform["format"]["syntax"], "lark");
+    // Without the key, the family decides (a non-GPT-5 model gets the function).
+    assert_eq!(offered(&[], "local-coder").await["type"], "function");
+}
+
+/// `bash -lc "apply_patch <<'EOF' …"` and `cd sub && apply_patch <<'EOF' …` are patches too:
+/// applied (relative to the `cd` and `workdir`), never run, and gated like any patch.
+#[tokio::test]
+async fn shell_wrapped_and_cd_heredocs_are_applied_as_patches() {
+    let (_dir, cwd) = tempdir();
+    std::fs::create_dir_all(cwd.join("pkg/sub")).unwrap_or_else(|e| panic!("{e}"));
+    let add =
+        |name: &str| format!("*** Begin Patch\n*** Add File: {name}\n+{name}\n*** End Patch\n");
+    let wrapped = format!(
+        "bash -lc \"apply_patch <<'EOF'\n{}EOF\n\"",
+        add("wrapped.txt")
+    );
+    let in_sub = format!("cd sub && apply_patch <<'EOF'\n{}EOF\n", add("cd.txt"));
+    let escaping = format!(
+        "bash -lc 'apply_patch <<\"EOF\"\n{}EOF\n'",
+        add("../../outside.txt")
+    );
+    let script = Script::new([
+        response(
+            "r1",
+            vec![exec_call("fc_1", "call_w", json!({"cmd": wrapped}))],
+            None,
+        ),
+        response(
+            "r2",
+            vec![exec_call(
+                "fc_2",
+                "call_c",
+                json!({"cmd": in_sub, "workdir": "pkg"}),
+            )],
+            None,
+        ),
+        response(
+            "r3",
+            vec![exec_call(
+                "fc_3",
+                "call_e",
+                json!({"cmd": escaping, "workdir": "pkg"}),
+            )],
+            None,
+        ),
+        response("r4", vec![message("m", &["ok"])], None),
+    ]);
+    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let turn = s.run_turn("edit").await;
+    single_turn_end(&turn, "completed");
+    assert_eq!(read(&cwd, "wrapped.txt").as_deref(), Some("wrapped.txt\n"));
+    assert_eq!(read(&cwd, "pkg/sub/cd.txt").as_deref(), Some("cd.txt\n"));
+    let outside = cwd.parent().map(|p| p.join("outside.txt"));
+    assert!(outside.is_some_and(|p| !p.exists()));
+    assert!(items_of(&turn, "item/started", "commandExecution").is_empty());
+    let items = items_of(&turn, "item/completed", "fileChange");
+    let statuses: Vec<&Value> = items.iter().map(|item| &item["status"]).collect();
+    assert_eq!(statuses, vec!["completed", "completed", "declined"]);
+    assert_eq!(
+        items[1]["changes"][0]["path"],
+        cwd.join("pkg/sub/cd.txt").display().to_string()
+    );
+    let bodies = s.bodies(4).await;
+    assert!(output_for(&bodies[1], "call_w").starts_with("Success."));
+    assert!(output_for(&bodies[3], "call_e").contains("outside the writable roots"));
 }

@@ -1,22 +1,21 @@
-//! `openturn exec --json` with a model that writes a patch: the run prints a `file_change` item
-//! with its changes and status, and a headless run that cannot ask declines the write.
+//! `openturn exec --json` with a model that writes a patch: like the reference's `codex exec`,
+//! a patch inside the workspace is applied without asking under `workspace-write` (and under
+//! `--full-auto` or `--dangerously-bypass-approvals-and-sandbox`), shows as a `file_change` item
+//! and really writes the file; a patch the policy would ask about is declined headless.
 
 mod exec_support;
 mod support;
 mod turn_support;
 
+use std::path::Path;
+
 use exec_support::*;
-use serde_json::json;
+use serde_json::{json, Value};
 use support::mock_provider::split_text;
 use support::*;
 use turn_support::*;
 
-#[tokio::test]
-async fn exec_json_shows_a_file_change_item_for_an_applied_patch() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let cwd = work.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+fn patch_call(patch: &str) -> Vec<SseEvent> {
     let mut call = vec![ev(json!({"type": "response.output_item.added", "item": {
         "type": "custom_tool_call", "id": "ctc_1", "call_id": "call_p", "name": "apply_patch",
         "input": ""}}))];
@@ -27,34 +26,76 @@ async fn exec_json_shows_a_file_change_item_for_an_applied_patch() {
     call.push(ev(json!({"type": "response.output_item.done", "item": {
         "type": "custom_tool_call", "id": "ctc_1", "call_id": "call_p", "name": "apply_patch",
         "input": patch}})));
+    call
+}
+
+/// Runs exec with `flags` on a model that writes `patch`, in `cwd`; returns the finished run.
+async fn exec_patch(cwd: &Path, patch: &str, flags: &[&str]) -> ExecRun {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mock = MockProvider::start(Script::new([
-        response("r1", vec![call], None),
+        response("r1", vec![patch_call(patch)], None),
         response("r2", vec![message("m", &["done"])], None),
     ]))
     .await
     .unwrap_or_else(|e| panic!("{e}"));
     let cwd_text = cwd.display().to_string();
-    let run = exec(
-        home.path(),
-        &mock,
-        &[
-            "--json",
-            "-m",
-            "gpt-5",
-            "-s",
-            "workspace-write",
-            "-C",
-            &cwd_text,
-            "write hello",
-        ],
-        "",
-    )
-    .await;
+    let mut args = vec!["--json", "-m", "gpt-5", "-C", &cwd_text];
+    args.extend_from_slice(flags);
+    args.push("write hello");
+    let run = exec(home.path(), &mock, &args, "").await;
     assert_eq!(run.code, Some(0), "{run:#?}");
-    let events = run.events();
-    // Headless, nobody can approve the write: the patch is declined, stderr says so, and the
-    // item still reaches the JSONL stream.
-    // (This run's approval policy asks even under danger-full-access; see the report.)
+    run
+}
+
+fn file_changes(events: &[Value]) -> Vec<Value> {
+    of_type(events, "item.completed")
+        .into_iter()
+        .filter(|event| event["item"]["type"] == "file_change")
+        .map(|event| event["item"].clone())
+        .collect()
+}
+
+const HELLO: &str = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+
+#[tokio::test]
+async fn exec_json_applies_a_workspace_patch_without_asking_and_shows_the_file_change() {
+    for flags in [
+        &["-s", "workspace-write"][..],
+        &["--full-auto"][..],
+        &["--dangerously-bypass-approvals-and-sandbox"][..],
+        &["-s", "workspace-write", "-c", "approval_policy=\"never\""][..],
+    ] {
+        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let cwd = work.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let run = exec_patch(&cwd, HELLO, flags).await;
+        assert_eq!(
+            std::fs::read_to_string(cwd.join("hello.txt"))
+                .ok()
+                .as_deref(),
+            Some("hi\n"),
+            "{flags:?}: {run:#?}"
+        );
+        assert!(
+            !run.stderr.contains("declined"),
+            "{flags:?}: {}",
+            run.stderr
+        );
+        let changes = file_changes(&run.events());
+        assert_eq!(changes.len(), 1, "{flags:?}: {run:#?}");
+        assert_eq!(changes[0]["status"], "completed", "{flags:?}");
+        assert_eq!(
+            changes[0]["changes"],
+            json!([{"path": cwd.join("hello.txt").display().to_string(), "kind": "add"}])
+        );
+    }
+}
+
+#[tokio::test]
+async fn exec_json_declines_a_patch_the_policy_would_ask_about() {
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = work.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    // Read-only under `on-request` would ask; headless, nobody can answer.
+    let run = exec_patch(&cwd, HELLO, &["-s", "read-only"]).await;
     assert_eq!(std::fs::read_to_string(cwd.join("hello.txt")).ok(), None);
     assert!(
         run.stderr
@@ -62,14 +103,7 @@ async fn exec_json_shows_a_file_change_item_for_an_applied_patch() {
         "{}",
         run.stderr
     );
-    let completed: Vec<_> = of_type(&events, "item.completed")
-        .into_iter()
-        .filter(|event| event["item"]["type"] == "file_change")
-        .collect();
-    assert_eq!(completed.len(), 1, "{events:#?}");
-    assert_eq!(completed[0]["item"]["status"], "declined");
-    assert_eq!(
-        completed[0]["item"]["changes"],
-        json!([{"path": cwd.join("hello.txt").display().to_string(), "kind": "add"}])
-    );
+    let changes = file_changes(&run.events());
+    assert_eq!(changes.len(), 1, "{run:#?}");
+    assert_eq!(changes[0]["status"], "declined");
 }

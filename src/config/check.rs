@@ -96,6 +96,7 @@ const MODEL_KEYS: &[(&str, Expect)] = &[
     ("model_provider", Expect::Text),
     ("supports_reasoning", Expect::Bool),
     ("default_reasoning_summary", Expect::Text),
+    ("apply_patch_tool_type", APPLY_PATCH_TOOL_TYPE),
 ];
 
 /// One `[mcp_servers.NAME]` table: a stdio server (`command`) or a streamable HTTP one (`url`).
@@ -126,6 +127,9 @@ const CODEX_ONLY_MCP_SERVER: &[&str] = &[
     "tools",
     "experimental_environment",
 ];
+
+/// How the `apply_patch` tool is offered (the reference's model-catalogue field name).
+const APPLY_PATCH_TOOL_TYPE: Expect = Expect::OneOf(&["freeform", "function"]);
 
 /// One `[[skills.config]]` entry: which skill (by name or path) and whether it is on.
 const SKILL_TOGGLE_KEYS: &[(&str, Expect)] = &[
@@ -186,6 +190,7 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
     ("project_doc_max_bytes", U64),
     ("model_auto_compact_token_limit", U64),
     ("compact_prompt", Expect::NonEmptyText),
+    ("apply_patch_tool_type", APPLY_PATCH_TOOL_TYPE),
 ];
 
 /// Settings the Codex CLI reads that openturn accepts and ignores (a config.toml shared with

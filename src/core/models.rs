@@ -4,11 +4,14 @@
 //! model that does not reason gets neither, because providers reject both for such models.
 //!
 //! The catalogue is configuration (`[models.<id>]` tables: `supports_reasoning`,
-//! `default_reasoning_summary`) over built-in knowledge of model families. A model that neither
+//! `default_reasoning_summary`, `apply_patch_tool_type`) over built-in knowledge of model
+//! families; it also says how the `apply_patch` tool is offered. A model that neither
 //! names is treated as a reasoning model, which is what the reference assumes of every model.
 //! `model/list` shows the same answer (no reasoning efforts for a model that does not reason).
 
 use std::collections::BTreeMap;
+
+pub use crate::core::tools::apply_patch::tool::ApplyPatchForm;
 
 /// What one model does with reasoning.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,12 +33,57 @@ const NON_REASONING_FAMILIES: &[&str] = &["gpt-4", "gpt-3.5", "gpt-35", "chatgpt
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ModelCatalog {
     configured: BTreeMap<String, ModelReasoning>,
+    /// `apply_patch_tool_type` in `[models.<id>]` tables.
+    apply_patch_per_model: BTreeMap<String, ApplyPatchForm>,
+    /// The top-level `apply_patch_tool_type`: every model not named above.
+    apply_patch_default: Option<ApplyPatchForm>,
 }
 
 impl ModelCatalog {
     /// A catalogue where `configured` overrides the built-in families for its models.
     pub fn new(configured: BTreeMap<String, ModelReasoning>) -> ModelCatalog {
-        ModelCatalog { configured }
+        ModelCatalog {
+            configured,
+            ..ModelCatalog::default()
+        }
+    }
+
+    /// The same catalogue with configured `apply_patch` forms: `per_model` for the models it
+    /// names, `default` for every other model (the built-in families when `None`).
+    pub fn with_apply_patch_forms(
+        mut self,
+        default: Option<ApplyPatchForm>,
+        per_model: BTreeMap<String, ApplyPatchForm>,
+    ) -> ModelCatalog {
+        self.apply_patch_default = default;
+        self.apply_patch_per_model = per_model;
+        self
+    }
+
+    /// How `apply_patch` is offered to `model`: the configured form (`apply_patch_tool_type`
+    /// for the model, then for every model), else freeform with a grammar to the families that
+    /// take custom tools and a JSON function tool (one `input` string) to every other model.
+    pub fn apply_patch_form(&self, model: &str) -> ApplyPatchForm {
+        if let Some(form) = self
+            .apply_patch_per_model
+            .get(model)
+            .or(self.apply_patch_default.as_ref())
+        {
+            return *form;
+        }
+        let slug = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
+        if FREEFORM_TOOL_FAMILIES
+            .iter()
+            .any(|family| slug.starts_with(family))
+        {
+            ApplyPatchForm::Freeform
+        } else {
+            ApplyPatchForm::Function
+        }
     }
 
     /// What `model` does with reasoning.
@@ -92,31 +140,6 @@ impl ModelCatalog {
 /// Model families that take freeform (custom) tools with a grammar (slug prefixes, lowercase).
 const FREEFORM_TOOL_FAMILIES: &[&str] = &["gpt-5"];
 
-/// How `apply_patch` is offered to `model`: as a freeform tool with a grammar to the families
-/// that take custom tools, as a JSON function tool (one `input` string) to every other model.
-/// `OPENTURN_APPLY_PATCH_FORM=freeform|function` overrides the choice for every model.
-pub fn apply_patch_form(model: &str) -> crate::core::tools::apply_patch::tool::ApplyPatchForm {
-    use crate::core::tools::apply_patch::tool::ApplyPatchForm;
-    match std::env::var("OPENTURN_APPLY_PATCH_FORM").ok().as_deref() {
-        Some("freeform") => return ApplyPatchForm::Freeform,
-        Some("function") => return ApplyPatchForm::Function,
-        _ => {}
-    }
-    let slug = model
-        .rsplit('/')
-        .next()
-        .unwrap_or(model)
-        .to_ascii_lowercase();
-    if FREEFORM_TOOL_FAMILIES
-        .iter()
-        .any(|family| slug.starts_with(family))
-    {
-        ApplyPatchForm::Freeform
-    } else {
-        ApplyPatchForm::Function
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +170,34 @@ mod tests {
             );
         }
         assert_eq!(catalog.reasoning("gpt-4.1"), auto);
+    }
+
+    #[test]
+    fn the_apply_patch_form_is_configured_per_model_then_for_all_then_by_family() {
+        let families = ModelCatalog::default();
+        assert_eq!(
+            families.apply_patch_form("gpt-5-codex"),
+            ApplyPatchForm::Freeform
+        );
+        assert_eq!(
+            families.apply_patch_form("openai/GPT-5"),
+            ApplyPatchForm::Freeform
+        );
+        assert_eq!(
+            families.apply_patch_form("gpt-4.1"),
+            ApplyPatchForm::Function
+        );
+        let configured = ModelCatalog::default().with_apply_patch_forms(
+            Some(ApplyPatchForm::Function),
+            BTreeMap::from([("local".to_string(), ApplyPatchForm::Freeform)]),
+        );
+        assert_eq!(
+            configured.apply_patch_form("gpt-5"),
+            ApplyPatchForm::Function
+        );
+        assert_eq!(
+            configured.apply_patch_form("local"),
+            ApplyPatchForm::Freeform
+        );
     }
 }

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::sandbox::{self, PreparedSandbox, SandboxError, SandboxPolicy};
+use crate::sandbox::{self, PreparedSandbox, SandboxError, SandboxPolicy, WritableArea};
 
 use super::settings::{SandboxMode, ThreadSettings};
 
@@ -67,13 +67,32 @@ impl CommandSandbox {
     /// (or are not directories) are left out rather than failing every command: they grant
     /// nothing that could be used anyway.
     pub fn prepare(&self, cwd: &Path) -> Result<PreparedSandbox, SandboxError> {
-        let roots: Vec<PathBuf> = self
-            .writable_roots
+        PreparedSandbox::prepare(
+            self.policy.clone(),
+            cwd,
+            &self.usable_roots(),
+            &self.protected_paths,
+        )
+    }
+
+    /// What a command in `cwd` could write under this sandbox, for writes the daemon makes
+    /// itself on the model's behalf (`apply_patch`): the same roots and protected paths
+    /// [`Self::prepare`] confines commands to.
+    pub fn writable_area(&self, cwd: &Path) -> Result<WritableArea, SandboxError> {
+        WritableArea::new(
+            &self.policy,
+            cwd,
+            &self.usable_roots(),
+            &self.protected_paths,
+        )
+    }
+
+    fn usable_roots(&self) -> Vec<PathBuf> {
+        self.writable_roots
             .iter()
             .filter(|root| root.is_absolute() && root.is_dir())
             .cloned()
-            .collect();
-        PreparedSandbox::prepare(self.policy.clone(), cwd, &roots, &self.protected_paths)
+            .collect()
     }
 
     /// The same sandbox without confinement, for a command the user approved to run outside it.

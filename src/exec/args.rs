@@ -27,6 +27,19 @@ pub struct ExecArgs {
     /// `read-only`, `workspace-write` or `danger-full-access` (enforced by the command sandbox).
     #[arg(long, short = 's', global = true, value_name = "MODE")]
     pub sandbox: Option<String>,
+    /// Sandbox `workspace-write` (approvals as configured, `on-request` by default): the model
+    /// edits and runs commands inside the workspace without asking. Older Codex releases' flag.
+    #[arg(long, global = true, conflicts_with = "sandbox")]
+    pub full_auto: bool,
+    /// No sandbox and no approvals (`danger-full-access`, approval `never`): every command and
+    /// patch runs with your full access. Only for a machine or container that is itself the
+    /// sandbox.
+    #[arg(
+        long,
+        global = true,
+        conflicts_with_all = ["sandbox", "full_auto"]
+    )]
+    pub dangerously_bypass_approvals_and_sandbox: bool,
     /// Working directory of the thread (default: the current directory).
     #[arg(long = "cd", short = 'C', global = true, value_name = "DIR")]
     pub cd: Option<PathBuf>,

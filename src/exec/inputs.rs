@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::protocol::common::SandboxMode;
+use crate::protocol::common::{AskForApproval, SandboxMode};
 
 use super::args::ExecArgs;
 use super::ExecError;
@@ -19,6 +19,9 @@ pub struct Inputs {
     pub images: Vec<PathBuf>,
     pub cwd: PathBuf,
     pub sandbox: Option<SandboxMode>,
+    /// `never` under `--dangerously-bypass-approvals-and-sandbox`; the configuration's
+    /// otherwise.
+    pub approval_policy: Option<AskForApproval>,
 }
 
 impl Inputs {
@@ -53,6 +56,16 @@ impl Inputs {
                 serde_json::from_value(json!(mode)).map_err(|_| ExecError::BadSandbox(mode.into()))
             })
             .transpose()?;
+        let (sandbox, approval_policy) = if args.dangerously_bypass_approvals_and_sandbox {
+            (
+                Some(SandboxMode::DangerFullAccess),
+                Some(AskForApproval::Never),
+            )
+        } else if args.full_auto {
+            (Some(SandboxMode::WorkspaceWrite), None)
+        } else {
+            (sandbox, None)
+        };
         let output_schema = args
             .output_schema
             .as_deref()
@@ -72,6 +85,7 @@ impl Inputs {
             images: args.image.iter().map(|path| current.join(path)).collect(),
             cwd,
             sandbox,
+            approval_policy,
         })
     }
 }

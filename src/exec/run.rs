@@ -212,6 +212,7 @@ async fn open_thread(
         model: args.model.clone(),
         cwd: Some(inputs.cwd.display().to_string()),
         sandbox: inputs.sandbox,
+        approval_policy: inputs.approval_policy,
         ephemeral: args.ephemeral.then_some(true),
         ..ThreadStartParams::default()
     };

@@ -20,8 +20,10 @@ mod prepared;
 mod private_tmp;
 mod probe;
 mod syscalls;
+mod writable;
 
 pub use error::SandboxError;
 pub use policy::SandboxPolicy;
 pub use prepared::PreparedSandbox;
 pub use probe::{probe, SandboxSupport, MIN_LANDLOCK_ABI};
+pub use writable::{WritableArea, WriteDenied};

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::child::ChildConfinement;
 use super::private_tmp::PrivateTmp;
+use super::writable::WritableArea;
 use super::{filesystem, probe, syscalls, SandboxError, SandboxPolicy};
 
 /// The confinement for one command. Keep it alive until the command has exited: dropping it
@@ -44,27 +45,14 @@ impl PreparedSandbox {
         }
         let support = probe::probe();
         support.check(&policy)?;
+        // The same area in-process writers consult, so they and commands agree on what is writable.
+        let area = WritableArea::new(&policy, cwd, writable_roots, protected_paths)?;
         let private_tmp = PrivateTmp::create()?;
+        let (area_roots, protected) = area.parts();
         let mut roots = vec![private_tmp.path().to_path_buf()];
-        if matches!(policy, SandboxPolicy::WorkspaceWrite { .. }) {
-            roots.push(existing_directory(cwd)?);
-            for root in writable_roots {
-                roots.push(existing_directory(root)?);
-            }
-        }
-        let mut protected = Vec::new();
-        for path in protected_paths {
-            protected.push(resolve_protected(path)?);
-        }
-        for root in &roots {
-            let git = root.join(".git");
-            if git.symlink_metadata().is_ok() {
-                protected.push(git);
-            }
-        }
+        roots.extend(area_roots.iter().cloned());
         let network_access = policy.network_access();
-        let ruleset =
-            filesystem::ruleset(support.landlock_abi, network_access, &roots, &protected)?;
+        let ruleset = filesystem::ruleset(support.landlock_abi, network_access, &roots, protected)?;
         let programs = syscalls::programs(network_access)?;
         Ok(Self {
             policy,
@@ -123,69 +111,13 @@ impl PreparedSandbox {
     }
 }
 
-fn absolute(path: &Path) -> Result<(), SandboxError> {
-    if path.is_absolute() {
-        Ok(())
-    } else {
-        Err(SandboxError::InvalidPath {
-            path: path.to_path_buf(),
-            reason: "must be an absolute path".to_string(),
-        })
-    }
-}
-
-/// The canonical form of a directory that must exist (Landlock rules bind to real inodes).
-fn existing_directory(path: &Path) -> Result<PathBuf, SandboxError> {
-    absolute(path)?;
-    let canonical = path
-        .canonicalize()
-        .map_err(|error| SandboxError::InvalidPath {
-            path: path.to_path_buf(),
-            reason: format!("cannot be resolved: {error}"),
-        })?;
-    if !canonical.is_dir() {
-        return Err(SandboxError::InvalidPath {
-            path: path.to_path_buf(),
-            reason: "is not a directory".to_string(),
-        });
-    }
-    Ok(canonical)
-}
-
-/// A protected path need not exist yet (the command must not create it either): resolve its
-/// nearest existing ancestor and keep the rest as written.
-fn resolve_protected(path: &Path) -> Result<PathBuf, SandboxError> {
-    absolute(path)?;
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(canonical) = existing.canonicalize() {
-            return Ok(rest
-                .iter()
-                .rev()
-                .fold(canonical, |acc, part| acc.join(part)));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => {
-                return Err(SandboxError::InvalidPath {
-                    path: path.to_path_buf(),
-                    reason: "no ancestor of it can be resolved".to_string(),
-                })
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(
     clippy::unwrap_used,
     reason = "a failing test should stop at the line that failed"
 )]
 mod tests {
+    use super::super::writable::resolve_protected;
     use super::*;
 
     #[test]

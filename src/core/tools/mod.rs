@@ -14,6 +14,8 @@ pub(crate) mod request_user_input;
 pub(crate) mod shell;
 pub(crate) mod update_plan;
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{json, Value};
 
 use crate::wire::ResponseItem;
@@ -68,6 +70,9 @@ pub(crate) enum ToolCall {
         /// Called as the freeform tool (answered with a custom tool output).
         custom: bool,
         input: String,
+        /// The directory the patch's paths are relative to, for a patch sent as a shell command
+        /// (its `workdir` and `cd`); the thread's cwd when `None`.
+        dir: Option<PathBuf>,
     },
     /// A tool of an MCP server, or a resource helper.
     Mcp(mcp::McpCall),
@@ -97,7 +102,7 @@ pub(crate) enum Routed {
 
 /// The tool definitions offered to the model on every request.
 pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
-    let form = super::models::apply_patch_form(&settings.model);
+    let form = settings.model_catalog.apply_patch_form(&settings.model);
     let mut specs = vec![shell::spec()];
     specs.push(update_plan::spec());
     specs.push(request_user_input::spec());
@@ -140,6 +145,7 @@ pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
             call_id: call_id.clone(),
             custom: true,
             input: input.clone(),
+            dir: None,
         }),
         ResponseItem::CustomToolCall { call_id, name, .. } => Routed::Refused(ToolOutput {
             call_id: call_id.clone(),
@@ -166,17 +172,25 @@ fn route_function_call(
     if name == shell::TOOL_NAME {
         return match serde_json::from_str::<shell::ShellArgs>(arguments) {
             // An `apply_patch` heredoc is applied as a patch, never run as a process.
-            Ok(args) if apply_patch::tool::heredoc_patch(&args.cmd).is_some() => {
-                Routed::Run(ToolCall::ApplyPatch {
+            Ok(args) => match apply_patch::heredoc::shell_patch(&args.cmd) {
+                Some(found) => {
+                    let dir = match (&args.workdir, found.dir) {
+                        (Some(workdir), Some(cd)) => Some(Path::new(workdir).join(cd)),
+                        (Some(workdir), None) => Some(PathBuf::from(workdir)),
+                        (None, cd) => cd.map(PathBuf::from),
+                    };
+                    Routed::Run(ToolCall::ApplyPatch {
+                        call_id: call_id.to_string(),
+                        custom: false,
+                        input: found.patch,
+                        dir,
+                    })
+                }
+                None => Routed::Run(ToolCall::Shell {
                     call_id: call_id.to_string(),
-                    custom: false,
-                    input: apply_patch::tool::heredoc_patch(&args.cmd).unwrap_or_default(),
-                })
-            }
-            Ok(args) => Routed::Run(ToolCall::Shell {
-                call_id: call_id.to_string(),
-                args,
-            }),
+                    args,
+                }),
+            },
             Err(error) => refuse(format!("failed to parse function arguments: {error}")),
         };
     }
@@ -210,6 +224,7 @@ fn route_function_call(
                 call_id: call_id.to_string(),
                 custom: false,
                 input: args.input,
+                dir: None,
             }),
             Err(error) => refuse(format!("failed to parse function arguments: {error}")),
         };
@@ -248,7 +263,8 @@ pub(crate) async fn run(turn: TurnContext, call: ToolCall) -> Option<ToolOutput>
             call_id,
             custom,
             input,
-        } => apply_patch::tool::run(&turn, call_id, custom, &input).await,
+            dir,
+        } => apply_patch::tool::run(&turn, call_id, custom, &input, dir.as_deref()).await,
         ToolCall::Mcp(call) => mcp::run(&turn, call).await,
     }
 }

@@ -254,14 +254,10 @@ async fn on_event(turn: &TurnContext, state: &mut ResponseState, event: Response
             if let Some(input) = state.tool_input.as_mut() {
                 if input.consume(call_id.as_deref(), &delta) {
                     if let Some(patch) = &input.patch {
-                        let settings = turn.thread.settings();
                         turn.emit(EventMsg::PatchUpdated {
                             turn_id: turn.turn_id.clone(),
                             item_id: input.call_id.clone(),
-                            changes: apply_patch::tool::streamed_entries(
-                                patch.snapshot(),
-                                &settings.cwd,
-                            ),
+                            changes: apply_patch::tool::streamed_entries(patch.snapshot()),
                         })
                         .await;
                     }

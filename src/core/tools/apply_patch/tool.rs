@@ -2,17 +2,19 @@
 //! (freeform with a grammar, or a JSON function with one `input` string), the policy gate, the
 //! `fileChange` item and the answer the model reads.
 
-use std::path::{Component, Path};
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 use super::super::super::event::EventMsg;
 use super::super::super::items::{FileChangeEntry, FileChangeKind, ToolItemStatus, TurnItem};
+use super::super::super::sandboxing::CommandSandbox;
 use super::super::super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
 use super::super::super::turn::{persist_turn_item, TurnContext};
 use super::super::ToolOutput;
 use super::apply::{commit_changes, plan_changes, PlannedChange, PlannedKind};
 use super::parser::{parse_patch, FileOp, HunkLine, Patch};
+use crate::sandbox::WritableArea;
 
 pub(crate) const TOOL_NAME: &str = "apply_patch";
 
@@ -71,39 +73,50 @@ enum Gate {
     Refuse(String),
 }
 
+/// The reference's rule for patches. `untrusted` asks about every patch. Otherwise a patch whose
+/// every path the thread's sandbox lets be written (its [`WritableArea`], the same one its
+/// commands are confined to) is applied without asking; any other patch is asked about, or
+/// refused under `never`, with the reason the model needs to do something else.
 fn gate(settings: &ThreadSettings, changes: &[PlannedChange]) -> Gate {
     let policy = settings.approval_policy;
-    match settings.sandbox {
-        SandboxMode::DangerFullAccess if policy == ApprovalPolicy::Untrusted => Gate::Ask,
-        SandboxMode::DangerFullAccess => Gate::Apply,
-        SandboxMode::ReadOnly if policy == ApprovalPolicy::Never => Gate::Refuse(
-            "refused: this thread's sandbox is read-only and the approval policy is `never`, so \
-             no file may be written and the user cannot be asked. No file was changed."
-                .to_string(),
-        ),
-        SandboxMode::ReadOnly => Gate::Ask,
-        SandboxMode::WorkspaceWrite => {
-            for change in changes {
-                for path in [Some(change.path.as_path()), moved_to(change)]
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Err(reason) = check_inside_workspace(&settings.cwd, path) {
-                        return Gate::Refuse(format!(
-                            "refused: {reason}; this thread's sandbox is workspace-write, which \
-                             allows writes only inside {} (and never in `.git`). No file was changed.",
-                            settings.cwd.display()
-                        ));
-                    }
-                }
-            }
-            if policy == ApprovalPolicy::Never {
-                Gate::Apply
-            } else {
-                Gate::Ask
-            }
-        }
+    if policy == ApprovalPolicy::Untrusted {
+        return Gate::Ask;
     }
+    let denied = match writable_area(settings) {
+        Ok(area) => changes
+            .iter()
+            .flat_map(|change| [Some(change.path.as_path()), moved_to(change)])
+            .flatten()
+            .find_map(|path| area.check(path).err())
+            .map(|denied| denied.to_string()),
+        Err(error) => Some(format!("the sandbox's writable paths are unknown: {error}")),
+    };
+    let Some(reason) = denied else {
+        return Gate::Apply;
+    };
+    if policy != ApprovalPolicy::Never {
+        return Gate::Ask;
+    }
+    let advice = match settings.sandbox {
+        SandboxMode::ReadOnly => {
+            "The sandbox is read-only and the approval policy is `never`: no file may be \
+             written here, so report the change you would make instead."
+        }
+        _ => {
+            "The approval policy is `never`, so the user cannot be asked to allow it: write \
+             only inside the writable roots, or report the change you would make instead."
+        }
+    };
+    Gate::Refuse(format!(
+        "patch rejected: {reason}. No file was changed. {advice}"
+    ))
+}
+
+/// The paths this thread's sandbox lets be written.
+fn writable_area(settings: &ThreadSettings) -> Result<WritableArea, String> {
+    CommandSandbox::for_thread(settings)
+        .writable_area(&settings.cwd)
+        .map_err(|error| error.to_string())
 }
 
 fn moved_to(change: &PlannedChange) -> Option<&Path> {
@@ -113,77 +126,39 @@ fn moved_to(change: &PlannedChange) -> Option<&Path> {
     }
 }
 
-/// `path` (absolute) stays inside `cwd` once `..` and symbolic links are resolved, and is not
-/// in a `.git` directory.
-fn check_inside_workspace(cwd: &Path, path: &Path) -> Result<(), String> {
-    let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    // `..` first, lexically; then the longest existing ancestor is resolved (links included)
-    // and the rest added back.
-    let mut lexical = std::path::PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                lexical.pop();
-            }
-            Component::CurDir => {}
-            other => lexical.push(other),
-        }
-    }
-    let mut existing = lexical;
-    let mut rest = Vec::new();
-    let resolved = loop {
-        if let Ok(real) = existing.canonicalize() {
-            break real;
-        }
-        match (existing.file_name(), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name.to_os_string());
-                existing = parent.to_path_buf();
-            }
-            _ => break existing,
-        }
-    };
-    let mut full = resolved;
-    for name in rest.into_iter().rev() {
-        match Path::new(&name).components().next() {
-            Some(Component::ParentDir) => {
-                full.pop();
-            }
-            Some(Component::Normal(_)) => full.push(name),
-            _ => {}
-        }
-    }
-    if !full.starts_with(&root) {
-        return Err(format!("{} is outside the workspace", path.display()));
-    }
-    if full
-        .strip_prefix(&root)
-        .is_ok_and(|inside| inside.components().any(|c| c.as_os_str() == ".git"))
-    {
-        return Err(format!("{} is inside `.git`", path.display()));
-    }
-    Ok(())
-}
-
 /// The item's view of the changes, each with its unified diff.
 pub(crate) fn entries(changes: &[PlannedChange]) -> Vec<FileChangeEntry> {
-    changes
+    let mut entries: Vec<FileChangeEntry> = changes
         .iter()
-        .map(|change| FileChangeEntry {
-            path: change.path.display().to_string(),
-            kind: match &change.kind {
-                PlannedKind::Add => FileChangeKind::Add,
-                PlannedKind::Delete => FileChangeKind::Delete,
-                PlannedKind::Update { move_to } => FileChangeKind::Update {
-                    move_path: move_to.as_ref().map(|target| target.display().to_string()),
-                },
-            },
-            diff: unified_diff(
-                change.old_content.as_deref().unwrap_or(""),
-                change.new_content.as_deref().unwrap_or(""),
-            ),
+        .map(|change| {
+            let old = change.old_content.as_deref().unwrap_or("");
+            let new = change.new_content.as_deref().unwrap_or("");
+            let (kind, diff) = match &change.kind {
+                // As the reference shows them: an added file's diff is its content, a deleted
+                // file's diff what it held (clients such as the ACP bridge read them so).
+                PlannedKind::Add => (FileChangeKind::Add, new.to_string()),
+                PlannedKind::Delete => (FileChangeKind::Delete, old.to_string()),
+                PlannedKind::Update { move_to } => (
+                    FileChangeKind::Update {
+                        move_path: move_to.as_ref().map(|target| target.display().to_string()),
+                    },
+                    unified_diff(old, new),
+                ),
+            };
+            FileChangeEntry {
+                path: change.path.display().to_string(),
+                kind,
+                diff,
+            }
         })
-        .collect()
+        .collect();
+    sort_by_path(&mut entries);
+    entries
+}
+
+/// The reference lists a patch's files by path, whatever order the patch had.
+fn sort_by_path(entries: &mut [FileChangeEntry]) {
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
 }
 
 /// The hunks of a unified diff, without file headers.
@@ -196,57 +171,71 @@ pub(crate) fn unified_diff(old: &str, new: &str) -> String {
 
 /// The item's view of a patch that could not be planned: its files, without diffs.
 fn entries_of_patch(patch: &Patch, cwd: &Path) -> Vec<FileChangeEntry> {
-    patch
+    let mut entries: Vec<FileChangeEntry> = patch
         .files
         .iter()
         .map(|op| FileChangeEntry {
             path: cwd.join(op.path()).display().to_string(),
-            kind: match op {
-                FileOp::Add { .. } => FileChangeKind::Add,
-                FileOp::Delete { .. } => FileChangeKind::Delete,
-                FileOp::Update { move_to, .. } => FileChangeKind::Update {
-                    move_path: move_to
-                        .as_ref()
-                        .map(|target| cwd.join(target).display().to_string()),
-                },
-            },
+            kind: op_kind(op, |target| cwd.join(target).display().to_string()),
             diff: String::new(),
         })
-        .collect()
+        .collect();
+    sort_by_path(&mut entries);
+    entries
 }
 
-/// The client's view of a patch still being written: each file with its hunks as written.
-pub(crate) fn streamed_entries(patch: &Patch, cwd: &Path) -> Vec<FileChangeEntry> {
-    let mut entries = entries_of_patch(patch, cwd);
-    for (entry, op) in entries.iter_mut().zip(&patch.files) {
-        entry.diff = match op {
-            FileOp::Add { content, .. } => {
-                content.lines().map(|line| format!("+{line}\n")).collect()
-            }
-            FileOp::Delete { .. } => String::new(),
-            FileOp::Update { hunks, .. } => hunks
-                .iter()
-                .map(|hunk| {
-                    let mut text = match &hunk.context {
-                        Some(context) => format!("@@ {context}\n"),
-                        None => "@@\n".to_string(),
-                    };
-                    for line in &hunk.lines {
-                        let (prefix, body) = match line {
-                            HunkLine::Context(body) => (' ', body),
-                            HunkLine::Remove(body) => ('-', body),
-                            HunkLine::Add(body) => ('+', body),
-                        };
-                        text.push(prefix);
-                        text.push_str(body);
-                        text.push('\n');
-                    }
-                    text
-                })
-                .collect(),
-        };
+fn op_kind(op: &FileOp, path: impl Fn(&str) -> String) -> FileChangeKind {
+    match op {
+        FileOp::Add { .. } => FileChangeKind::Add,
+        FileOp::Delete { .. } => FileChangeKind::Delete,
+        FileOp::Update { move_to, .. } => FileChangeKind::Update {
+            move_path: move_to.as_deref().map(path),
+        },
     }
+}
+
+/// The client's view of a patch still being written, as the reference shows it: each file's
+/// path as the patch writes it, an added file's lines so far, an updated file's hunks as
+/// written (not yet matched against the file), nothing yet for a deleted file.
+pub(crate) fn streamed_entries(patch: &Patch) -> Vec<FileChangeEntry> {
+    let mut entries: Vec<FileChangeEntry> = patch
+        .files
+        .iter()
+        .map(|op| FileChangeEntry {
+            path: op.path().to_string(),
+            kind: op_kind(op, str::to_string),
+            diff: streamed_diff(op),
+        })
+        .collect();
+    sort_by_path(&mut entries);
     entries
+}
+
+fn streamed_diff(op: &FileOp) -> String {
+    match op {
+        FileOp::Add { content, .. } => content.lines().map(|line| format!("{line}\n")).collect(),
+        FileOp::Delete { .. } => String::new(),
+        FileOp::Update { hunks, .. } => hunks
+            .iter()
+            .map(|hunk| {
+                let mut text = match &hunk.context {
+                    Some(context) => format!("@@ {context}\n"),
+                    None => "@@\n".to_string(),
+                };
+                for line in &hunk.lines {
+                    let (prefix, body) = match line {
+                        HunkLine::Context(body) => (' ', body),
+                        HunkLine::Remove(body) => ('-', body),
+                        HunkLine::Add(body) => ('+', body),
+                    };
+                    text.push(prefix);
+                    text.push_str(body);
+                    text.push('\n');
+                }
+                text
+            })
+            .collect(),
+    }
 }
 
 async fn emit_item(turn: &TurnContext, item: TurnItem, completed: bool) {
@@ -259,12 +248,15 @@ async fn emit_item(turn: &TurnContext, item: TurnItem, completed: bool) {
     }
 }
 
-/// Runs one `apply_patch` call. `None` when the turn ended while waiting for the user.
+/// Runs one `apply_patch` call whose paths are relative to `dir` (a heredoc's `cd` or
+/// `workdir`; the thread's cwd when `None`). `None` when the turn ended while waiting for the
+/// user.
 pub(crate) async fn run(
     turn: &TurnContext,
     call_id: String,
     custom: bool,
     input: &str,
+    dir: Option<&Path>,
 ) -> Option<ToolOutput> {
     let output = |text: String| ToolOutput {
         call_id: call_id.clone(),
@@ -281,10 +273,14 @@ pub(crate) async fn run(
         changes,
         status,
     };
-    let planned = match plan_changes(&patch, &settings.cwd) {
+    let base = match dir {
+        Some(dir) => settings.cwd.join(dir),
+        None => settings.cwd.clone(),
+    };
+    let planned = match plan_changes(&patch, &base) {
         Ok(planned) => planned,
         Err(error) => {
-            let changes = entries_of_patch(&patch, &settings.cwd);
+            let changes = entries_of_patch(&patch, &base);
             emit_item(
                 turn,
                 item(changes.clone(), ToolItemStatus::InProgress),
@@ -353,79 +349,65 @@ fn success_text(planned: &[PlannedChange]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+mod gate_tests {
+    use std::path::PathBuf;
+
     use super::*;
 
-    #[test]
-    fn paths_escaping_the_workspace_or_into_git_are_refused() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let cwd = dir.path();
-        std::os::unix::fs::symlink(outside.path(), cwd.join("link"))
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(check_inside_workspace(cwd, &cwd.join("a/b.txt")), Ok(()));
-        assert_eq!(check_inside_workspace(cwd, &cwd.join("a/../b.txt")), Ok(()));
-        for bad in [
-            "../x.txt",
-            "a/../../x.txt",
-            "link/x.txt",
-            ".git/config",
-            "/etc/passwd",
-        ] {
-            assert!(
-                check_inside_workspace(cwd, &cwd.join(bad)).is_err(),
-                "{bad}"
-            );
+    fn add(path: PathBuf) -> PlannedChange {
+        PlannedChange {
+            display_path: path.display().to_string(),
+            path,
+            kind: PlannedKind::Add,
+            old_content: None,
+            new_content: Some("x\n".into()),
         }
     }
-}
 
-/// The patch of a shell command that is nothing but an `apply_patch` heredoc
-/// (`apply_patch <<'EOF'` … `EOF`), which models also send to `exec_command`; such a command is
-/// applied as a patch instead of running a process.
-pub(crate) fn heredoc_patch(cmd: &str) -> Option<String> {
-    let cmd = cmd.trim();
-    let (first, rest) = cmd.split_once('\n')?;
-    let redirect = first.trim().strip_prefix("apply_patch")?.trim_start();
-    let terminator = redirect
-        .strip_prefix("<<")?
-        .trim_start_matches('-')
-        .trim()
-        .trim_matches(|c| c == '\'' || c == '"');
-    if terminator.is_empty()
-        || !terminator
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return None;
-    }
-    let body = rest.strip_suffix(terminator)?;
-    if !(body.is_empty() || body.ends_with('\n')) {
-        return None;
-    }
-    Some(body.to_string())
-}
-
-#[cfg(test)]
-mod heredoc_tests {
-    use super::heredoc_patch;
-
+    /// Every policy against every sandbox, for a patch inside the workspace and one whose move
+    /// target leaves it: the reference's table (docs/APPLY_PATCH.md).
     #[test]
-    fn only_a_whole_apply_patch_heredoc_is_taken_for_a_patch() {
-        let patch = "*** Begin Patch\n*** Delete File: a\n*** End Patch\n";
-        assert_eq!(
-            heredoc_patch(&format!("apply_patch <<'EOF'\n{patch}EOF")).as_deref(),
-            Some(patch)
-        );
-        assert_eq!(
-            heredoc_patch(&format!("apply_patch <<PATCH\n{patch}PATCH\n")).as_deref(),
-            Some(patch)
-        );
-        assert_eq!(
-            heredoc_patch(&format!("apply_patch <<'EOF'\n{patch}EOF\nrm -rf x")),
-            None
-        );
-        assert_eq!(heredoc_patch(&format!("cat <<'EOF'\n{patch}EOF")), None);
-        assert_eq!(heredoc_patch("apply_patch"), None);
+    fn the_gate_follows_the_writable_area_and_the_approval_policy() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let cwd = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let inside = vec![add(cwd.join("a.txt"))];
+        let escaping = vec![PlannedChange {
+            kind: PlannedKind::Update {
+                move_to: Some(outside.path().join("moved.txt")),
+            },
+            ..add(cwd.join("b.txt"))
+        }];
+        use ApprovalPolicy::{Never, OnRequest, Untrusted};
+        use SandboxMode::{DangerFullAccess, ReadOnly, WorkspaceWrite};
+        let expected = [
+            (ReadOnly, Never, "refuse", "refuse"),
+            (ReadOnly, OnRequest, "ask", "ask"),
+            (ReadOnly, Untrusted, "ask", "ask"),
+            (WorkspaceWrite, Never, "apply", "refuse"),
+            (WorkspaceWrite, OnRequest, "apply", "ask"),
+            (WorkspaceWrite, Untrusted, "ask", "ask"),
+            (DangerFullAccess, Never, "apply", "apply"),
+            (DangerFullAccess, OnRequest, "apply", "apply"),
+            (DangerFullAccess, Untrusted, "ask", "ask"),
+        ];
+        let name = |gate: Gate| match gate {
+            Gate::Apply => "apply",
+            Gate::Ask => "ask",
+            Gate::Refuse(_) => "refuse",
+        };
+        for (sandbox, approval, for_inside, for_escaping) in expected {
+            let mut settings = ThreadSettings::for_tests();
+            settings.cwd = cwd.clone();
+            settings.sandbox = sandbox;
+            settings.approval_policy = approval;
+            let case = format!("{sandbox:?} + {approval:?}");
+            assert_eq!(name(gate(&settings, &inside)), for_inside, "{case}, inside");
+            assert_eq!(
+                name(gate(&settings, &escaping)),
+                for_escaping,
+                "{case}, escaping"
+            );
+        }
     }
 }

@@ -1,0 +1,329 @@
+//! Which paths a policy lets be written: the writable roots (the cwd and the configured roots
+//! under `WorkspaceWrite`) minus the protected paths (each root's `.git`, openturn's home).
+//!
+//! This is the one answer to "may this path be written under this policy". The Landlock ruleset
+//! for a command is built from it ([`super::PreparedSandbox::prepare`]), and writers that run
+//! inside the daemon rather than in a confined child (the `apply_patch` tool) ask
+//! [`WritableArea::check`] before touching a file. Landlock enforces the same area, only more
+//! strictly near protected paths (see `filesystem.rs`): a directory on the way down to `.git`
+//! cannot gain new entries from a command, while [`WritableArea::check`] answers what the policy
+//! means, so a patch may add a file beside `.git`.
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use super::error::SandboxError;
+use super::policy::SandboxPolicy;
+
+/// The paths one policy lets be written, for one working directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WritableArea {
+    scope: Scope,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Scope {
+    /// Unconfined policies: anything the daemon's user may write.
+    Everything,
+    /// Confined policies: beneath a root and not beneath a protected path. Both canonical.
+    Roots {
+        policy: &'static str,
+        roots: Vec<PathBuf>,
+        protected: Vec<PathBuf>,
+    },
+}
+
+/// Why a path may not be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteDenied {
+    /// The policy writes nothing (`read-only`).
+    #[error("`{path}` cannot be written: the sandbox is {policy}, which allows no writes")]
+    ReadOnly { policy: &'static str, path: PathBuf },
+    /// The path is not beneath any writable root.
+    #[error("`{path}` is outside the writable roots ({})", RootList(roots))]
+    Outside { path: PathBuf, roots: Vec<PathBuf> },
+    /// The path is beneath a root but also beneath a protected path.
+    #[error("`{path}` is inside `{protected}`, which stays read-only")]
+    Protected { path: PathBuf, protected: PathBuf },
+}
+
+struct RootList<'a>(&'a [PathBuf]);
+
+impl fmt::Display for RootList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, root) in self.0.iter().enumerate() {
+            if index > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", root.display())?;
+        }
+        Ok(())
+    }
+}
+
+impl WritableArea {
+    /// The area `policy` allows for work in `cwd`.
+    ///
+    /// - `writable_roots`: directories writable under `WorkspaceWrite` besides `cwd`.
+    /// - `protected_paths`: paths that stay read-only even inside a root (openturn's home);
+    ///   `<root>/.git` of every root is added when it exists.
+    ///
+    /// Every path must be absolute; `cwd` and each root must be existing directories.
+    pub fn new(
+        policy: &SandboxPolicy,
+        cwd: &Path,
+        writable_roots: &[PathBuf],
+        protected_paths: &[PathBuf],
+    ) -> Result<WritableArea, SandboxError> {
+        if !policy.confines() {
+            return Ok(WritableArea {
+                scope: Scope::Everything,
+            });
+        }
+        let mut roots = Vec::new();
+        if matches!(policy, SandboxPolicy::WorkspaceWrite { .. }) {
+            roots.push(existing_directory(cwd)?);
+            for root in writable_roots {
+                roots.push(existing_directory(root)?);
+            }
+        }
+        let mut protected = Vec::new();
+        for path in protected_paths {
+            protected.push(resolve_protected(path)?);
+        }
+        for root in &roots {
+            let git = root.join(".git");
+            if git.symlink_metadata().is_ok() {
+                protected.push(git);
+            }
+        }
+        Ok(WritableArea {
+            scope: Scope::Roots {
+                policy: policy.name(),
+                roots,
+                protected,
+            },
+        })
+    }
+
+    /// The canonical writable roots and protected paths (empty for the unconfined policies,
+    /// which need no rules).
+    pub(super) fn parts(&self) -> (&[PathBuf], &[PathBuf]) {
+        match &self.scope {
+            Scope::Everything => (&[], &[]),
+            Scope::Roots {
+                roots, protected, ..
+            } => (roots, protected),
+        }
+    }
+
+    /// The canonical writable roots; empty under `read-only` and the unconfined policies.
+    pub fn roots(&self) -> &[PathBuf] {
+        self.parts().0
+    }
+
+    /// Whether `path` (absolute) may be written. The path is resolved as the kernel would open
+    /// it, symbolic links followed, so a link inside a root that points elsewhere does not let a
+    /// write out.
+    pub fn check(&self, path: &Path) -> Result<(), WriteDenied> {
+        let Scope::Roots {
+            policy,
+            roots,
+            protected,
+        } = &self.scope
+        else {
+            return Ok(());
+        };
+        if roots.is_empty() {
+            return Err(WriteDenied::ReadOnly {
+                policy,
+                path: path.to_path_buf(),
+            });
+        }
+        let resolved = resolve(path);
+        let Some(resolved) = resolved.filter(|r| roots.iter().any(|root| r.starts_with(root)))
+        else {
+            return Err(WriteDenied::Outside {
+                path: path.to_path_buf(),
+                roots: roots.clone(),
+            });
+        };
+        if let Some(inside) = protected.iter().find(|p| resolved.starts_with(p)) {
+            return Err(WriteDenied::Protected {
+                path: path.to_path_buf(),
+                protected: inside.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `path` as the kernel would walk it: component by component, an existing component with its
+/// links followed (so `..` after a link leaves the link's target, not the link), a missing one
+/// taken as written (it holds no link yet; `..` after it comes back, as once it is created).
+/// `None` for a dangling link, whose target cannot be told.
+fn resolve(path: &Path) -> Option<PathBuf> {
+    let mut resolved = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::RootDir | Component::Prefix(_) | Component::CurDir => {}
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::Normal(name) => {
+                let candidate = resolved.join(name);
+                resolved = match candidate.symlink_metadata() {
+                    Ok(_) => candidate.canonicalize().ok()?,
+                    Err(_) => candidate,
+                };
+            }
+        }
+    }
+    Some(resolved)
+}
+
+fn absolute(path: &Path) -> Result<(), SandboxError> {
+    if path.is_absolute() {
+        Ok(())
+    } else {
+        Err(SandboxError::InvalidPath {
+            path: path.to_path_buf(),
+            reason: "must be an absolute path".to_string(),
+        })
+    }
+}
+
+/// The canonical form of a directory that must exist (Landlock rules bind to real inodes).
+pub(super) fn existing_directory(path: &Path) -> Result<PathBuf, SandboxError> {
+    absolute(path)?;
+    let canonical = path
+        .canonicalize()
+        .map_err(|error| SandboxError::InvalidPath {
+            path: path.to_path_buf(),
+            reason: format!("cannot be resolved: {error}"),
+        })?;
+    if !canonical.is_dir() {
+        return Err(SandboxError::InvalidPath {
+            path: path.to_path_buf(),
+            reason: "is not a directory".to_string(),
+        });
+    }
+    Ok(canonical)
+}
+
+/// A protected path need not exist yet (nothing may create it either): resolve its nearest
+/// existing ancestor and keep the rest as written.
+pub(super) fn resolve_protected(path: &Path) -> Result<PathBuf, SandboxError> {
+    absolute(path)?;
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = existing.canonicalize() {
+            return Ok(rest
+                .iter()
+                .rev()
+                .fold(canonical, |acc, part| acc.join(part)));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => {
+                return Err(SandboxError::InvalidPath {
+                    path: path.to_path_buf(),
+                    reason: "no ancestor of it can be resolved".to_string(),
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    reason = "a failing test should stop at the line that failed"
+)]
+mod tests {
+    use std::path::Path;
+
+    use crate::sandbox::policy::SandboxPolicy;
+    use crate::sandbox::writable::{WritableArea, WriteDenied};
+
+    const WORKSPACE: SandboxPolicy = SandboxPolicy::WorkspaceWrite {
+        network_access: false,
+    };
+
+    #[test]
+    fn workspace_write_allows_the_cwd_and_extra_roots_but_not_git_home_or_escapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let cwd = base.join("work");
+        let extra = base.join("extra");
+        let outside = base.join("outside");
+        for d in [&cwd, &extra, &outside, &cwd.join(".git"), &cwd.join("home")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, cwd.join("link")).unwrap();
+        let area = WritableArea::new(
+            &WORKSPACE,
+            &cwd,
+            std::slice::from_ref(&extra),
+            &[cwd.join("home")],
+        )
+        .unwrap();
+        assert_eq!(area.roots(), &[cwd.clone(), extra.clone()]);
+        for good in ["a.txt", "new/dir/b.txt", "a/../c.txt", ".gitignore"] {
+            assert_eq!(area.check(&cwd.join(good)), Ok(()), "{good}");
+        }
+        assert_eq!(area.check(&extra.join("x")), Ok(()));
+        std::os::unix::fs::symlink(base.join("missing"), cwd.join("dangling")).unwrap();
+        for bad in [
+            "../outside/x",
+            "link/x",
+            "link/new/../x",
+            "link/../x",
+            "a/../../outside/x",
+            "/etc/passwd",
+            "dangling",
+        ] {
+            assert!(
+                matches!(area.check(&cwd.join(bad)), Err(WriteDenied::Outside { .. })),
+                "{bad}"
+            );
+        }
+        for bad in [".git/config", "home/config.toml", "new/../.git/x"] {
+            assert!(
+                matches!(
+                    area.check(&cwd.join(bad)),
+                    Err(WriteDenied::Protected { .. })
+                ),
+                "{bad}"
+            );
+        }
+        let message = area.check(&outside.join("x")).unwrap_err().to_string();
+        assert!(message.contains("outside the writable roots"), "{message}");
+        assert!(message.contains(&extra.display().to_string()), "{message}");
+    }
+
+    #[test]
+    fn read_only_writes_nothing_and_unconfined_policies_write_anything() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().canonicalize().unwrap();
+        let read_only = SandboxPolicy::ReadOnly {
+            network_access: false,
+        };
+        let area = WritableArea::new(&read_only, &cwd, &[], &[]).unwrap();
+        assert!(matches!(
+            area.check(&cwd.join("a")),
+            Err(WriteDenied::ReadOnly { .. })
+        ));
+        for policy in [
+            SandboxPolicy::DangerFullAccess,
+            SandboxPolicy::ExternalSandbox,
+        ] {
+            let area = WritableArea::new(&policy, Path::new("rel"), &[], &[]).unwrap();
+            assert_eq!(area.check(Path::new("/etc/passwd")), Ok(()));
+        }
+    }
+}
