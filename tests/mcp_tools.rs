@@ -459,6 +459,9 @@ async fn an_on_request_thread_asks_before_a_tool_runs_and_a_decline_stops_it() {
         .collect_until(|m| m["method"] == "mcpServer/elicitation/request")
         .await;
     let ask = before.last().cloned().unwrap_or_default();
+    // While the question is open the thread shows it waits on the user.
+    assert!(before.iter().any(|m| m["method"] == "thread/status/changed"
+        && m["params"]["status"]["activeFlags"] == json!(["waitingOnApproval"])));
     assert_eq!(
         ask["params"]["_meta"]["codex_approval_kind"],
         "mcp_tool_call"
