@@ -188,6 +188,23 @@ async fn an_mcp_tool_the_model_calls_runs_and_its_result_reaches_the_follow_up_r
         .unwrap_or_default();
     assert_eq!(call["namespace"], "mcp__docs");
 
+    // The item is part of the stored turn, as the client saw it.
+    let read = s
+        .daemon
+        .ok(
+            "thread/read",
+            json!({"threadId": s.thread_id, "includeTurns": true}),
+        )
+        .await;
+    let stored: Vec<Value> = read["thread"]["turns"][0]["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["type"] == "mcpToolCall")
+        .cloned()
+        .collect();
+    assert_eq!(stored.len(), 1, "{read:#}");
+    assert_eq!(stored[0]["result"], completed[0]["result"]);
     let lines = s.rollout();
     assert!(rollout_turn_items(&lines)
         .iter()
