@@ -567,3 +567,33 @@ async fn a_server_that_dies_mid_thread_is_reported_and_its_call_fails() {
     let bodies = s.bodies(3).await;
     assert!(namespace(&bodies[2], "mcp__fragile").is_none());
 }
+
+#[tokio::test]
+async fn a_server_without_command_or_url_in_thread_start_config_is_refused_by_name() {
+    let mut s = session(Script::new([]), &[], json!({})).await;
+    let error = s
+        .daemon
+        .err(
+            "thread/start",
+            json!({"config": {"mcp_servers": {"broken": {"args": ["x"]}}}}),
+        )
+        .await;
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`mcp_servers.broken` needs `command`"),
+        "{error}"
+    );
+    let typed = s
+        .daemon
+        .err(
+            "thread/start",
+            json!({"config": {"mcp_servers": {"docs": {"command": "x", "tool_timeout_sec": "soon"}}}}),
+        )
+        .await;
+    assert!(
+        typed["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`mcp_servers.docs.tool_timeout_sec`")),
+        "{typed}"
+    );
+}
