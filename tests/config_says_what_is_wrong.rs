@@ -133,7 +133,7 @@ async fn unknown_keys_warn_on_stderr_and_to_the_client_with_the_closest_key() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let home = home_with(
-        "modle = \"gpt-5-mini\"\nmcp_servers = {}\n\
+        "modle = \"gpt-5-mini\"\nhistory = {}\n\
          [model_providers.mock]\nbas_url = \"http://127.0.0.1:9/v1\"\n",
     );
     let file = home.path().join("config.toml").display().to_string();
@@ -148,7 +148,7 @@ async fn unknown_keys_warn_on_stderr_and_to_the_client_with_the_closest_key() {
         summaries,
         vec![
             format!(
-                "`mcp_servers` in {file} is a Codex setting that openturn does not act on; it \
+                "`history` in {file} is a Codex setting that openturn does not act on; it \
                  is ignored"
             ),
             format!(

@@ -258,6 +258,7 @@ async fn http_server(dir: &Path) -> (tokio::process::Child, u16, PathBuf) {
 #[tokio::test]
 async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_nothing_else_does() {
     const TOKEN: &str = "http-bearer-7781-secret";
+    const HEADER: &str = "editor-header-5150-secret";
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let (_server, port, log) = http_server(dir.path()).await;
     let first = response(
@@ -275,6 +276,10 @@ async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_no
         "mcp_servers.web.url=\"http://127.0.0.1:{port}/mcp\""
     ));
     overrides.push("mcp_servers.web.bearer_token_env_var=\"MCP_WEB_TOKEN\"".to_string());
+    // How an editor's headers arrive through the ACP bridge.
+    overrides.push(format!(
+        "mcp_servers.web.http_headers.X-Editor-Key=\"{HEADER}\""
+    ));
     let mut daemon = Daemon::spawn_with_env(
         home.path(),
         &overrides,
@@ -309,12 +314,15 @@ async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_no
         seen.contains(&format!("authorization: Bearer {TOKEN}")),
         "the server never got the token: {seen}"
     );
+    assert!(seen.contains(&format!("x-editor-key: {HEADER}")), "{seen}");
+    daemon.ok("config/read", json!({})).await;
     let stdout = serde_json::to_string(&daemon.transcript).unwrap_or_default();
-    assert!(!stdout.contains(TOKEN));
-    assert!(!daemon.stderr().iter().any(|line| line.contains(TOKEN)));
-    for file in rollout_files(home.path()) {
-        assert!(!std::fs::read_to_string(&file)
-            .unwrap_or_default()
-            .contains(TOKEN));
+    for secret in [TOKEN, HEADER] {
+        assert!(!stdout.contains(secret));
+        assert!(!daemon.stderr().iter().any(|line| line.contains(secret)));
+        for file in rollout_files(home.path()) {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            assert!(!text.contains(secret));
+        }
     }
 }

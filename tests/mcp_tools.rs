@@ -188,6 +188,23 @@ async fn an_mcp_tool_the_model_calls_runs_and_its_result_reaches_the_follow_up_r
         .unwrap_or_default();
     assert_eq!(call["namespace"], "mcp__docs");
 
+    // The item is part of the stored turn, as the client saw it.
+    let read = s
+        .daemon
+        .ok(
+            "thread/read",
+            json!({"threadId": s.thread_id, "includeTurns": true}),
+        )
+        .await;
+    let stored: Vec<Value> = read["thread"]["turns"][0]["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["type"] == "mcpToolCall")
+        .cloned()
+        .collect();
+    assert_eq!(stored.len(), 1, "{read:#}");
+    assert_eq!(stored[0]["result"], completed[0]["result"]);
     let lines = s.rollout();
     assert!(rollout_turn_items(&lines)
         .iter()
@@ -459,6 +476,9 @@ async fn an_on_request_thread_asks_before_a_tool_runs_and_a_decline_stops_it() {
         .collect_until(|m| m["method"] == "mcpServer/elicitation/request")
         .await;
     let ask = before.last().cloned().unwrap_or_default();
+    // While the question is open the thread shows it waits on the user.
+    assert!(before.iter().any(|m| m["method"] == "thread/status/changed"
+        && m["params"]["status"]["activeFlags"] == json!(["waitingOnApproval"])));
     assert_eq!(
         ask["params"]["_meta"]["codex_approval_kind"],
         "mcp_tool_call"
@@ -473,4 +493,107 @@ async fn an_on_request_thread_asks_before_a_tool_runs_and_a_decline_stops_it() {
         .is_some_and(|m| m.contains("declined")));
     let bodies = s.bodies(2).await;
     assert!(call_outputs(&bodies[1])[0].1.contains("declined"));
+}
+
+#[tokio::test]
+async fn the_first_request_waits_for_a_server_still_starting() {
+    let reply = response("r1", vec![message("msg_1", &["ok"])], None);
+    let mut s = mcp_session(
+        Script::new([reply]),
+        &server_overrides("late", &["sleep-start", "1.5"]),
+        never(),
+    )
+    .await;
+    // The turn starts while the server is still in its handshake.
+    let turn = s.run_turn("hi").await;
+    single_turn_end(&turn, "completed");
+    let bodies = s.bodies(1).await;
+    assert!(
+        namespace(&bodies[0], "mcp__late").is_some(),
+        "the request went out without the starting server's tools: {:#}",
+        bodies[0]["tools"]
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_dies_mid_thread_is_reported_and_its_call_fails() {
+    let first = response(
+        "r1",
+        vec![namespaced_call(
+            "fc_1",
+            "call_die",
+            "mcp__fragile",
+            "die",
+            json!({}),
+        )],
+        None,
+    );
+    let second = response("r2", vec![message("msg_2", &["It died."])], None);
+    let third = response("r3", vec![message("msg_3", &["Still here."])], None);
+    let mut s = mcp_session(
+        Script::new([first, second, third]),
+        &server_overrides("fragile", &[]),
+        never(),
+    )
+    .await;
+    settled_statuses(&mut s, &["fragile"]).await;
+    let turn = s.run_turn("kill it").await;
+    single_turn_end(&turn, "completed");
+    let completed = items_of(&turn, "item/completed", "mcpToolCall");
+    assert_eq!(completed[0]["status"], "failed");
+    assert!(completed[0]["error"]["message"].is_string());
+    // The death is reported (it may come during or after the turn).
+    let mut statuses: Vec<Value> = params_of(&turn, "mcpServer/startupStatus/updated")
+        .into_iter()
+        .cloned()
+        .collect();
+    while !statuses.iter().any(|p| p["status"] == "failed") {
+        let message = s
+            .daemon
+            .notification("mcpServer/startupStatus/updated")
+            .await;
+        statuses.push(message["params"].clone());
+    }
+    let died = statuses
+        .iter()
+        .find(|p| p["status"] == "failed")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(died["name"], "fragile");
+    assert_eq!(died["error"], "the server exited");
+    // The thread keeps working without it, and no longer offers its tools.
+    let next = s.run_turn("again").await;
+    single_turn_end(&next, "completed");
+    let bodies = s.bodies(3).await;
+    assert!(namespace(&bodies[2], "mcp__fragile").is_none());
+}
+
+#[tokio::test]
+async fn a_server_without_command_or_url_in_thread_start_config_is_refused_by_name() {
+    let mut s = session(Script::new([]), &[], json!({})).await;
+    let error = s
+        .daemon
+        .err(
+            "thread/start",
+            json!({"config": {"mcp_servers": {"broken": {"args": ["x"]}}}}),
+        )
+        .await;
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`mcp_servers.broken` needs `command`"),
+        "{error}"
+    );
+    let typed = s
+        .daemon
+        .err(
+            "thread/start",
+            json!({"config": {"mcp_servers": {"docs": {"command": "x", "tool_timeout_sec": "soon"}}}}),
+        )
+        .await;
+    assert!(
+        typed["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`mcp_servers.docs.tool_timeout_sec`")),
+        "{typed}"
+    );
 }

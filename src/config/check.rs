@@ -107,6 +107,7 @@ const MCP_SERVER_KEYS: &[(&str, Expect)] = &[
     ("cwd", Expect::NonEmptyText),
     ("url", Expect::NonEmptyText),
     ("bearer_token_env_var", Expect::NonEmptyText),
+    ("http_headers", Expect::MapOf(&Expect::Text)),
     ("enabled", Expect::Bool),
     ("startup_timeout_sec", Expect::Seconds),
     ("tool_timeout_sec", Expect::Seconds),
@@ -117,7 +118,6 @@ const MCP_SERVER_KEYS: &[(&str, Expect)] = &[
 /// Keys the Codex CLI reads in an MCP server table that openturn accepts and ignores.
 const CODEX_ONLY_MCP_SERVER: &[&str] = &[
     "env_vars",
-    "http_headers",
     "env_http_headers",
     "required",
     "startup_timeout_ms",

@@ -32,6 +32,8 @@ pub enum McpTransportConfig {
         url: String,
         /// The environment variable holding the bearer token, read when connecting.
         bearer_token_env_var: Option<String>,
+        /// Sent with every request (an editor passes its own `Authorization` this way).
+        http_headers: BTreeMap<String, String>,
     },
 }
 
@@ -70,7 +72,12 @@ impl std::fmt::Debug for McpServerConfig {
                     env.keys().collect::<Vec<_>>()
                 )
             }
-            McpTransportConfig::Http { url, .. } => format!("http {url}"),
+            McpTransportConfig::Http {
+                url, http_headers, ..
+            } => format!(
+                "http {url} (headers: {:?})",
+                http_headers.keys().collect::<Vec<_>>()
+            ),
         };
         f.debug_struct("McpServerConfig")
             .field("name", &self.name)
@@ -144,12 +151,13 @@ fn server_from_table(name: &str, table: &Table) -> Result<McpServerConfig, Strin
         (Some(command), None) => McpTransportConfig::Stdio {
             command,
             args: list("args")?.unwrap_or_default(),
-            env: env_table(name, table.get("env"))?,
+            env: string_table(name, "env", table.get("env"))?,
             cwd: text("cwd")?.map(PathBuf::from),
         },
         (None, Some(url)) => McpTransportConfig::Http {
             url,
             bearer_token_env_var: text("bearer_token_env_var")?,
+            http_headers: string_table(name, "http_headers", table.get("http_headers"))?,
         },
         (None, None) => {
             return Err(format!(
@@ -190,13 +198,18 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-fn env_table(name: &str, value: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
+/// `env` or `http_headers`: names to string values, which may be credentials and are never quoted.
+fn string_table(
+    name: &str,
+    key: &str,
+    value: Option<&Value>,
+) -> Result<BTreeMap<String, String>, String> {
     let Some(value) = value else {
         return Ok(BTreeMap::new());
     };
     let Some(table) = value.as_table() else {
         return Err(format!(
-            "`mcp_servers.{name}.env` must be a table of strings"
+            "`mcp_servers.{name}.{key}` must be a table of strings"
         ));
     };
     table
@@ -205,7 +218,7 @@ fn env_table(name: &str, value: Option<&Value>) -> Result<BTreeMap<String, Strin
             Some(text) => Ok((variable.clone(), text.to_string())),
             // The value is not quoted: it may be a credential.
             None => Err(format!(
-                "`mcp_servers.{name}.env.{variable}` must be a string"
+                "`mcp_servers.{name}.{key}.{variable}` must be a string"
             )),
         })
         .collect()

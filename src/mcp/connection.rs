@@ -68,8 +68,10 @@ pub(crate) async fn connect(
         McpTransportConfig::Http {
             url,
             bearer_token_env_var,
+            http_headers,
         } => {
-            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(headers(http_headers)?);
             if let Some(variable) = bearer_token_env_var {
                 let token = std::env::var(variable)
                     .map_err(|_| format!("the bearer token variable `{variable}` is not set"))?;
@@ -102,6 +104,23 @@ pub(crate) async fn connect(
             Err(error)
         }
     }
+}
+
+/// `http_headers` as header values; an error names the header, never its value.
+fn headers(
+    table: &std::collections::BTreeMap<String, String>,
+) -> Result<std::collections::HashMap<http::HeaderName, http::HeaderValue>, String> {
+    table
+        .iter()
+        .map(|(name, value)| {
+            let header = http::HeaderName::try_from(name.as_str())
+                .map_err(|_| format!("`{name}` is not a valid HTTP header name"))?;
+            let mut value = http::HeaderValue::try_from(value.as_str())
+                .map_err(|_| format!("the value of header `{name}` is not a valid header value"))?;
+            value.set_sensitive(true);
+            Ok((header, value))
+        })
+        .collect()
 }
 
 struct Offers {

@@ -488,8 +488,9 @@ fn kill(pid: Option<u32>) {
     let Some(pid) = pid.and_then(|pid| libc::pid_t::try_from(pid).ok()) else {
         return;
     };
-    // SAFETY: kill(2) with a pid we spawned and have not reaped (the transport still owns it);
-    // no memory is touched.
+    // SAFETY: kill(2) touches no memory. The pid is our child's and cannot have been reused:
+    // its transport still owns the unreaped child (the connection task has not ended), and a
+    // pid is only handed out again after its process was reaped.
     unsafe {
         libc::kill(pid, libc::SIGKILL);
     }

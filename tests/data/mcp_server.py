@@ -10,7 +10,8 @@ JSON-RPC 2.0 (the MCP stdio transport) and offers a handful of tools whose behav
 - `progress` sends two `notifications/progress` (0.2 s apart) before answering, when the
   caller gave a token;
 - `fail`     answers with `isError: true`;
-- `ask`      sends an `elicitation/create` request to the client and returns its answer.
+- `ask`      sends an `elicitation/create` request to the client and returns its answer;
+- `die`      exits the server without answering (a server that dies mid-thread).
 
 It also lists one resource and one resource template. Modes (first argument):
 
@@ -71,6 +72,11 @@ TOOLS = [
     {
         "name": "ask",
         "description": "Ask the user a question through elicitation.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": "die",
+        "description": "Exit the server at once, without answering.",
         "inputSchema": {"type": "object", "properties": {}},
     },
     {
@@ -155,6 +161,8 @@ def call_tool(params, next_id):
                 sys.exit(0)
             if answer.get("id") == request_id and "method" not in answer:
                 return text_result(json.dumps(answer.get("result", answer.get("error"))))
+    if name == "die":
+        os._exit(0)
     if name == "env":
         present = os.environ.get("MCP_TEST_SECRET") is not None
         return text_result("secret present" if present else "secret absent")
@@ -208,6 +216,7 @@ def serve_http(port_file, next_id):
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("content-length", 0)))
             log_line("authorization: " + self.headers.get("authorization", "(none)"))
+            log_line("x-editor-key: " + self.headers.get("x-editor-key", "(none)"))
             log_line(body.decode("utf-8", "replace"))
             reply = answer(json.loads(body), next_id)
             if reply is None:

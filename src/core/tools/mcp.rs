@@ -322,7 +322,14 @@ async fn approved(turn: &TurnContext, server: &str, tool: &McpTool, arguments: &
             "tool_params": arguments,
         },
     });
+    // The thread shows it waits on the user while the question is open.
+    let waiting = |waiting| EventMsg::WaitingOnApproval {
+        turn_id: turn.turn_id.clone(),
+        waiting,
+    };
+    turn.emit(waiting(true)).await;
     let answer = super::super::mcp::ask(&turn.thread, server.to_string(), params).await;
+    turn.emit(waiting(false)).await;
     answer.get("action").and_then(Value::as_str) == Some("accept")
 }
 

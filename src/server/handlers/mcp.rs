@@ -101,9 +101,14 @@ fn status(config: &McpServerConfig, snapshot: Option<&McpServerSnapshot>) -> Mcp
         McpTransportConfig::Http {
             url,
             bearer_token_env_var,
+            http_headers,
         } => (
             origin(url),
-            if bearer_token_env_var.is_some() {
+            if bearer_token_env_var.is_some()
+                || http_headers
+                    .keys()
+                    .any(|h| h.eq_ignore_ascii_case("authorization"))
+            {
                 "bearerToken"
             } else {
                 "unknown"
