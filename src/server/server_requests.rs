@@ -42,8 +42,6 @@ pub const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 struct PendingRequest {
     thread_id: String,
     turn_id: String,
-    /// Approvals announce their end with `serverRequest/resolved`.
-    announces_resolution: bool,
     reply_kind: ReplyKind,
     reply: ReplySlot,
     /// Aborts the timeout task when the entry is dropped (answered, ended, drained).
@@ -112,8 +110,6 @@ impl ServerRequests {
                 PendingRequest {
                     thread_id: thread_id.to_string(),
                     turn_id: request.turn_id.clone(),
-                    // Requests that put a question to the user say when it is settled.
-                    announces_resolution: reply_kind != ReplyKind::ToolResult,
                     reply_kind,
                     reply: request.reply,
                     timer,
@@ -204,7 +200,7 @@ impl ServerRequests {
     }
 
     async fn announce(&self, request: &PendingRequest, id: i64) {
-        if !request.announces_resolution {
+        if !request.reply_kind.announces_resolution() {
             return;
         }
         let notification =
@@ -222,6 +218,14 @@ enum ReplyKind {
     Decision,
     ToolResult,
     UserAnswers,
+}
+
+impl ReplyKind {
+    /// Requests that put a question to the user (approvals, questions) say when it is settled
+    /// with `serverRequest/resolved`; a client tool call's result needs no announcement.
+    fn announces_resolution(self) -> bool {
+        self != ReplyKind::ToolResult
+    }
 }
 
 /// The protocol form of a core request and the reply it expects.

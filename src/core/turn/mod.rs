@@ -100,7 +100,7 @@ impl TurnContext {
 pub(crate) async fn run_turn(mut turn: TurnContext) {
     turn.skills_instructions = find_skills_instructions(&turn).await;
     let started_at = now_unix_seconds();
-    let end = lifecycle::TurnEnd::new(
+    let mut end = lifecycle::TurnEnd::new(
         turn.turn_id.clone(),
         started_at,
         turn.thread.events_tx.clone(),
@@ -134,7 +134,8 @@ pub(crate) async fn run_turn(mut turn: TurnContext) {
         turn.record_history(ResponseItem::user_text(TURN_ABORTED_NOTE))
             .await;
     }
-    record_turn_end(&turn, &outcome).await;
+    let times = end.stop();
+    record_turn_end(&turn, &outcome, times).await;
     end.end(outcome).await;
 }
 
@@ -317,7 +318,7 @@ pub(crate) async fn persist_turn_item(turn: &TurnContext, item: &TurnItem) {
 }
 
 /// Writes the turn's end to the rollout and syncs it: the turn boundary is durable.
-async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome) {
+async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: lifecycle::TurnTimes) {
     let error = match outcome {
         TurnOutcome::Failed(error) => serde_json::to_value(error).ok(),
         _ => None,
@@ -326,7 +327,8 @@ async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome) {
         turn_id: turn.turn_id.clone(),
         status: outcome.status().to_string(),
         error,
-        completed_at: now_unix_seconds(),
+        completed_at: times.completed_at,
+        duration_ms: Some(times.duration_ms),
     })
     .await;
     if let Some(rollout) = &turn.thread.rollout {
