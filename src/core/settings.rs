@@ -171,7 +171,7 @@ impl PersistedSettings {
 }
 
 /// The usable context window of a model the configuration says nothing about: 95% of 272000,
-/// the rest left for the model's own overhead (PROTOCOL.md §11).
+/// the rest left for the model's own overhead (docs/PROTOCOL.md §10).
 pub const DEFAULT_CONTEXT_WINDOW: i64 = 272_000 * 95 / 100;
 
 impl ThreadSettings {

@@ -1,7 +1,7 @@
 //! One task per loaded thread: takes the thread's core events, projects them, and queues the
 //! notifications on the connection. Keeps core's order; waits (never drops) when the client is
 //! slow, which in turn makes that thread's turn wait — other threads have their own tasks, so
-//! they keep flowing. Applies the fan-out rule of PROTOCOL.md §4: turn traffic only while the
+//! they keep flowing. Applies the fan-out rule of docs/PROTOCOL.md §4: turn traffic only while the
 //! connection is subscribed, lifecycle notifications always.
 
 use std::sync::Arc;

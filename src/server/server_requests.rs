@@ -7,7 +7,7 @@
 //! client's reply (a malformed one counts as a decline / an invalid tool answer), by the timeout,
 //! when its turn ends, or when the connection goes away — so no waiter ever hangs.
 //! Approvals announce their end with `serverRequest/resolved`; client-tool calls do not
-//! (PROTOCOL.md §8.3).
+//! (docs/PROTOCOL.md §8).
 //!
 //! Each pending entry owns its timeout task through a [`TimeoutTimer`]: whichever way the entry
 //! leaves the map, dropping it aborts the timer, so an answered request leaves no task behind.

@@ -1,6 +1,6 @@
 //! The item that currently receives deltas, and the custom-tool input stream.
 //!
-//! Invariants (design notes 000/001): `output_item.added` opens streaming state for at most one
+//! Invariants (docs/ARCHITECTURE.md §6): `output_item.added` opens streaming state for at most one
 //! item at a time; a text or reasoning delta belongs to the active item or is a protocol error —
 //! never attached to a guessed item; `output_item.done` closes it. Items the provider sent
 //! without an id get one here for the client, before anything is emitted, and keep it through

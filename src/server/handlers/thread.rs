@@ -69,7 +69,7 @@ pub async fn thread_resume(
     match resume(context, &params).await {
         Ok((response, usage)) => {
             let _ = context.outgoing.send_response(id, &response).await;
-            // The last known usage follows the response (PROTOCOL.md §4), so a client's usage
+            // The last known usage follows the response (docs/PROTOCOL.md §4), so a client's usage
             // meter is right before the next turn.
             if let Some(usage) = usage {
                 let _ = context
@@ -96,7 +96,7 @@ async fn resume(
             let settings = settings_from(context, &config, &params.overrides, Some(&contents))?;
             let spawn = context.threads.resume_thread(&contents, settings)?;
             spawn_thread_projection(context, thread_id.clone(), spawn.events_rx);
-            // Loading announces the thread's status before the response (PROTOCOL.md §4).
+            // Loading announces the thread's status before the response (docs/PROTOCOL.md §4).
             let _ = context
                 .outgoing
                 .send_notification(&ServerNotification::ThreadStatusChanged(
