@@ -177,9 +177,14 @@ pub async fn send_thread_notification(
     context.outgoing.send_notification(notification).await
 }
 
-/// Unloads a thread: ends its turn, waits for its last notifications to go out, then announces
-/// `notLoaded` (and `thread/closed` when `closed`).
-pub async fn unload_thread(context: &ServerContext, thread_id: &str, closed: bool) {
+/// Unloads a thread: ends its turn and waits for its last notifications to go out. Returns what
+/// announces the unload, for the caller to send in its place: `notLoaded` (and `thread/closed`
+/// when `closed`).
+pub async fn unload_thread(
+    context: &ServerContext,
+    thread_id: &str,
+    closed: bool,
+) -> Vec<ServerNotification> {
     let projection = {
         let mut loaded = context.loaded();
         loaded.subscribed.remove(thread_id);
@@ -196,23 +201,18 @@ pub async fn unload_thread(context: &ServerContext, thread_id: &str, closed: boo
         }
     }
     context.loaded().statuses.remove(thread_id);
-    let _ = context
-        .outgoing
-        .send_notification(&ServerNotification::ThreadStatusChanged(
-            ThreadStatusChangedNotification {
-                thread_id: thread_id.to_string(),
-                status: ThreadStatus::NotLoaded,
-            },
-        ))
-        .await;
+    let mut announcements = vec![ServerNotification::ThreadStatusChanged(
+        ThreadStatusChangedNotification {
+            thread_id: thread_id.to_string(),
+            status: ThreadStatus::NotLoaded,
+        },
+    )];
     if closed {
-        let _ = context
-            .outgoing
-            .send_notification(&ServerNotification::ThreadClosed(ThreadIdNotification {
-                thread_id: thread_id.to_string(),
-            }))
-            .await;
+        announcements.push(ServerNotification::ThreadClosed(ThreadIdNotification {
+            thread_id: thread_id.to_string(),
+        }));
     }
+    announcements
 }
 
 /// After `thread/unsubscribe`: unloads the thread once it has had no subscriber and no running
@@ -233,7 +233,12 @@ pub fn schedule_idle_unload(context: &Arc<ServerContext>, thread_id: String, del
             }
             match context.threads.get(&thread_id) {
                 Ok(thread) if thread.active_turn_id().is_some() => continue,
-                Ok(_) => return unload_thread(&context, &thread_id, true).await,
+                Ok(_) => {
+                    for announcement in unload_thread(&context, &thread_id, true).await {
+                        let _ = context.outgoing.send_notification(&announcement).await;
+                    }
+                    return;
+                }
                 Err(_) => return,
             }
         }

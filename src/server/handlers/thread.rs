@@ -8,7 +8,6 @@ use crate::config::Config;
 use crate::core::settings::DEFAULT_INSTRUCTIONS;
 use crate::core::{PersistedSettings, Thread, ThreadId, ThreadSettings, ThreadSpawn};
 use crate::protocol::common::ApprovalsReviewer;
-use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{
     ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
     TokenUsageUpdatedNotification, WarningNotification,
@@ -24,21 +23,48 @@ use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::fanout::spawn_thread_projection;
 use super::super::history::{last_token_usage, turns_from_items, turns_page};
-use super::respond_error;
+use super::reply::{After, Reply};
 use super::thread_read::{blocking, load_contents, local_environment, thread_from_entry};
 
+/// `thread/start`: response, then the thread is announced with `thread/started`.
 pub async fn thread_start(
-    context: &Arc<ServerContext>,
+    context: &ServerContext,
     params: ThreadStartParams,
+) -> Reply<ThreadStartResponse> {
+    let mut before = Vec::new();
+    let result = start(context, &params, &mut before).await;
+    announced(result).preceded_by(before)
+}
+
+async fn start(
+    context: &ServerContext,
+    params: &ThreadStartParams,
+    before: &mut Vec<ServerNotification>,
 ) -> Result<(ThreadStartResponse, ThreadSpawn), HandlerError> {
-    let config = thread_config(context, &params).await?;
-    let settings = settings_from(context, &config, &params, None)?;
+    let config = thread_config(context, params, before)?;
+    let settings = settings_from(context, &config, params, None)?;
     let spawn = context
         .threads
         .start_thread(settings, params.ephemeral.unwrap_or(false))
         .await?;
     let response = start_response(&spawn.thread, ThreadStatus::Idle, None);
     Ok((response, spawn))
+}
+
+/// The reply of a request that hands out a new thread: the response, then the thread is
+/// announced (its turns left out: `thread/started` carries none).
+fn announced(
+    result: Result<(ThreadStartResponse, ThreadSpawn), HandlerError>,
+) -> Reply<ThreadStartResponse> {
+    match result {
+        Ok((mut response, spawn)) => {
+            let turns = std::mem::take(&mut response.thread.turns);
+            let thread = response.thread.clone();
+            response.thread.turns = turns;
+            Reply::then(response, vec![After::Announce(Box::new((thread, spawn)))])
+        }
+        Err(error) => Reply::plain(Err(error)),
+    }
 }
 
 /// After the response: start forwarding the thread's events, subscribe, then announce it.
@@ -60,31 +86,35 @@ pub async fn announce_started(
         .await;
 }
 
-/// `thread/resume`: loads (or re-subscribes to) a thread and returns its turns.
+/// `thread/resume`: loads (or re-subscribes to) a thread and returns its turns. Loading
+/// announces the thread's status before the response; the last known usage follows it
+/// (docs/PROTOCOL.md §4), so a client's usage meter is right before the next turn.
 pub async fn thread_resume(
     context: &Arc<ServerContext>,
-    id: &RequestId,
     params: ThreadResumeParams,
-) {
-    match resume(context, &params).await {
+) -> Reply<ThreadResumeResponse> {
+    let mut before = Vec::new();
+    let (result, after) = match resume(context, &params, &mut before).await {
         Ok((response, usage)) => {
-            let _ = context.outgoing.send_response(id, &response).await;
-            // The last known usage follows the response (docs/PROTOCOL.md §4), so a client's usage
-            // meter is right before the next turn.
-            if let Some(usage) = usage {
-                let _ = context
-                    .outgoing
-                    .send_notification(&ServerNotification::TokenUsageUpdated(usage))
-                    .await;
-            }
+            let after = usage
+                .map(|usage| After::Notify(ServerNotification::TokenUsageUpdated(usage)))
+                .into_iter()
+                .collect();
+            (Ok(response), after)
         }
-        Err(error) => respond_error(context, id, &error).await,
+        Err(error) => (Err(error), Vec::new()),
+    };
+    Reply {
+        before,
+        result,
+        after,
     }
 }
 
 async fn resume(
     context: &Arc<ServerContext>,
     params: &ThreadResumeParams,
+    before: &mut Vec<ServerNotification>,
 ) -> Result<(ThreadResumeResponse, Option<TokenUsageUpdatedNotification>), HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
     let contents = match context.threads.get(&thread_id) {
@@ -92,31 +122,24 @@ async fn resume(
         Ok(thread) => Some(load_contents(thread.rollout_path()).await?),
         Err(_) => {
             let contents = load_contents_by_id(context, &thread_id).await?;
-            let config = thread_config(context, &params.overrides).await?;
+            let config = thread_config(context, &params.overrides, before)?;
             let settings = settings_from(context, &config, &params.overrides, Some(&contents))?;
             let spawn = context.threads.resume_thread(&contents, settings)?;
             spawn_thread_projection(context, thread_id.clone(), spawn.events_rx);
-            // Loading announces the thread's status before the response (docs/PROTOCOL.md §4).
-            let _ = context
-                .outgoing
-                .send_notification(&ServerNotification::ThreadStatusChanged(
-                    ThreadStatusChangedNotification {
-                        thread_id: thread_id.clone(),
-                        status: ThreadStatus::Idle,
-                    },
-                ))
-                .await;
+            before.push(ServerNotification::ThreadStatusChanged(
+                ThreadStatusChangedNotification {
+                    thread_id: thread_id.clone(),
+                    status: ThreadStatus::Idle,
+                },
+            ));
             // Lines skipped while loading (a torn tail after a crash, unknown types) are worth
             // telling the client, not only the log.
-            for message in &contents.warnings {
-                let _ = context
-                    .outgoing
-                    .send_notification(&ServerNotification::Warning(WarningNotification {
-                        message: message.clone(),
-                        thread_id: Some(thread_id.clone()),
-                    }))
-                    .await;
-            }
+            before.extend(contents.warnings.iter().map(|message| {
+                ServerNotification::Warning(WarningNotification {
+                    message: message.clone(),
+                    thread_id: Some(thread_id.clone()),
+                })
+            }));
             Some(contents)
         }
     };
@@ -180,21 +203,19 @@ async fn resume(
 
 /// `thread/fork`: a new thread with a copy of the source's history; response, then
 /// `thread/started`.
-pub async fn thread_fork(context: &Arc<ServerContext>, id: &RequestId, params: ThreadForkParams) {
-    match fork(context, &params).await {
-        Ok((response, spawn)) => {
-            let _ = context.outgoing.send_response(id, &response).await;
-            let mut thread = response.thread;
-            thread.turns = Vec::new();
-            announce_started(context, thread, spawn).await;
-        }
-        Err(error) => respond_error(context, id, &error).await,
-    }
+pub async fn thread_fork(
+    context: &ServerContext,
+    params: ThreadForkParams,
+) -> Reply<ThreadStartResponse> {
+    let mut before = Vec::new();
+    let result = fork(context, &params, &mut before).await;
+    announced(result).preceded_by(before)
 }
 
 async fn fork(
-    context: &Arc<ServerContext>,
+    context: &ServerContext,
     params: &ThreadForkParams,
+    before: &mut Vec<ServerNotification>,
 ) -> Result<(ThreadStartResponse, ThreadSpawn), HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
     let ephemeral = params.overrides.ephemeral.unwrap_or(false);
@@ -209,7 +230,7 @@ async fn fork(
             .map_err(|_| crate::core::CoreError::NoRollout(thread_id.clone()))?,
         Err(_) => load_contents_by_id(context, &thread_id).await?,
     };
-    let config = thread_config(context, &params.overrides).await?;
+    let config = thread_config(context, &params.overrides, before)?;
     let settings = settings_from(context, &config, &params.overrides, Some(&source))?;
     let spawn = context
         .threads
@@ -257,15 +278,16 @@ async fn load_contents_by_id(
 }
 
 /// The daemon's configuration with the request's `config` object applied; what that object
-/// sets but openturn ignores is told to the client before the response.
-async fn thread_config(
+/// sets but openturn ignores is told to the client before the response (into `before`).
+fn thread_config(
     context: &ServerContext,
     params: &ThreadStartParams,
+    before: &mut Vec<ServerNotification>,
 ) -> Result<Config, HandlerError> {
     Ok(match &params.config {
         Some(overrides) => {
             let config = context.config.with_json_overrides(overrides)?;
-            super::config::send_config_warnings(context, &config.warnings).await;
+            before.extend(super::config::config_warnings(&config.warnings));
             config
         }
         None => context.config.clone(),

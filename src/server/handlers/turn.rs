@@ -1,8 +1,5 @@
 //! Turn methods.
 
-use std::sync::Arc;
-
-use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
     TurnSteerResponse,
@@ -14,12 +11,15 @@ use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::projection::in_progress_turn;
-use super::respond_error;
+use super::reply::{After, Reply};
 
 /// Starts a turn (or steers a running one), answers, and only then lets the turn emit: the
 /// response precedes `turn/started`. The input is prepared (local images read) first, so input
 /// that cannot be sent is refused before anything changes: no overrides applied, no turn.
-pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: TurnStartParams) {
+pub async fn turn_start(
+    context: &ServerContext,
+    params: TurnStartParams,
+) -> Reply<TurnStartResponse> {
     let started = async {
         let thread = context.threads.get(&params.thread_id)?;
         super::thread::check_model_param(params.model.as_deref())?;
@@ -52,12 +52,12 @@ pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: Tu
             let response = TurnStartResponse {
                 turn: in_progress_turn(started.turn_id.clone(), None),
             };
-            let _ = context.outgoing.send_response(id, &response).await;
-            if let Some(gate) = started.gate {
-                gate.open();
-            }
+            Reply::then(
+                response,
+                started.gate.map(After::OpenGate).into_iter().collect(),
+            )
         }
-        Err(error) => respond_error(context, id, &error).await,
+        Err(error) => Reply::plain(Err(error)),
     }
 }
 
