@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::core::settings::DEFAULT_INSTRUCTIONS;
-use crate::core::{PersistedSettings, Thread, ThreadId, ThreadSettings, ThreadSpawn};
+use crate::core::{
+    resolve_thread_settings, ConfiguredSettings, SavedSettings, SettingsOverrides, Thread,
+    ThreadId, ThreadSettings, ThreadSpawn,
+};
 use crate::protocol::common::ApprovalsReviewer;
 use crate::protocol::notification::{
     ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
@@ -16,7 +18,7 @@ use crate::protocol::thread::{
     self as proto, ThreadForkParams, ThreadResumeParams, ThreadResumeResponse, ThreadStartParams,
     ThreadStartResponse, ThreadStatus,
 };
-use crate::rollout::{IndexEntry, RolloutContents, SessionMeta};
+use crate::rollout::{IndexEntry, RolloutContents};
 
 use super::super::context::ServerContext;
 use super::super::convert;
@@ -294,8 +296,9 @@ fn thread_config(
     })
 }
 
-/// Settings for a new or loaded thread: explicit params (and keys their `config` object names)
-/// win, then (for a persisted thread) what its rollout recorded, then configuration.
+/// Settings for a new or loaded thread: the configuration, what a persisted thread's rollout
+/// recorded and the params, resolved by core (`core::resolve_thread_settings`); this only
+/// converts the params into core's terms.
 fn settings_from(
     context: &ServerContext,
     config: &Config,
@@ -303,93 +306,63 @@ fn settings_from(
     persisted: Option<&RolloutContents>,
 ) -> Result<ThreadSettings, HandlerError> {
     check_model_param(params.model.as_deref())?;
-    let meta = persisted.map(|contents| &contents.meta);
-    let saved = persisted
-        .map(PersistedSettings::from_rollout)
-        .unwrap_or_default();
+    let requested = SettingsOverrides {
+        model: params.model.clone(),
+        provider_id: params.model_provider.clone(),
+        cwd: params.cwd.as_deref().map(absolute_cwd).transpose()?,
+        base_instructions: params.base_instructions.clone(),
+        developer_instructions: params.developer_instructions.clone(),
+        approval_policy: params.approval_policy.map(convert::approval_policy_in),
+        sandbox: params.sandbox.map(convert::sandbox_mode_in),
+        dynamic_tools: params
+            .dynamic_tools
+            .as_ref()
+            .map(|tools| convert::dynamic_tools_in(tools))
+            .transpose()
+            .map_err(HandlerError::InvalidParams)?,
+        service_tier: super::turn::upstream_service_tier(
+            params.service_tier.as_deref(),
+            "serviceTier",
+        )?,
+        ..SettingsOverrides::default()
+    };
     let config_names = |key: &str| params.config.as_ref().is_some_and(|c| c.contains_key(key));
-    // A saved value, unless the params' `config` object names its key.
-    let saved_unless = |key: &str, value: Option<String>| value.filter(|_| !config_names(key));
-    let (mut model, provider_id) = model_and_provider(config, params, meta);
-    if let (None, Some(saved_model)) = (&params.model, saved_unless("model", saved.model)) {
-        model = saved_model;
-    }
-    let provider = config.provider(&provider_id)?;
-    let cwd = match (&params.cwd, saved.cwd, meta) {
-        (Some(cwd), _, _) => absolute_cwd(cwd)?,
-        (None, Some(cwd), _) => cwd,
-        (None, None, Some(meta)) => PathBuf::from(&meta.cwd),
-        (None, None, None) => {
-            std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string()))?
-        }
-    };
-    let sandbox = params
-        .sandbox
-        .map(convert::sandbox_mode_in)
-        .or(saved.sandbox.filter(|_| !config_names("sandbox_mode")))
-        .unwrap_or(config.sandbox_mode);
-    // `[sandbox_workspace_write]` widens `workspace-write` only.
-    let workspace_write = sandbox == crate::core::SandboxMode::WorkspaceWrite;
-    let dynamic_tools = match (&params.dynamic_tools, saved.dynamic_tools) {
-        (Some(tools), _) => {
-            convert::dynamic_tools_in(tools).map_err(HandlerError::InvalidParams)?
-        }
-        (None, Some(tools)) => tools,
-        (None, None) => Vec::new(),
-    };
-    // Read before the literal below: its `context.connection()` guard lives to the statement's
-    // end, and taking the lock again inside it would deadlock.
+    resolve_thread_settings(
+        configured_settings(context, config),
+        persisted.map(SavedSettings::from_rollout),
+        &config_names,
+        requested,
+        |provider_id| Ok(config.provider(provider_id)?),
+        || std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string())),
+    )
+}
+
+/// The configuration's layer of a thread's settings.
+fn configured_settings(context: &ServerContext, config: &Config) -> ConfiguredSettings {
+    // Read first: `user_skill_roots` takes the connection's lock.
     let user_skill_roots = super::skills::user_skill_roots(context);
-    Ok(ThreadSettings {
-        model,
-        provider,
-        cwd,
-        base_instructions: params
-            .base_instructions
-            .clone()
-            .or_else(|| saved_unless("instructions", saved.base_instructions))
-            .or_else(|| config.instructions.clone())
-            .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_string()),
-        developer_instructions: params
-            .developer_instructions
-            .clone()
-            .or_else(|| saved_unless("developer_instructions", saved.developer_instructions))
-            .or_else(|| config.developer_instructions.clone()),
-        approval_policy: params
-            .approval_policy
-            .map(convert::approval_policy_in)
-            .or(saved
-                .approval_policy
-                .filter(|_| !config_names("approval_policy")))
-            .unwrap_or(config.approval_policy),
-        sandbox,
-        sandbox_writable_roots: if workspace_write {
-            config.sandbox_writable_roots.clone()
-        } else {
-            Vec::new()
-        },
-        sandbox_network_access: workspace_write && config.sandbox_network_access,
+    ConfiguredSettings {
+        model: config.model.clone(),
+        provider_id: config.model_provider_id.clone(),
+        instructions: config.instructions.clone(),
+        developer_instructions: config.developer_instructions.clone(),
+        approval_policy: config.approval_policy,
+        sandbox: config.sandbox_mode,
+        sandbox_writable_roots: config.sandbox_writable_roots.clone(),
+        sandbox_network_access: config.sandbox_network_access,
         protected_paths: vec![protected_home(config)],
-        reasoning_effort: saved_unless("model_reasoning_effort", saved.reasoning_effort)
-            .or_else(|| config.model_reasoning_effort.clone()),
-        reasoning_summary: saved_unless("model_reasoning_summary", saved.reasoning_summary)
-            .or_else(|| config.model_reasoning_summary.clone()),
+        reasoning_effort: config.model_reasoning_effort.clone(),
+        reasoning_summary: config.model_reasoning_summary.clone(),
         show_raw_agent_reasoning: config.show_raw_agent_reasoning,
         originator: context.connection().client_name.clone(),
         model_context_window: config.model_context_window,
         reasoning_summary_mode: config.reasoning_summary_mode,
-        plan_mode: saved.plan_mode.unwrap_or(false),
-        dynamic_tools,
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
         project_doc_max_bytes: config.project_doc_max_bytes,
         model_catalog: config.model_catalog.clone(),
         user_skill_roots,
         skill_toggles: config.skill_toggles(),
-        service_tier: super::turn::upstream_service_tier(
-            params.service_tier.as_deref(),
-            "serviceTier",
-        )?,
-    })
+    }
 }
 
 /// openturn's home as an absolute path, protected from every sandboxed command: its config,
@@ -398,8 +371,6 @@ pub(super) fn protected_home(config: &Config) -> PathBuf {
     std::path::absolute(&config.home).unwrap_or_else(|_| config.home.clone())
 }
 
-/// A persisted thread keeps its model and provider unless the params (or their `config`
-/// object) name new ones.
 /// An empty `model` would only fail later, at the provider, with a less useful message.
 pub(super) fn check_model_param(model: Option<&str>) -> Result<(), HandlerError> {
     match model {
@@ -410,33 +381,6 @@ pub(super) fn check_model_param(model: Option<&str>) -> Result<(), HandlerError>
         )),
         _ => Ok(()),
     }
-}
-
-fn model_and_provider(
-    config: &Config,
-    params: &ThreadStartParams,
-    persisted: Option<&SessionMeta>,
-) -> (String, String) {
-    let config_names = |key: &str| params.config.as_ref().is_some_and(|c| c.contains_key(key));
-    let provider_id = params
-        .model_provider
-        .clone()
-        .or_else(|| {
-            persisted
-                .filter(|_| !config_names("model_provider"))
-                .map(|m| m.model_provider.clone())
-        })
-        .unwrap_or_else(|| config.model_provider_id.clone());
-    let model = params
-        .model
-        .clone()
-        .or_else(|| {
-            persisted
-                .filter(|_| !config_names("model"))
-                .map(|m| m.model.clone())
-        })
-        .unwrap_or_else(|| config.model.clone());
-    (model, provider_id)
 }
 
 fn absolute_cwd(cwd: &str) -> Result<PathBuf, HandlerError> {

@@ -5,7 +5,7 @@ use crate::protocol::turn::{
     TurnSteerResponse,
 };
 
-use crate::core::{PreparedInput, TurnOptions};
+use crate::core::{PreparedInput, SettingsOverrides, TurnOptions};
 
 use super::super::context::ServerContext;
 use super::super::convert;
@@ -36,10 +36,8 @@ pub async fn turn_start(
                 "serviceTierForTurn",
             )?,
         };
-        apply_overrides(&thread, &params);
-        if service_tier.is_some() {
-            thread.update_settings(|settings| settings.service_tier = service_tier.clone());
-        }
+        let overrides = turn_overrides(&params, service_tier);
+        thread.update_settings(|settings| settings.apply_overrides(overrides));
         Ok::<_, HandlerError>(thread.start_turn_with(
             input,
             params.client_user_message_id.clone(),
@@ -86,33 +84,25 @@ pub fn upstream_service_tier(
 }
 
 /// `turn/start` overrides stick for later turns.
-fn apply_overrides(thread: &crate::core::Thread, params: &TurnStartParams) {
-    thread.update_settings(|settings| {
-        if let Some(model) = &params.model {
-            settings.model = model.clone();
-        }
-        if let Some(cwd) = &params.cwd {
-            settings.cwd = cwd.into();
-        }
-        if let Some(policy) = params.approval_policy {
-            settings.approval_policy = convert::approval_policy_in(policy);
-        }
-        if let Some(policy) = &params.sandbox_policy {
-            let (mode, writable_roots, network_access) = convert::sandbox_policy_in(policy);
-            settings.sandbox = mode;
-            settings.sandbox_writable_roots = writable_roots;
-            settings.sandbox_network_access = network_access;
-        }
-        if let Some(effort) = &params.effort {
-            settings.reasoning_effort = Some(effort.clone());
-        }
-        if let Some(summary) = &params.summary {
-            settings.reasoning_summary = Some(summary.clone());
-        }
-        if let Some(mode) = &params.collaboration_mode {
-            settings.plan_mode = mode.get("mode").and_then(|m| m.as_str()) == Some("plan");
-        }
-    });
+/// A `turn/start`'s sticky overrides in core's terms (core applies them).
+fn turn_overrides(params: &TurnStartParams, service_tier: Option<String>) -> SettingsOverrides {
+    SettingsOverrides {
+        model: params.model.clone(),
+        cwd: params.cwd.as_ref().map(Into::into),
+        approval_policy: params.approval_policy.map(convert::approval_policy_in),
+        sandbox_policy: params
+            .sandbox_policy
+            .as_ref()
+            .map(convert::sandbox_policy_in),
+        reasoning_effort: params.effort.clone(),
+        reasoning_summary: params.summary.clone(),
+        plan_mode: params
+            .collaboration_mode
+            .as_ref()
+            .map(|mode| mode.get("mode").and_then(|m| m.as_str()) == Some("plan")),
+        service_tier,
+        ..SettingsOverrides::default()
+    }
 }
 
 /// Client input → input ready for a turn; relative local-image paths are against `cwd`.
