@@ -164,19 +164,6 @@ fn admit_thread_notification(
     notification.reaches_unsubscribed() || context.is_subscribed(thread_id)
 }
 
-/// Sends one thread-scoped notification if the fan-out rule lets it through, remembering the
-/// status it announces.
-pub async fn send_thread_notification(
-    context: &ServerContext,
-    thread_id: &str,
-    notification: &ServerNotification,
-) -> Result<(), OutputClosed> {
-    if !admit_thread_notification(context, thread_id, notification) {
-        return Ok(());
-    }
-    context.outgoing.send_notification(notification).await
-}
-
 /// Unloads a thread: ends its turn and waits for its last notifications to go out. Returns what
 /// announces the unload, for the caller to send in its place: `notLoaded` (and `thread/closed`
 /// when `closed`).

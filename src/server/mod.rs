@@ -4,18 +4,18 @@
 //! Only this layer knows JSON-RPC. It talks to `core` for threads and turns and never sees wire
 //! types.
 
-pub mod context;
-pub mod convert;
-pub mod dispatch;
-pub mod errors;
-pub mod fanout;
-pub mod handlers;
-pub mod history;
-pub mod outgoing;
-pub mod projection;
+pub(crate) mod context;
+pub(crate) mod convert;
+pub(crate) mod dispatch;
+pub(crate) mod errors;
+pub(crate) mod fanout;
+pub(crate) mod handlers;
+pub(crate) mod history;
+pub(crate) mod outgoing;
+pub(crate) mod projection;
 pub mod schema;
-pub mod server_requests;
-pub mod shutdown;
+pub(crate) mod server_requests;
+pub(crate) mod shutdown;
 pub mod stdio;
 
 use std::sync::{Arc, Mutex};

@@ -92,7 +92,8 @@ impl ServerRequests {
     }
 
     /// Number of requests waiting for an answer.
-    pub fn pending_count(&self) -> usize {
+    #[cfg(test)]
+    fn pending_count(&self) -> usize {
         self.pending().len()
     }
 
