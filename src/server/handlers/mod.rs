@@ -13,6 +13,7 @@ mod skills;
 mod thread;
 mod thread_admin;
 mod thread_items;
+mod thread_object;
 mod thread_read;
 mod turn;
 

@@ -26,7 +26,8 @@ use super::super::errors::HandlerError;
 use super::super::fanout::spawn_thread_projection;
 use super::super::history::{last_token_usage, turns_from_items, turns_page};
 use super::reply::{After, Reply};
-use super::thread_read::{blocking, load_contents, local_environment, thread_from_entry};
+use super::thread_object::thread_object;
+use super::thread_read::{blocking, load_contents};
 
 /// `thread/start`: response, then the thread is announced with `thread/started`.
 pub async fn thread_start(
@@ -416,61 +417,4 @@ pub fn start_response(
         runtime_workspace_roots: vec![cwd],
         active_permission_profile: None,
     }
-}
-
-/// A loaded thread as a protocol object; the persisted entry, when known, supplies the fields
-/// that live state does not keep (preview, last update).
-pub fn thread_object(
-    thread: &Thread,
-    status: ThreadStatus,
-    entry: Option<&IndexEntry>,
-) -> proto::Thread {
-    let settings = thread.settings();
-    let mut object = match entry {
-        Some(entry) => thread_from_entry(entry, status),
-        None => proto::Thread {
-            id: thread.id.to_string(),
-            session_id: thread.id.to_string(),
-            preview: String::new(),
-            ephemeral: thread.ephemeral,
-            model_provider: String::new(),
-            model: None,
-            reasoning_effort: None,
-            created_at: thread.created_at,
-            updated_at: thread.created_at,
-            recency_at: Some(thread.created_at),
-            status,
-            path: None,
-            cwd: String::new(),
-            cli_version: env!("CARGO_PKG_VERSION").to_string(),
-            source: "vscode".to_string(),
-            originator: Some(settings.originator.clone()).filter(|o| !o.is_empty()),
-            name: None,
-            forked_from_id: thread.forked_from_id.clone(),
-            parent_thread_id: None,
-            agent_nickname: None,
-            agent_role: None,
-            git_info: None,
-            project_id: None,
-            section: None,
-            section_entered_at: None,
-            thread_source: None,
-            history_mode: "paginated".to_string(),
-            turns: Vec::new(),
-            environments: Vec::new(),
-            can_accept_direct_input: true,
-            extra: None,
-            attached_to_thread_id: None,
-            daybreak_enabled: None,
-        },
-    };
-    object.ephemeral = thread.ephemeral;
-    object.model_provider = settings.provider.id.clone();
-    object.model = Some(settings.model.clone());
-    object.reasoning_effort = settings.reasoning_effort.clone();
-    object.cwd = settings.cwd.display().to_string();
-    object.environments = vec![local_environment(&object.cwd)];
-    object.path = thread.rollout_path().map(|p| p.display().to_string());
-    object.name = thread.name();
-    object
 }

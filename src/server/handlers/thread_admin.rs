@@ -18,7 +18,7 @@ use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
 use super::super::fanout::{schedule_idle_unload, unload_thread};
 use super::reply::{After, Reply};
-use super::thread_read::thread_from_entry;
+use super::thread_object::thread_from_entry;
 
 /// `thread/archive`: unloads the thread (announcing `notLoaded` before the response), moves its
 /// rollout, answers `{}`, then sends `thread/archived`.
