@@ -115,8 +115,8 @@ fn finish_beside_shutdown(
     context: &Arc<ServerContext>,
     routing: std::pin::Pin<Box<impl Future<Output = ()> + Send + 'static>>,
 ) {
-    let abandoned = context.output_abandoned.clone();
-    context.handlers.spawn(async move {
+    let abandoned = context.lifecycle.output_abandoned.clone();
+    context.lifecycle.handlers.spawn(async move {
         tokio::select! {
             _ = routing => {}
             _ = abandoned.cancelled() => {}
@@ -263,7 +263,7 @@ pub async fn run_dispatcher(
                 continue;
             };
             let context = context.clone();
-            context.clone().handlers.spawn(async move {
+            context.clone().lifecycle.handlers.spawn(async move {
                 handlers::handle(&context, responder, request).await;
                 drop(permit);
             });

@@ -36,7 +36,7 @@ pub fn spawn_thread_projection(
         thread_id: thread_id.clone(),
         lines: Vec::new(),
     };
-    let handle = context.projections.spawn(task.run(events_rx));
+    let handle = context.lifecycle.projections.spawn(task.run(events_rx));
     context.loaded().projections.insert(thread_id, handle);
 }
 
@@ -55,7 +55,7 @@ impl ProjectionTask {
     /// writer, a lone delta still goes out at once.
     async fn run(mut self, mut events_rx: mpsc::Receiver<EventMsg>) {
         let context = self.context.clone();
-        let stop = context.projections_stop.cancelled();
+        let stop = context.lifecycle.projections_stop.cancelled();
         tokio::pin!(stop);
         let mut events = Vec::with_capacity(EVENTS_PER_ROUND);
         let mut stopping = false;
@@ -137,7 +137,7 @@ impl ProjectionTask {
             .next_power_of_two()
             .min(LINES_FLUSH_BYTES * 2);
         let lines = std::mem::replace(&mut self.lines, Vec::with_capacity(capacity));
-        let abandoned = &self.context.output_abandoned;
+        let abandoned = &self.context.lifecycle.output_abandoned;
         if abandoned.is_cancelled() {
             return Ok(());
         }
@@ -206,14 +206,14 @@ pub async fn unload_thread(
 /// turn for `delay`.
 pub fn schedule_idle_unload(context: &Arc<ServerContext>, thread_id: String, delay: Duration) {
     let context_for_task = context.clone();
-    context.projections.spawn(async move {
+    context.lifecycle.projections.spawn(async move {
         let context = context_for_task;
         // Bounded by the thread's life: each round either unloads, or stops because the thread
         // was resubscribed or unloaded, or waits out a running turn.
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
-                _ = context.projections_stop.cancelled() => return,
+                _ = context.lifecycle.projections_stop.cancelled() => return,
             }
             if context.is_subscribed(&thread_id) {
                 return;

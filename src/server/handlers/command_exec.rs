@@ -77,7 +77,7 @@ async fn run(
             .output_bytes_cap
             .map_or(DEFAULT_OUTPUT_CAP, |c| c as usize)
     });
-    let mut readers = OutputReaders::new(&context.handlers_stop);
+    let mut readers = OutputReaders::new(&context.lifecycle.handlers_stop);
     if let Some(pipe) = child.stdout.take() {
         readers.spawn(
             OutputStream::Stdout,
@@ -202,7 +202,7 @@ async fn wait_for_exit(
             let _ = child.wait().await;
             return Ok(TIMEOUT_EXIT_CODE);
         }
-        _ = context.handlers_stop.cancelled() => {
+        _ = context.lifecycle.handlers_stop.cancelled() => {
             tree.kill();
             child.wait().await
         }

@@ -118,7 +118,7 @@ pub(crate) async fn handle(context: &Arc<ServerContext>, to: Responder, request:
             // A command may run for minutes: it runs beside later requests, on the handler
             // tracker (which shutdown stops and waits for), and is answered when it is over.
             let task_context = context.clone();
-            context.handlers.spawn(async move {
+            context.lifecycle.handlers.spawn(async move {
                 let result = command_exec::command_exec(&task_context, params).await;
                 respond(&task_context, to, result).await;
             });
