@@ -4,8 +4,8 @@
 
 use crate::wire::ResponseItem;
 
+use super::error::RolloutError;
 use super::line::RolloutItem;
-use super::RolloutError;
 
 /// The history marker recorded where a copied turn was cut off.
 pub const TURN_ABORTED_MARKER: &str =
