@@ -26,6 +26,7 @@ use super::error::RolloutError;
 use super::index::{IndexEntry, ThreadIndex};
 use super::line::{RolloutItem, RolloutLine};
 use super::lock::try_lock_exclusive;
+use super::paths::create_private_dirs;
 
 /// Lines queued ahead of the writer thread. Appends are awaited with an acknowledgement, so this
 /// only needs to absorb bursts from one thread's turn.
@@ -363,18 +364,6 @@ fn private_open(path: &Path, create_new: bool) -> std::io::Result<File> {
         options.mode(0o600);
     }
     options.open(path)
-}
-
-/// Creates `dir` and its missing parents with mode 0700.
-pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
 }
 
 #[cfg(test)]
