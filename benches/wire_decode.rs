@@ -3,7 +3,8 @@
 //! parse the JSON). Prints a Markdown table.
 //!
 //! Run: `cargo bench --bench wire_decode`. Each measurement is repeated and the best run is
-//! reported, which filters out noise from other processes on a shared machine.
+//! reported, which filters out noise from other processes on a shared machine. Under `cargo test`
+//! it reads libtest's arguments (`--list`, a name filter) as one test named `wire_decode`.
 
 use std::convert::Infallible;
 use std::hint::black_box;
@@ -15,6 +16,9 @@ use openturn::mock_provider::{many_deltas, MockProvider, Reply, Script, SseEvent
 use openturn::wire::map::{map_frame, FrameOutcome};
 use openturn::wire::sse::SseEventStream;
 use openturn::wire::{ResponseItem, ResponsesRequest};
+
+#[path = "support/libtest_args.rs"]
+mod libtest_args;
 
 const DELTAS: usize = 20_000;
 const RUNS: usize = 7;
@@ -106,6 +110,14 @@ fn through_client(runtime: &tokio::runtime::Runtime, reply: &Reply) -> usize {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|arg| arg == "--bench") {
+        match libtest_args::mode("wire_decode", &args) {
+            libtest_args::Mode::Run => {}
+            libtest_args::Mode::List => return libtest_args::print_listing("wire_decode"),
+            libtest_args::Mode::Skip => return,
+        }
+    }
     let reply = many_deltas("resp_bench", "msg_bench", DELTAS, "Hello, wörld 👋 ");
     let body = render(&reply.events);
     let chunks: Vec<Bytes> = body

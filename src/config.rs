@@ -4,6 +4,7 @@
 //! its own ([`check`]) before merging, so an error or warning can name the file or flag.
 
 mod check;
+mod error;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,32 +19,7 @@ use crate::core::models::{
 use crate::core::{ApprovalPolicy, ReasoningSummaryMode, SandboxMode};
 
 pub use check::{ConfigSource, ConfigWarning};
-
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("could not read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path} is not valid TOML: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error("invalid override `{0}`: expected key=value")]
-    BadOverride(String),
-    #[error("invalid configuration: {0}")]
-    Invalid(String),
-    /// A value of the wrong kind, with where it came from and what was expected.
-    #[error("invalid value for `{key}` in {source_name}: expected {expected}; got {got}")]
-    InvalidValue {
-        key: String,
-        source_name: String,
-        expected: String,
-        got: String,
-    },
-    #[error("unknown model provider `{0}`: add a [model_providers.{0}] table to config.toml")]
-    UnknownProvider(String),
-}
+pub use error::ConfigError;
 
 /// The typed view of config.toml (snake_case keys, all optional).
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -1,4 +1,4 @@
-//! Command approvals (PROTOCOL.md §8.1) as the approval policy says: `untrusted` asks for
+//! Command approvals (docs/PROTOCOL.md §8) as the approval policy says: `untrusted` asks for
 //! everything but known read-only commands; `on-request` asks only for escalated commands (the
 //! sandbox holds the rest, tests/sandboxed_commands.rs); `never` never asks (and refuses
 //! escalation, tests/sandbox_refusals.rs);

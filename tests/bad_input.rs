@@ -1,4 +1,4 @@
-//! Bad input gets a JSON-RPC error and the daemon keeps serving (PROTOCOL.md §14): invalid JSON
+//! Bad input gets a JSON-RPC error and the daemon keeps serving (docs/PROTOCOL.md §2, §12): invalid JSON
 //! and invalid UTF-8 → -32700 with `"id": null`; a value that is not a request object, or a
 //! request whose `id` is a float, boolean, object or array → -32600;
 //! unknown method → -32601; bad params → -32602 naming the field; an oversized line is refused;

@@ -1,4 +1,4 @@
-//! `command/exec` (PROTOCOL.md §6): exit code and separate stdout/stderr, timeout → 124, env
+//! `command/exec` (docs/PROTOCOL.md §6): exit code and separate stdout/stderr, timeout → 124, env
 //! set/unset, cwd, output caps, streaming deltas; a long command does not block other requests;
 //! shutdown kills a running command and everything it started; `readOnly`/`workspaceWrite` run
 //! the command inside the sandbox (and a sandbox the kernel cannot enforce is refused, never

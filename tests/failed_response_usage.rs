@@ -1,5 +1,5 @@
 //! A response that fails after partial output still reports token usage and rate limits before
-//! the failure (PROTOCOL.md §10.3), and a response that fails and then succeeds on retry counts
+//! the failure (docs/PROTOCOL.md §9), and a response that fails and then succeeds on retry counts
 //! the usage once. The usage a failed response reports itself (`response.failed` may carry
 //! `usage`) is added to the thread's total: those tokens were consumed.
 

@@ -1,4 +1,4 @@
-//! The layer rules of DESIGN.md, enforced: a module may only reach the layers below it.
+//! The layer rules of docs/ARCHITECTURE.md §1, enforced: a module may only reach the layers below it.
 //! Scans every `crate::<module>` path in `src/` (in `use` lines and inline paths alike).
 
 use std::collections::BTreeSet;

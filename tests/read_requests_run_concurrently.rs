@@ -82,6 +82,7 @@ fn write_large_rollout(home: &Path) {
             status: "completed".to_string(),
             error: None,
             completed_at: created.timestamp(),
+            duration_ms: None,
         });
     }
     let mut file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));

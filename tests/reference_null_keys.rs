@@ -1,5 +1,5 @@
 //! Keys the reference writes as `null` (or with a fixed value) are present in openturn's
-//! output too, so clients that index them instead of probing find them (PROTOCOL.md §4, §7):
+//! output too, so clients that index them instead of probing find them (docs/PROTOCOL.md §4, §7):
 //! the `Thread` object in every thread result and `thread/started`, the start/resume results,
 //! and `account/rateLimits/updated`. Observed against the reference 0.169.0 with a mock provider.
 

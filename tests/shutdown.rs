@@ -1,4 +1,4 @@
-//! Shutdown (design habit 11): stdin EOF or SIGTERM mid-turn interrupts the turn, records that in
+//! Shutdown (docs/ARCHITECTURE.md §4): stdin EOF or SIGTERM mid-turn interrupts the turn, records that in
 //! the rollout, flushes, and exits 0 within the shutdown budget; a closed stdout (EPIPE) ends the
 //! daemon cleanly, without a panic.
 

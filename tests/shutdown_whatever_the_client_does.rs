@@ -1,4 +1,4 @@
-//! Shutdown wins within its two-second budget whatever the client does (issue 11).
+//! Shutdown wins within its two-second budget whatever the client does (docs/ARCHITECTURE.md §4).
 //!
 //! - A client that stopped reading stdout mid-turn and then sent a malformed line leaves the
 //!   daemon's request loop waiting for room in the outgoing queue for that line's error. SIGTERM,

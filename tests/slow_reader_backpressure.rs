@@ -1,5 +1,5 @@
 //! A client that stops reading stdout must not make the daemon buffer without bound, and must
-//! lose nothing: DESIGN.md "a slow client never makes the daemon's memory grow without bound",
+//! lose nothing: docs/ARCHITECTURE.md §2 "a slow client never makes the daemon's memory grow without bound",
 //! and "notifications for a turn keep the order core emitted them".
 //!
 //! This test drives the real binary through a raw pipe (the shared `Daemon` helper reads stdout

@@ -1,4 +1,4 @@
-//! How one response's items reach the client (design notes 000 and 001), through the real
+//! How one response's items reach the client (docs/ARCHITECTURE.md §2, §6), through the real
 //! binary and the loopback provider: hidden citation markup across the added/delta boundary,
 //! plan-mode segments, reasoning deltas owned by the active item, sequential-cutoff summaries,
 //! the raw-reasoning flag, a delta without an active item, and ids for items the provider sent

@@ -1,5 +1,5 @@
-//! A retryable stream error mid-response re-samples from the current history (design note 003,
-//! issue point 9): items committed before the cut stay committed exactly once — in live history,
+//! A retryable stream error mid-response re-samples from the current history (docs/ARCHITECTURE.md
+//! §6): items committed before the cut stay committed exactly once — in live history,
 //! in the rollout and in notifications — the retry is announced by `error` with
 //! `willRetry: true`, and when retries run out the turn fails with the cause.
 //!

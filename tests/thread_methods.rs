@@ -1,4 +1,4 @@
-//! The thread methods of PROTOCOL.md §4 through the real binary: list (filters, cursors,
+//! The thread methods of docs/PROTOCOL.md §4 through the real binary: list (filters, cursors,
 //! archived), read (with turns), name/set, archive/unarchive, loaded/list, unsubscribe and its
 //! fan-out rule, ephemeral threads; plus model/list and config/read.
 

@@ -1,4 +1,4 @@
-//! From a stream to the next action (design note 003), through the real binary: a tool call is
+//! From a stream to the next action (docs/ARCHITECTURE.md §6), through the real binary: a tool call is
 //! run after its item is done, its output is recorded with the same call id and carried by the
 //! next request; `end_turn: false` follows up; a call that cannot run is answered with a
 //! synthetic output; client tools (`dynamicTools`) go to the client as `item/tool/call`; a

@@ -1,6 +1,6 @@
 //! One streamed text turn, end to end, through the real binary and a loopback provider.
 //!
-//! Invariants checked: the notification order of a simple turn (PROTOCOL.md §10.1); the
+//! Invariants checked: the notification order of a simple turn (docs/PROTOCOL.md §9); the
 //! concatenated deltas equal the completed text; the second request carries the first turn's
 //! items as input; the rollout holds the thread's items; token usage always names a context window.
 

@@ -1,5 +1,5 @@
 //! `thread/start` parameters and `turn/start` overrides reach the provider's request, and
-//! `turn/start` overrides stick for later turns (PROTOCOL.md §5.1).
+//! `turn/start` overrides stick for later turns (docs/PROTOCOL.md §5.1).
 
 mod support;
 

@@ -5,10 +5,13 @@
 //! Usage: `compare_driver --openturn PATH [--reference PATH] [--quick] [--only SCENARIO]`. Without `--reference`
 //! only openturn's column is filled (useful while profiling). Run by `cargo test` (no `--bench`
 //! argument, no `--openturn`), it does a smoke run of the debug binary at tiny sizes and fails if
-//! any openturn scenario fails, so the harness cannot rot unnoticed.
+//! any openturn scenario fails, so the harness cannot rot unnoticed. Under `cargo test` it reads
+//! libtest's arguments (`--list`, a name filter) as one test named `compare_driver`.
 
 mod daemon;
 mod floor;
+#[path = "../support/libtest_args.rs"]
+mod libtest_args;
 mod scenarios;
 
 use std::path::PathBuf;
@@ -69,13 +72,39 @@ struct Args {
     only: Option<String>,
 }
 
-fn parse_args() -> Result<Args, String> {
+/// The driver's own flags; without any of them the arguments are libtest's (`cargo test`).
+const DRIVER_FLAGS: &[&str] = &["--openturn", "--reference", "--quick", "--only", "--bench"];
+
+/// The run the arguments ask for; `None` when there is nothing to run (`cargo test -- --list`
+/// was answered, or a `cargo test` filter left the smoke run out).
+fn parse_args() -> Result<Option<Args>, String> {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if !raw.iter().any(|arg| DRIVER_FLAGS.contains(&arg.as_str())) {
+        return Ok(match libtest_args::mode("compare_driver", &raw) {
+            libtest_args::Mode::Run => Some(Args {
+                openturn: PathBuf::from(env!("CARGO_BIN_EXE_openturn")),
+                reference: None,
+                sizes: Sizes::smoke(),
+                smoke: true,
+                only: None,
+            }),
+            libtest_args::Mode::List => {
+                libtest_args::print_listing("compare_driver");
+                None
+            }
+            libtest_args::Mode::Skip => None,
+        });
+    }
+    parse_driver_args(raw).map(Some)
+}
+
+fn parse_driver_args(raw: Vec<String>) -> Result<Args, String> {
     let mut openturn = None;
     let mut reference = None;
     let mut sizes = Sizes::full();
     let mut under_cargo_bench = false;
     let mut only = None;
-    let mut args = std::env::args().skip(1);
+    let mut args = raw.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--openturn" => openturn = args.next().map(PathBuf::from),
@@ -121,7 +150,8 @@ fn main() -> std::process::ExitCode {
         };
     }
     let args = match parse_args() {
-        Ok(args) => args,
+        Ok(Some(args)) => args,
+        Ok(None) => return std::process::ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("compare_driver: {message}");
             return std::process::ExitCode::from(2);

@@ -2,29 +2,10 @@
 //! at request time, so a 401 can recover by reading it again (a user who fixes the variable or
 //! logs in again need not restart).
 
+use super::api_key::ApiKey;
 use super::error::ClientError;
 use super::provider::ProviderInfo;
 use super::stored_key::read_stored_key;
-
-/// A secret that never prints itself.
-#[derive(Clone)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    pub fn new(key: String) -> ApiKey {
-        ApiKey(key)
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
 
 /// Reads the provider's key. The provider's own environment variable wins; when it has none
 /// (`env_key` unset) or the variable is absent, the key stored by `account/login/start` is
@@ -34,7 +15,7 @@ pub fn read_api_key(provider: &ProviderInfo) -> Result<Option<ApiKey>, ClientErr
     if let Some(env_key) = env_key {
         if let Ok(value) = std::env::var(env_key) {
             if !value.trim().is_empty() {
-                return Ok(Some(ApiKey(value.trim().to_string())));
+                return Ok(Some(ApiKey::new(value.trim().to_string())));
             }
         }
     }

@@ -8,6 +8,7 @@
 //!
 //! Imports only `wire/` from the crate.
 
+mod api_key;
 pub mod auth;
 pub mod error;
 mod headers;
@@ -19,6 +20,7 @@ pub mod stream;
 pub mod transport;
 mod websocket;
 
+pub use api_key::ApiKey;
 pub use error::ClientError;
 pub use headers::TurnState;
 pub use provider::{ProviderInfo, WireApi};

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::auth::ApiKey;
+use super::api_key::ApiKey;
 
 /// The file's name inside the home folder.
 pub const STORED_KEY_FILE: &str = "auth.json";

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use toml::{Table, Value};
 
-use super::ConfigError;
+use super::error::ConfigError;
 
 /// Where a value came from, as the user would find it again.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,10 +4,11 @@
 
 use std::path::Path;
 
-use crate::client::auth::{has_env_api_key, ApiKey};
+use crate::client::auth::has_env_api_key;
 use crate::client::stored_key::{
     read_stored_key, remove_stored_key, stored_key_path, write_stored_key, StoredKeyError,
 };
+use crate::client::ApiKey;
 use crate::client::ProviderInfo;
 
 /// Whether `home` holds a stored API key.

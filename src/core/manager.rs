@@ -128,7 +128,11 @@ impl ThreadManager {
         ))
     }
 
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the three callers (start, resume, fork) each fill every field from a different \
+                  source; a struct built once per call would only rename them"
+    )]
     fn insert_thread(
         &self,
         id: ThreadId,

@@ -32,7 +32,8 @@ pub use items::{
 pub use manager::{ThreadManager, ThreadSpawn};
 pub use sandboxing::CommandSandbox;
 pub use settings::{
-    ApprovalPolicy, DynamicToolSpec, PersistedSettings, ReasoningSummaryMode, SandboxMode,
+    resolve_thread_settings, ApprovalPolicy, ConfiguredSettings, DynamicToolSpec,
+    PersistedSettings, ReasoningSummaryMode, SandboxMode, SavedSettings, SettingsOverrides,
     ThreadSettings,
 };
 pub use thread::{StartedTurn, Thread, ThreadId, TurnGate, TurnOptions};

@@ -1,4 +1,8 @@
-//! Per-thread settings that turns read and `turn/start` overrides change.
+//! Per-thread settings that turns read and `turn/start` overrides change, and the one place
+//! their precedence is decided ([`resolve_thread_settings`], [`ThreadSettings::apply_overrides`]):
+//! configuration, then what the thread's rollout recorded, then the `thread/start` (resume,
+//! fork) params, then `turn/start` overrides — later wins (docs/PROTOCOL.md §5.1). The server
+//! only converts protocol params into [`SettingsOverrides`].
 
 use std::path::PathBuf;
 
@@ -178,8 +182,201 @@ impl PersistedSettings {
     }
 }
 
+/// Settings a request names: the params of `thread/start` (`thread/resume`, `thread/fork`), or
+/// the overrides of `turn/start`. `None` keeps the value of the layer below.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SettingsOverrides {
+    pub model: Option<String>,
+    /// Thread requests only: a provider is chosen when the thread is opened.
+    pub provider_id: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub base_instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub approval_policy: Option<ApprovalPolicy>,
+    /// The sandbox mode alone (`thread/start`'s `sandbox`): writable roots and network access
+    /// then come from the configuration.
+    pub sandbox: Option<SandboxMode>,
+    /// A whole sandbox policy (`turn/start`'s `sandboxPolicy`): mode, writable roots, network.
+    pub sandbox_policy: Option<(SandboxMode, Vec<PathBuf>, bool)>,
+    pub reasoning_effort: Option<String>,
+    pub reasoning_summary: Option<String>,
+    pub plan_mode: Option<bool>,
+    pub dynamic_tools: Option<Vec<DynamicToolSpec>>,
+    pub service_tier: Option<String>,
+}
+
+/// What the configuration (config.toml, `-c`, a request's `config` object) gives a thread, and
+/// what the connection supplies (the client's name, skill folders): the lowest layer.
+#[derive(Debug, Clone)]
+pub struct ConfiguredSettings {
+    pub model: String,
+    pub provider_id: String,
+    pub instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub approval_policy: ApprovalPolicy,
+    pub sandbox: SandboxMode,
+    /// `[sandbox_workspace_write]`: applies to `workspace-write` only.
+    pub sandbox_writable_roots: Vec<PathBuf>,
+    pub sandbox_network_access: bool,
+    pub protected_paths: Vec<PathBuf>,
+    pub reasoning_effort: Option<String>,
+    pub reasoning_summary: Option<String>,
+    pub show_raw_agent_reasoning: bool,
+    pub originator: String,
+    pub model_context_window: Option<i64>,
+    pub reasoning_summary_mode: ReasoningSummaryMode,
+    pub max_sampling_requests_per_turn: u32,
+    pub project_doc_max_bytes: usize,
+    pub model_catalog: std::sync::Arc<super::models::ModelCatalog>,
+    pub user_skill_roots: Vec<PathBuf>,
+    pub skill_toggles: Vec<super::skills::SkillToggle>,
+    /// `[mcp_servers.NAME]`, with a thread request's `config` already applied.
+    pub mcp_servers: Vec<crate::mcp::McpServerConfig>,
+    pub auto_compact_token_limit: Option<i64>,
+    pub compact_prompt: Option<String>,
+}
+
+/// What a persisted thread's rollout says: its recorded settings, and the session meta's model,
+/// provider and cwd (files older than recorded settings have only those).
+#[derive(Debug, Clone, Default)]
+pub struct SavedSettings {
+    pub settings: PersistedSettings,
+    pub model: Option<String>,
+    pub provider_id: Option<String>,
+    pub cwd: Option<PathBuf>,
+}
+
+impl SavedSettings {
+    pub fn from_rollout(contents: &crate::rollout::RolloutContents) -> SavedSettings {
+        SavedSettings {
+            settings: PersistedSettings::from_rollout(contents),
+            model: Some(contents.meta.model.clone()),
+            provider_id: Some(contents.meta.model_provider.clone()),
+            cwd: Some(PathBuf::from(&contents.meta.cwd)),
+        }
+    }
+
+    /// Forgets what the request's `config` object names (by config.toml key): a key given
+    /// there beats the recorded value, as an explicit param does.
+    fn yield_to_config(&mut self, named: &dyn Fn(&str) -> bool) {
+        fn forget<T>(slot: &mut Option<T>, key: bool) {
+            if key {
+                *slot = None;
+            }
+        }
+        let saved = &mut self.settings;
+        forget(&mut saved.model, named("model"));
+        forget(&mut self.model, named("model"));
+        forget(&mut self.provider_id, named("model_provider"));
+        forget(&mut saved.base_instructions, named("instructions"));
+        forget(
+            &mut saved.developer_instructions,
+            named("developer_instructions"),
+        );
+        forget(&mut saved.approval_policy, named("approval_policy"));
+        forget(&mut saved.sandbox, named("sandbox_mode"));
+        forget(&mut saved.reasoning_effort, named("model_reasoning_effort"));
+        forget(
+            &mut saved.reasoning_summary,
+            named("model_reasoning_summary"),
+        );
+    }
+}
+
+/// A thread's settings from its layers, lowest first: `configured`, then `saved` (a resumed or
+/// forked thread's rollout, minus the keys the request's `config` object names, see
+/// `config_names`), then `requested` (the thread request's params). `provider` looks up the
+/// chosen provider id; `current_dir` is the cwd of last resort.
+pub fn resolve_thread_settings<E>(
+    configured: ConfiguredSettings,
+    saved: Option<SavedSettings>,
+    config_names: &dyn Fn(&str) -> bool,
+    requested: SettingsOverrides,
+    provider: impl FnOnce(&str) -> Result<ProviderInfo, E>,
+    current_dir: impl FnOnce() -> Result<PathBuf, E>,
+) -> Result<ThreadSettings, E> {
+    let mut saved = saved.unwrap_or_default();
+    saved.yield_to_config(config_names);
+    let recorded = saved.settings;
+    let provider_id = requested
+        .provider_id
+        .or(saved.provider_id)
+        .unwrap_or(configured.provider_id);
+    let model = requested
+        .model
+        .or(recorded.model)
+        .or(saved.model)
+        .unwrap_or(configured.model);
+    let cwd = match requested.cwd.or(recorded.cwd).or(saved.cwd) {
+        Some(cwd) => cwd,
+        None => current_dir()?,
+    };
+    let sandbox = requested
+        .sandbox
+        .or(recorded.sandbox)
+        .unwrap_or(configured.sandbox);
+    let workspace_write = sandbox == SandboxMode::WorkspaceWrite;
+    let mut settings = ThreadSettings {
+        model,
+        provider: provider(&provider_id)?,
+        cwd,
+        base_instructions: requested
+            .base_instructions
+            .or(recorded.base_instructions)
+            .or(configured.instructions)
+            .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_string()),
+        developer_instructions: requested
+            .developer_instructions
+            .or(recorded.developer_instructions)
+            .or(configured.developer_instructions),
+        approval_policy: requested
+            .approval_policy
+            .or(recorded.approval_policy)
+            .unwrap_or(configured.approval_policy),
+        sandbox,
+        sandbox_writable_roots: if workspace_write {
+            configured.sandbox_writable_roots
+        } else {
+            Vec::new()
+        },
+        sandbox_network_access: workspace_write && configured.sandbox_network_access,
+        protected_paths: configured.protected_paths,
+        reasoning_effort: recorded.reasoning_effort.or(configured.reasoning_effort),
+        reasoning_summary: recorded.reasoning_summary.or(configured.reasoning_summary),
+        show_raw_agent_reasoning: configured.show_raw_agent_reasoning,
+        originator: configured.originator,
+        model_context_window: configured.model_context_window,
+        reasoning_summary_mode: configured.reasoning_summary_mode,
+        plan_mode: recorded.plan_mode.unwrap_or(false),
+        dynamic_tools: requested
+            .dynamic_tools
+            .or(recorded.dynamic_tools)
+            .unwrap_or_default(),
+        max_sampling_requests_per_turn: configured.max_sampling_requests_per_turn,
+        project_doc_max_bytes: configured.project_doc_max_bytes,
+        model_catalog: configured.model_catalog,
+        user_skill_roots: configured.user_skill_roots,
+        service_tier: requested.service_tier,
+        skill_toggles: configured.skill_toggles,
+        mcp_servers: configured.mcp_servers,
+        auto_compact_token_limit: configured.auto_compact_token_limit,
+        compact_prompt: configured.compact_prompt,
+    };
+    // What a thread request may not set stays as resolved above; the rest of `requested`
+    // (effort, summary, plan mode, a whole sandbox policy) is a turn's to give.
+    let turn_only = SettingsOverrides {
+        reasoning_effort: requested.reasoning_effort,
+        reasoning_summary: requested.reasoning_summary,
+        plan_mode: requested.plan_mode,
+        sandbox_policy: requested.sandbox_policy,
+        ..SettingsOverrides::default()
+    };
+    settings.apply_overrides(turn_only);
+    Ok(settings)
+}
+
 /// The usable context window of a model the configuration says nothing about: 95% of 272000,
-/// the rest left for the model's own overhead (PROTOCOL.md §11).
+/// the rest left for the model's own overhead (docs/PROTOCOL.md §10).
 pub const DEFAULT_CONTEXT_WINDOW: i64 = 272_000 * 95 / 100;
 
 /// The share of the context window a request may fill before compaction runs, by default: the
@@ -200,6 +397,33 @@ impl ThreadSettings {
             reasoning_summary: self.reasoning_summary.clone(),
             plan_mode: Some(self.plan_mode),
             dynamic_tools: Some(self.dynamic_tools.clone()),
+        }
+    }
+
+    /// Applies a `turn/start`'s overrides: the top layer. They stick for later turns.
+    pub fn apply_overrides(&mut self, overrides: SettingsOverrides) {
+        fn set<T>(slot: &mut T, value: Option<T>) {
+            if let Some(value) = value {
+                *slot = value;
+            }
+        }
+        set(&mut self.model, overrides.model);
+        set(&mut self.cwd, overrides.cwd);
+        set(&mut self.approval_policy, overrides.approval_policy);
+        if let Some((mode, writable_roots, network_access)) = overrides.sandbox_policy {
+            self.sandbox = mode;
+            self.sandbox_writable_roots = writable_roots;
+            self.sandbox_network_access = network_access;
+        }
+        if let Some(effort) = overrides.reasoning_effort {
+            self.reasoning_effort = Some(effort);
+        }
+        if let Some(summary) = overrides.reasoning_summary {
+            self.reasoning_summary = Some(summary);
+        }
+        set(&mut self.plan_mode, overrides.plan_mode);
+        if let Some(tier) = overrides.service_tier {
+            self.service_tier = Some(tier);
         }
     }
 
@@ -289,6 +513,137 @@ mod tests {
         assert_eq!(merged.plan_mode, Some(true));
         assert_eq!(merged.reasoning_effort.as_deref(), Some("high"));
         assert_eq!(merged.dynamic_tools, None);
+    }
+
+    fn configured() -> ConfiguredSettings {
+        let base = ThreadSettings::for_tests();
+        ConfiguredSettings {
+            model: "config-model".into(),
+            provider_id: "openai".into(),
+            instructions: None,
+            developer_instructions: Some("config dev".into()),
+            approval_policy: ApprovalPolicy::Never,
+            sandbox: SandboxMode::ReadOnly,
+            sandbox_writable_roots: vec!["/extra".into()],
+            sandbox_network_access: true,
+            protected_paths: Vec::new(),
+            reasoning_effort: Some("low".into()),
+            reasoning_summary: None,
+            show_raw_agent_reasoning: false,
+            originator: "client".into(),
+            model_context_window: None,
+            reasoning_summary_mode: ReasoningSummaryMode::default(),
+            max_sampling_requests_per_turn: 10,
+            project_doc_max_bytes: 1,
+            model_catalog: base.model_catalog,
+            user_skill_roots: Vec::new(),
+            skill_toggles: Vec::new(),
+        }
+    }
+
+    fn resolve(
+        saved: Option<SavedSettings>,
+        config_names: &[&str],
+        requested: SettingsOverrides,
+    ) -> ThreadSettings {
+        let named = |key: &str| config_names.contains(&key);
+        resolve_thread_settings(
+            configured(),
+            saved,
+            &named,
+            requested,
+            |id| {
+                Ok::<_, String>(ProviderInfo {
+                    id: id.to_string(),
+                    ..ProviderInfo::openai()
+                })
+            },
+            || Ok(PathBuf::from("/current")),
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn settings_layers_apply_in_order_config_saved_thread_request_turn() {
+        let saved = SavedSettings {
+            settings: PersistedSettings {
+                model: Some("saved-model".into()),
+                approval_policy: Some(ApprovalPolicy::Untrusted),
+                sandbox: Some(SandboxMode::WorkspaceWrite),
+                reasoning_effort: Some("high".into()),
+                plan_mode: Some(true),
+                ..PersistedSettings::default()
+            },
+            model: Some("meta-model".into()),
+            provider_id: Some("saved-provider".into()),
+            cwd: Some("/saved".into()),
+        };
+        // Nothing requested: the saved layer wins over configuration, field by field.
+        let resumed = resolve(Some(saved.clone()), &[], SettingsOverrides::default());
+        assert_eq!(resumed.model, "saved-model");
+        assert_eq!(resumed.provider.id, "saved-provider");
+        assert_eq!(resumed.cwd, PathBuf::from("/saved"));
+        assert_eq!(resumed.approval_policy, ApprovalPolicy::Untrusted);
+        assert_eq!(resumed.reasoning_effort.as_deref(), Some("high"));
+        assert_eq!(
+            resumed.developer_instructions.as_deref(),
+            Some("config dev")
+        );
+        assert!(resumed.plan_mode);
+        // `workspace-write` takes the configured writable roots and network access.
+        assert_eq!(
+            resumed.sandbox_writable_roots,
+            vec![PathBuf::from("/extra")]
+        );
+        assert!(resumed.sandbox_network_access);
+
+        // A key the request's `config` object names beats the saved value.
+        let named = resolve(
+            Some(saved.clone()),
+            &["model", "model_reasoning_effort", "sandbox_mode"],
+            SettingsOverrides::default(),
+        );
+        assert_eq!(named.model, "config-model");
+        assert_eq!(named.reasoning_effort.as_deref(), Some("low"));
+        assert_eq!(named.sandbox, SandboxMode::ReadOnly);
+        assert!(named.sandbox_writable_roots.is_empty());
+
+        // Explicit params beat both.
+        let mut explicit = resolve(
+            Some(saved),
+            &[],
+            SettingsOverrides {
+                model: Some("param-model".into()),
+                approval_policy: Some(ApprovalPolicy::OnRequest),
+                ..SettingsOverrides::default()
+            },
+        );
+        assert_eq!(explicit.model, "param-model");
+        assert_eq!(explicit.approval_policy, ApprovalPolicy::OnRequest);
+
+        // A turn's overrides are the top layer.
+        explicit.apply_overrides(SettingsOverrides {
+            model: Some("turn-model".into()),
+            sandbox_policy: Some((SandboxMode::ReadOnly, Vec::new(), false)),
+            plan_mode: Some(false),
+            ..SettingsOverrides::default()
+        });
+        assert_eq!(explicit.model, "turn-model");
+        assert_eq!(explicit.sandbox, SandboxMode::ReadOnly);
+        assert!(!explicit.plan_mode);
+        assert_eq!(explicit.approval_policy, ApprovalPolicy::OnRequest);
+    }
+
+    #[test]
+    fn a_new_thread_without_params_takes_the_configuration_and_the_current_dir() {
+        let fresh = resolve(None, &[], SettingsOverrides::default());
+        assert_eq!(fresh.model, "config-model");
+        assert_eq!(fresh.provider.id, "openai");
+        assert_eq!(fresh.cwd, PathBuf::from("/current"));
+        assert_eq!(fresh.base_instructions, DEFAULT_INSTRUCTIONS);
+        assert_eq!(fresh.sandbox, SandboxMode::ReadOnly);
+        assert!(fresh.sandbox_writable_roots.is_empty());
+        assert!(!fresh.plan_mode);
     }
 
     #[test]

@@ -152,7 +152,11 @@ pub struct Thread {
 }
 
 impl Thread {
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a thread's identity, settings, history, rollout and channels are all fixed at \
+                  creation and called from one place (ThreadManager::insert_thread)"
+    )]
     pub(crate) fn new(
         id: ThreadId,
         created_at: i64,

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
-use super::ExecError;
+use super::error::ExecError;
 
 /// Bytes buffered in each direction of the in-memory pipe; the server's own bounded queues
 /// apply behind it, so this only sets how much is in flight at once.

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::protocol::common::{AskForApproval, SandboxMode};
 
 use super::args::ExecArgs;
-use super::ExecError;
+use super::error::ExecError;
 
 /// What the command line asked for, read and checked before the server starts.
 pub struct Inputs {

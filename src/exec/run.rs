@@ -19,11 +19,11 @@ use crate::server::shutdown::TerminationSignals;
 
 use super::args::ExecArgs;
 use super::connection::{Connection, PIPE_CAPACITY};
+use super::error::ExecError;
 use super::events::{ErrorMessage, ExecEvent};
 use super::human::HumanOutput;
 use super::inputs::Inputs;
 use super::mapping::{EventMapper, TurnOutcome};
-use super::ExecError;
 
 /// How long exec keeps reading after it closed the connection, while the server shuts down
 /// (its own shutdown is bounded well below this).

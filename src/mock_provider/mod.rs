@@ -25,8 +25,10 @@
 
 mod builders;
 mod http;
+mod recorded;
 mod script;
 mod server;
+mod shared;
 mod sse;
 #[cfg(test)]
 mod tests;
@@ -36,7 +38,6 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -46,37 +47,11 @@ pub use builders::{
     response_completed, response_created, simple_text_response, split_text, stamped_deltas,
     text_message, text_message_with_phase, ResponseBuilder, Usage,
 };
+pub use recorded::RecordedRequest;
 pub use script::{Chunking, Fault, Reply, Script, ScriptError, SseEvent, SseReply};
 pub use sse::SENT_AT_US_PLACEHOLDER;
 
-use server::Shared;
-
-/// A request as the mock provider received it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecordedRequest {
-    /// As sent, e.g. `POST`.
-    pub method: String,
-    /// The path without the query string, e.g. `/v1/responses`.
-    pub path: String,
-    /// The query string without `?`, if the target had one.
-    pub query: Option<String>,
-    /// Names lowercased, values trimmed, in arrival order.
-    pub headers: Vec<(String, String)>,
-    /// The body parsed as JSON, or `Null` when it is empty or not JSON.
-    pub body: serde_json::Value,
-    /// The body exactly as received (after chunked decoding).
-    pub raw_body: Bytes,
-}
-
-impl RecordedRequest {
-    /// The first header with this name (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(header_name, _)| header_name.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
-    }
-}
+use shared::Shared;
 
 /// A running mock provider. Dropping it stops the server (without waiting);
 /// [`MockProvider::shutdown`] stops it and waits until every connection task

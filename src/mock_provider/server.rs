@@ -6,24 +6,22 @@
 //! SSE body writing in `sse.rs`; this file decides *what* to answer and races
 //! every wait against the shutdown token, so no connection outlives the server.
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::http::{self, HttpError, RequestHead};
-use super::script::{Reply, Script, SseReply};
+use super::recorded::RecordedRequest;
+use super::script::{Reply, SseReply};
+use super::shared::Shared;
 use super::sse::{write_sse_body, BodyEnd};
 use super::websocket::{self, Upgrade};
-use super::RecordedRequest;
 
 /// While a reply streams we keep reading, to notice a hang-up; bytes a client
 /// pipelines meanwhile are kept, but only up to this much.
@@ -31,87 +29,6 @@ const MAX_BUFFERED_WHILE_STREAMING: usize = 1024 * 1024;
 /// Pause after a failed `accept` (e.g. out of file descriptors) so the loop
 /// does not spin.
 const ACCEPT_RETRY_DELAY: Duration = Duration::from_millis(20);
-
-/// State shared between the handle and the connection tasks. Plain mutexes
-/// suffice: every critical section is a push or a pop, never held across an
-/// await.
-#[derive(Debug)]
-pub(super) struct Shared {
-    requests: Mutex<Vec<RecordedRequest>>,
-    /// Mirrors `requests.len()` so waiters can sleep until a count is reached.
-    request_count: watch::Sender<usize>,
-    replies: Mutex<VecDeque<Reply>>,
-    when_exhausted: Option<Reply>,
-    closed_connections: AtomicUsize,
-    accepted_connections: AtomicUsize,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panicking test thread must not hide the recorded data from the rest
-    // of the test, so poisoning is ignored.
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl Shared {
-    pub(super) fn new(script: Script) -> Shared {
-        Shared {
-            requests: Mutex::new(Vec::new()),
-            request_count: watch::Sender::new(0),
-            replies: Mutex::new(script.replies),
-            when_exhausted: script.when_exhausted,
-            closed_connections: AtomicUsize::new(0),
-            accepted_connections: AtomicUsize::new(0),
-        }
-    }
-
-    pub(super) fn requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.requests).clone()
-    }
-
-    pub(super) fn subscribe_request_count(&self) -> watch::Receiver<usize> {
-        self.request_count.subscribe()
-    }
-
-    pub(super) fn record(&self, request: RecordedRequest) {
-        let mut requests = lock(&self.requests);
-        requests.push(request);
-        let count = requests.len();
-        // Updated under the lock so a waiter that sees `count` also sees the
-        // request when it reads the list.
-        self.request_count.send_replace(count);
-    }
-
-    pub(super) fn push_reply(&self, reply: Reply) {
-        lock(&self.replies).push_back(reply);
-    }
-
-    pub(super) fn remaining_replies(&self) -> usize {
-        lock(&self.replies).len()
-    }
-
-    pub(super) fn next_reply(&self) -> Option<Reply> {
-        let next = lock(&self.replies).pop_front();
-        next.or_else(|| self.when_exhausted.clone())
-    }
-
-    /// The reply the next request would get, without taking it.
-    pub(super) fn peek_reply(&self) -> Option<Reply> {
-        let front = lock(&self.replies).front().cloned();
-        front.or_else(|| self.when_exhausted.clone())
-    }
-
-    pub(super) fn closed_connections(&self) -> usize {
-        self.closed_connections.load(Ordering::SeqCst)
-    }
-
-    pub(super) fn accepted_connections(&self) -> usize {
-        self.accepted_connections.load(Ordering::SeqCst)
-    }
-
-    pub(super) fn note_client_closed(&self) {
-        self.closed_connections.fetch_add(1, Ordering::SeqCst);
-    }
-}
 
 /// Accepts connections until `cancel` fires, then waits for every
 /// connection task to finish (they watch the same token).
@@ -129,7 +46,7 @@ pub(super) async fn accept_loop(
         };
         match accepted {
             Ok((stream, _peer)) => {
-                shared.accepted_connections.fetch_add(1, Ordering::SeqCst);
+                shared.connection_accepted();
                 connections.spawn(serve_connection(
                     stream,
                     Arc::clone(&shared),

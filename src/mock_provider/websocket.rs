@@ -24,9 +24,9 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
 use super::http::RequestHead;
+use super::recorded::RecordedRequest;
 use super::script::{Fault, Reply, SseReply};
-use super::server::Shared;
-use super::RecordedRequest;
+use super::shared::Shared;
 
 /// What the handshake said, kept to label the requests recorded on this connection.
 #[derive(Debug, Clone, PartialEq, Eq)]

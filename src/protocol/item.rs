@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::turn::UserInput;
+use super::user_input::UserInput;
 
 /// An item plus the timing fields every item carries (written as `null` when unknown).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -21,6 +21,7 @@ pub mod skills;
 pub mod thread;
 pub mod thread_items;
 pub mod turn;
+pub mod user_input;
 
 /// The version of the reference Codex app-server whose protocol openturn implements (the
 /// binary the protocol was observed from). `initialize` reports it as the first `x.y.z` of

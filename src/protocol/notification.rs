@@ -158,7 +158,7 @@ impl ServerNotification {
     }
 
     /// Thread lifecycle notifications reach every connection that knows the thread, subscribed
-    /// or not (PROTOCOL.md §4 "Fan-out"); everything else thread-scoped is for subscribers only.
+    /// or not (docs/PROTOCOL.md §4, "Fan-out"); everything else thread-scoped is for subscribers only.
     pub fn reaches_unsubscribed(&self) -> bool {
         matches!(
             self,

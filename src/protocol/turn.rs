@@ -6,6 +6,8 @@ use serde_json::Value;
 
 use super::common::{ApprovalsReviewer, AskForApproval, SandboxPolicy};
 use super::item::ThreadItem;
+// Re-exported: user input is a turn method's param, and items echo it.
+pub use super::user_input::UserInput;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -40,31 +42,6 @@ pub struct TurnError {
     pub codex_error_info: Option<Value>,
     pub additional_details: Option<String>,
     pub misalignment: Option<Value>,
-}
-
-/// One piece of user input. `text_elements` keeps its snake_case wire name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "type", rename_all = "camelCase")]
-pub enum UserInput {
-    Text {
-        text: String,
-        #[serde(default)]
-        text_elements: Vec<Value>,
-    },
-    #[serde(rename_all = "camelCase")]
-    Image {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        url: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        file_id: Option<String>,
-        #[serde(default)]
-        detail: Option<String>,
-    },
-    LocalImage {
-        path: String,
-        #[serde(default)]
-        detail: Option<String>,
-    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -5,12 +5,12 @@
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
+use super::error::RolloutError;
 use super::index::{IndexEntry, ThreadIndex};
 use super::lock::try_lock_exclusive;
+use super::paths::create_private_dirs;
 use super::paths::{archived_dir, find_rollout, sessions_dir};
 use super::reader::read_rollout;
-use super::writer::create_private_dirs;
-use super::RolloutError;
 
 /// Moves a live thread's rollout to the archive. Blocking I/O.
 pub fn archive_thread(

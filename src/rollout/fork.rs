@@ -4,8 +4,8 @@
 
 use crate::wire::ResponseItem;
 
+use super::error::RolloutError;
 use super::line::RolloutItem;
-use super::RolloutError;
 
 /// The history marker recorded where a copied turn was cut off.
 pub const TURN_ABORTED_MARKER: &str =
@@ -81,6 +81,7 @@ fn interrupted((turn_id, lines): (String, Vec<RolloutItem>), now: i64) -> Vec<Ro
         status: "interrupted".to_string(),
         error: None,
         completed_at: now,
+        duration_ms: None,
     });
     out
 }
@@ -103,6 +104,7 @@ mod tests {
             status: "completed".to_string(),
             error: None,
             completed_at: 2,
+            duration_ms: None,
         }
     }
 

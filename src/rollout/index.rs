@@ -20,13 +20,13 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
+use super::error::RolloutError;
 use super::index_repair::RepairState;
 use super::line::SessionMeta;
 use super::lock::FileLock;
+use super::paths::create_private_dirs;
 use super::paths::{archived_dir, sessions_dir};
 use super::reader::{read_rollout, RolloutContents};
-use super::writer::create_private_dirs;
-use super::RolloutError;
 
 /// Bump when the entry format changes: an index of another version is rebuilt.
 pub const INDEX_VERSION: u32 = 1;
@@ -118,8 +118,8 @@ impl IndexEntry {
     }
 
     /// Updates the entry for one appended rollout item; true when a listed field changed.
-    pub fn observe(&mut self, item: &super::RolloutItem) -> bool {
-        use super::RolloutItem;
+    pub fn observe(&mut self, item: &super::line::RolloutItem) -> bool {
+        use super::line::RolloutItem;
         match item {
             RolloutItem::TurnStarted { started_at: at, .. }
             | RolloutItem::TurnEnded {

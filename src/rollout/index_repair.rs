@@ -14,11 +14,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use super::error::RolloutError;
 use super::index::{IndexEntry, ThreadIndex};
 use super::lock::FileLock;
 use super::paths::{archived_dir, sessions_dir};
 use super::reader::read_rollout;
-use super::RolloutError;
 
 /// How long a folder must have stayed unchanged before its listing is trusted.
 const SETTLE: Duration = Duration::from_secs(2);

@@ -40,6 +40,10 @@ pub enum RolloutItem {
         #[serde(default)]
         error: Option<Value>,
         completed_at: i64,
+        /// How long the turn ran, in milliseconds, as `turn/completed` reported it. Absent in
+        /// files written before it was recorded (readers fall back to the whole seconds).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<i64>,
     },
     ThreadName {
         name: String,
@@ -194,6 +198,7 @@ mod tests {
                 status: "failed".into(),
                 error: Some(serde_json::json!({"message": "x"})),
                 completed_at: 9,
+                duration_ms: Some(1234),
             },
             RolloutItem::ThreadName { name: "n".into() },
         ];

@@ -21,7 +21,7 @@ impl FileLock {
             options.mode(0o600);
         }
         if let Some(parent) = path.parent() {
-            super::writer::create_private_dirs(parent)?;
+            super::paths::create_private_dirs(parent)?;
         }
         let file = options.open(path)?;
         lock(&file, false)?;

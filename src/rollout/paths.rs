@@ -49,3 +49,15 @@ pub fn find_rollout(root: &Path, thread_id: &str) -> Option<PathBuf> {
     }
     None
 }
+
+/// Creates `dir` and its missing parents with mode 0700.
+pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::error::RolloutError;
 use super::line::{RolloutItem, RolloutLine, SessionMeta};
-use super::RolloutError;
 
 /// Everything a rollout file holds, in file order.
 #[derive(Debug, Clone)]
@@ -24,7 +24,7 @@ pub struct RolloutContents {
 /// Reads and parses the rollout at `path`; a symbolic link is refused, not followed.
 pub fn read_rollout(path: &Path) -> Result<RolloutContents, RolloutError> {
     use std::io::Read;
-    let mut file = super::no_follow(std::fs::OpenOptions::new().read(true))
+    let mut file = super::error::no_follow(std::fs::OpenOptions::new().read(true))
         .open(path)
         .map_err(|source| RolloutError::opening(path, source))?;
     let mut bytes = Vec::new();

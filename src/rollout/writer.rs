@@ -22,10 +22,11 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::error::RolloutError;
 use super::index::{IndexEntry, ThreadIndex};
 use super::line::{RolloutItem, RolloutLine};
 use super::lock::try_lock_exclusive;
-use super::RolloutError;
+use super::paths::create_private_dirs;
 
 /// Lines queued ahead of the writer thread. Appends are awaited with an acknowledgement, so this
 /// only needs to absorb bursts from one thread's turn.
@@ -353,7 +354,7 @@ fn write_whole(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
 /// Opens for appending, never through a symbolic link (see [`RolloutError::Symlink`]).
 fn private_open(path: &Path, create_new: bool) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
-    super::no_follow(options.append(true).read(true));
+    super::error::no_follow(options.append(true).read(true));
     if create_new {
         options.create_new(true);
     }
@@ -363,18 +364,6 @@ fn private_open(path: &Path, create_new: bool) -> std::io::Result<File> {
         options.mode(0o600);
     }
     options.open(path)
-}
-
-/// Creates `dir` and its missing parents with mode 0700.
-pub fn create_private_dirs(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use landlock::{
     RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope, ABI,
 };
 
+use super::error::SandboxError;
 use super::probe::{LANDLOCK_SCOPE_ABI, LANDLOCK_TCP_ABI};
-use super::SandboxError;
 
 /// Device files commands expect to open for writing (output sinks, terminals, entropy).
 const WRITABLE_DEVICES: &[&str] = &[

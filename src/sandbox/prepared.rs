@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::child::ChildConfinement;
+use super::error::SandboxError;
+use super::policy::SandboxPolicy;
 use super::private_tmp::PrivateTmp;
 use super::writable::WritableArea;
-use super::{filesystem, probe, syscalls, SandboxError, SandboxPolicy};
+use super::{filesystem, probe, syscalls};
 
 /// The confinement for one command. Keep it alive until the command has exited: dropping it
 /// removes the private temp dir (`TMPDIR`) the command may still be using.

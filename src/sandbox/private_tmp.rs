@@ -6,7 +6,7 @@
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
-use super::SandboxError;
+use super::error::SandboxError;
 
 /// Owns the directory; dropping it removes the directory and everything in it.
 #[derive(Debug)]

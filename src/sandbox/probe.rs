@@ -2,7 +2,8 @@
 //! loaded. Asked once per `prepare` (two cheap syscalls), so a kernel change between commands
 //! can never leave a stale "supported" answer.
 
-use super::{SandboxError, SandboxPolicy};
+use super::error::SandboxError;
+use super::policy::SandboxPolicy;
 
 /// The oldest Landlock ABI openturn accepts for a confining policy. ABI 1 and 2 do not handle
 /// `truncate(2)`, so a "read-only" file could still be emptied; ABI 3 (Linux 6.2) closes that.

@@ -37,7 +37,7 @@ use seccompiler::{
     TargetArch,
 };
 
-use super::SandboxError;
+use super::error::SandboxError;
 
 /// One compiled filter, in the kernel's instruction layout, ready for `seccomp(2)`.
 pub(super) type Program = Vec<libc::sock_filter>;

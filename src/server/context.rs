@@ -4,8 +4,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::core::ThreadManager;
@@ -43,17 +41,8 @@ pub struct ServerContext {
     pub outgoing: OutgoingSender,
     pub connection: Mutex<ConnectionState>,
     pub loaded: Mutex<LoadedThreads>,
-    /// Owns the per-thread projection tasks and idle-unload timers.
-    pub projections: TaskTracker,
-    /// Cancelled once every turn has ended, so projection tasks drain and stop.
-    pub projections_stop: CancellationToken,
-    /// Cancelled when shutdown gives up on a client that stopped reading stdout: projections
-    /// then drop notifications instead of waiting, so core's turns can still end and record.
-    pub output_abandoned: CancellationToken,
-    /// Owns long-running request handlers (none may outlive the connection).
-    pub handlers: TaskTracker,
-    /// Cancelled when shutdown begins: long-running handlers (command/exec) stop early.
-    pub handlers_stop: CancellationToken,
+    /// The connection's tasks and the tokens that stop them, in shutdown order.
+    pub lifecycle: super::shutdown::Lifecycle,
 }
 
 impl ServerContext {

@@ -25,6 +25,7 @@ use crate::protocol::methods::ClientRequest;
 use super::context::ServerContext;
 use super::errors::{already_initialized, decode_error, not_initialized, overloaded};
 use super::handlers;
+use super::outgoing::Responder;
 use super::shutdown::ClientEnds;
 use super::stdio::{InputLine, LineReader};
 
@@ -114,8 +115,8 @@ fn finish_beside_shutdown(
     context: &Arc<ServerContext>,
     routing: std::pin::Pin<Box<impl Future<Output = ()> + Send + 'static>>,
 ) {
-    let abandoned = context.output_abandoned.clone();
-    context.handlers.spawn(async move {
+    let abandoned = context.lifecycle.output_abandoned.clone();
+    context.lifecycle.handlers.spawn(async move {
         tokio::select! {
             _ = routing => {}
             _ = abandoned.cancelled() => {}
@@ -133,7 +134,7 @@ async fn route_input(context: Arc<ServerContext>, line: InputLine, ingress_tx: I
                 format!("message too large: {length} bytes (limit {limit})"),
             )
             .with_data(json!({ "reason": "line_too_long", "limit": limit }));
-            let _ = context.outgoing.send_error(None, &error).await;
+            let _ = context.outgoing.send_error_without_id(&error).await;
         }
         InputLine::Eof => {}
     }
@@ -160,7 +161,7 @@ async fn route_line(context: &Arc<ServerContext>, bytes: &[u8], ingress_tx: &Ing
                 INVALID_REQUEST,
                 format!("Invalid request: not a JSON-RPC message object ({error})"),
             );
-            let _ = context.outgoing.send_error(None, &error).await;
+            let _ = context.outgoing.send_error_without_id(&error).await;
             return;
         }
     };
@@ -176,7 +177,10 @@ async fn route_line(context: &Arc<ServerContext>, bytes: &[u8], ingress_tx: &Ing
             if let Err(mpsc::error::TrySendError::Full((id, _))) =
                 ingress_tx.try_send((id, request))
             {
-                let _ = context.outgoing.send_error(Some(&id), &overloaded()).await;
+                let _ = context
+                    .outgoing
+                    .send_error(Responder::new(id), &overloaded())
+                    .await;
             }
         }
         Incoming::Notification { method } => {
@@ -189,7 +193,15 @@ async fn route_line(context: &Arc<ServerContext>, bytes: &[u8], ingress_tx: &Ing
         }
         Incoming::Invalid { id, reason } => {
             let error = ErrorObject::new(INVALID_REQUEST, format!("Invalid request: {reason}"));
-            let _ = context.outgoing.send_error(id.as_ref(), &error).await;
+            let _ = match id {
+                Some(id) => {
+                    context
+                        .outgoing
+                        .send_error(Responder::new(id), &error)
+                        .await
+                }
+                None => context.outgoing.send_error_without_id(&error).await,
+            };
         }
     }
 }
@@ -198,7 +210,7 @@ async fn send_parse_error(context: &ServerContext, message: String) {
     tracing::debug!(%message, "unparsable input line");
     let _ = context
         .outgoing
-        .send_error(None, &ErrorObject::new(PARSE_ERROR, message))
+        .send_error_without_id(&ErrorObject::new(PARSE_ERROR, message))
         .await;
 }
 
@@ -223,6 +235,7 @@ pub async fn run_dispatcher(
 ) {
     let reads = Arc::new(Semaphore::new(MAX_CONCURRENT_READS));
     while let Some((id, queued)) = ingress_rx.recv().await {
+        let responder = Responder::new(id);
         let initialized = context.connection().initialized;
         let (is_initialize, request) = match queued {
             Queued::Request(request) => (
@@ -238,7 +251,7 @@ pub async fn run_dispatcher(
         };
         let request = match (refusal, request) {
             (Some(error), _) | (None, Err(error)) => {
-                let _ = context.outgoing.send_error(Some(&id), &error).await;
+                let _ = context.outgoing.send_error(responder, &error).await;
                 continue;
             }
             (None, Ok(request)) => request,
@@ -246,16 +259,16 @@ pub async fn run_dispatcher(
         if runs_concurrently(&request) {
             // The semaphore is never closed; should that change, run the request inline.
             let Ok(permit) = reads.clone().acquire_owned().await else {
-                handlers::handle(&context, id, request).await;
+                handlers::handle(&context, responder, request).await;
                 continue;
             };
             let context = context.clone();
-            context.clone().handlers.spawn(async move {
-                handlers::handle(&context, id, request).await;
+            context.clone().lifecycle.handlers.spawn(async move {
+                handlers::handle(&context, responder, request).await;
                 drop(permit);
             });
         } else {
-            handlers::handle(&context, id, request).await;
+            handlers::handle(&context, responder, request).await;
         }
     }
 }

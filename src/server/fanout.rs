@@ -1,7 +1,7 @@
 //! One task per loaded thread: takes the thread's core events, projects them, and queues the
 //! notifications on the connection. Keeps core's order; waits (never drops) when the client is
 //! slow, which in turn makes that thread's turn wait — other threads have their own tasks, so
-//! they keep flowing. Applies the fan-out rule of PROTOCOL.md §4: turn traffic only while the
+//! they keep flowing. Applies the fan-out rule of docs/PROTOCOL.md §4: turn traffic only while the
 //! connection is subscribed, lifecycle notifications always.
 
 use std::sync::Arc;
@@ -36,7 +36,7 @@ pub fn spawn_thread_projection(
         thread_id: thread_id.clone(),
         lines: Vec::new(),
     };
-    let handle = context.projections.spawn(task.run(events_rx));
+    let handle = context.lifecycle.projections.spawn(task.run(events_rx));
     context.loaded().projections.insert(thread_id, handle);
 }
 
@@ -55,7 +55,7 @@ impl ProjectionTask {
     /// writer, a lone delta still goes out at once.
     async fn run(mut self, mut events_rx: mpsc::Receiver<EventMsg>) {
         let context = self.context.clone();
-        let stop = context.projections_stop.cancelled();
+        let stop = context.lifecycle.projections_stop.cancelled();
         tokio::pin!(stop);
         let mut events = Vec::with_capacity(EVENTS_PER_ROUND);
         let mut stopping = false;
@@ -137,7 +137,7 @@ impl ProjectionTask {
             .next_power_of_two()
             .min(LINES_FLUSH_BYTES * 2);
         let lines = std::mem::replace(&mut self.lines, Vec::with_capacity(capacity));
-        let abandoned = &self.context.output_abandoned;
+        let abandoned = &self.context.lifecycle.output_abandoned;
         if abandoned.is_cancelled() {
             return Ok(());
         }
@@ -164,22 +164,14 @@ fn admit_thread_notification(
     notification.reaches_unsubscribed() || context.is_subscribed(thread_id)
 }
 
-/// Sends one thread-scoped notification if the fan-out rule lets it through, remembering the
-/// status it announces.
-pub async fn send_thread_notification(
+/// Unloads a thread: ends its turn and waits for its last notifications to go out. Returns what
+/// announces the unload, for the caller to send in its place: `notLoaded` (and `thread/closed`
+/// when `closed`).
+pub async fn unload_thread(
     context: &ServerContext,
     thread_id: &str,
-    notification: &ServerNotification,
-) -> Result<(), OutputClosed> {
-    if !admit_thread_notification(context, thread_id, notification) {
-        return Ok(());
-    }
-    context.outgoing.send_notification(notification).await
-}
-
-/// Unloads a thread: ends its turn, waits for its last notifications to go out, then announces
-/// `notLoaded` (and `thread/closed` when `closed`).
-pub async fn unload_thread(context: &ServerContext, thread_id: &str, closed: bool) {
+    closed: bool,
+) -> Vec<ServerNotification> {
     let projection = {
         let mut loaded = context.loaded();
         loaded.subscribed.remove(thread_id);
@@ -196,44 +188,44 @@ pub async fn unload_thread(context: &ServerContext, thread_id: &str, closed: boo
         }
     }
     context.loaded().statuses.remove(thread_id);
-    let _ = context
-        .outgoing
-        .send_notification(&ServerNotification::ThreadStatusChanged(
-            ThreadStatusChangedNotification {
-                thread_id: thread_id.to_string(),
-                status: ThreadStatus::NotLoaded,
-            },
-        ))
-        .await;
+    let mut announcements = vec![ServerNotification::ThreadStatusChanged(
+        ThreadStatusChangedNotification {
+            thread_id: thread_id.to_string(),
+            status: ThreadStatus::NotLoaded,
+        },
+    )];
     if closed {
-        let _ = context
-            .outgoing
-            .send_notification(&ServerNotification::ThreadClosed(ThreadIdNotification {
-                thread_id: thread_id.to_string(),
-            }))
-            .await;
+        announcements.push(ServerNotification::ThreadClosed(ThreadIdNotification {
+            thread_id: thread_id.to_string(),
+        }));
     }
+    announcements
 }
 
 /// After `thread/unsubscribe`: unloads the thread once it has had no subscriber and no running
 /// turn for `delay`.
 pub fn schedule_idle_unload(context: &Arc<ServerContext>, thread_id: String, delay: Duration) {
     let context_for_task = context.clone();
-    context.projections.spawn(async move {
+    context.lifecycle.projections.spawn(async move {
         let context = context_for_task;
         // Bounded by the thread's life: each round either unloads, or stops because the thread
         // was resubscribed or unloaded, or waits out a running turn.
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
-                _ = context.projections_stop.cancelled() => return,
+                _ = context.lifecycle.projections_stop.cancelled() => return,
             }
             if context.is_subscribed(&thread_id) {
                 return;
             }
             match context.threads.get(&thread_id) {
                 Ok(thread) if thread.active_turn_id().is_some() => continue,
-                Ok(_) => return unload_thread(&context, &thread_id, true).await,
+                Ok(_) => {
+                    for announcement in unload_thread(&context, &thread_id, true).await {
+                        let _ = context.outgoing.send_notification(&announcement).await;
+                    }
+                    return;
+                }
                 Err(_) => return,
             }
         }

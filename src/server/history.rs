@@ -54,9 +54,16 @@ fn skeletons<'a>(
                 status,
                 error,
                 completed_at,
+                duration_ms,
             } => {
                 if let Some(&at) = by_id.get(turn_id.as_str()) {
-                    end_turn(&mut turns[at].turn, status, error.as_ref(), *completed_at);
+                    let end = TurnEndLine {
+                        status,
+                        error: error.as_ref(),
+                        completed_at: *completed_at,
+                        duration_ms: *duration_ms,
+                    };
+                    end_turn(&mut turns[at].turn, end);
                 }
             }
             _ => {}
@@ -150,19 +157,31 @@ pub fn turns_page(
     })
 }
 
-fn end_turn(turn: &mut Turn, status: &str, error: Option<&serde_json::Value>, completed_at: i64) {
-    turn.status = match status {
+/// A rollout's end line of one turn.
+struct TurnEndLine<'a> {
+    status: &'a str,
+    error: Option<&'a serde_json::Value>,
+    completed_at: i64,
+    duration_ms: Option<i64>,
+}
+
+fn end_turn(turn: &mut Turn, end: TurnEndLine<'_>) {
+    turn.status = match end.status {
         "completed" => TurnStatus::Completed,
         "failed" => TurnStatus::Failed,
         _ => TurnStatus::Interrupted,
     };
-    turn.error = error
+    turn.error = end
+        .error
         .and_then(|value| serde_json::from_value::<core::TurnError>(value.clone()).ok())
         .map(|error| convert::turn_error(&error));
-    turn.completed_at = Some(completed_at);
-    turn.duration_ms = turn
-        .started_at
-        .map(|started| (completed_at - started).max(0) * 1000);
+    turn.completed_at = Some(end.completed_at);
+    // The recorded duration is the one `turn/completed` reported; only lines written before it
+    // was recorded fall back to the whole seconds between the two timestamps.
+    turn.duration_ms = end.duration_ms.or_else(|| {
+        turn.started_at
+            .map(|started| (end.completed_at - started).max(0).saturating_mul(1000))
+    });
 }
 
 /// The thread's last persisted token usage, as the notification a resume sends after its

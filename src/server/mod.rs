@@ -4,18 +4,18 @@
 //! Only this layer knows JSON-RPC. It talks to `core` for threads and turns and never sees wire
 //! types.
 
-pub mod context;
-pub mod convert;
-pub mod dispatch;
-pub mod errors;
-pub mod fanout;
-pub mod handlers;
-pub mod history;
-pub mod outgoing;
-pub mod projection;
+pub(crate) mod context;
+pub(crate) mod convert;
+pub(crate) mod dispatch;
+pub(crate) mod errors;
+pub(crate) mod fanout;
+pub(crate) mod handlers;
+pub(crate) mod history;
+pub(crate) mod outgoing;
+pub(crate) mod projection;
 pub mod schema;
-pub mod server_requests;
-pub mod shutdown;
+pub(crate) mod server_requests;
+pub(crate) mod shutdown;
 pub mod stdio;
 
 use std::sync::{Arc, Mutex};
@@ -23,7 +23,6 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::core::{CoreError, ThreadManager};
@@ -64,13 +63,13 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let output_closed = ends.output_closed.clone();
-    let writer_finish = CancellationToken::new();
+    let lifecycle = shutdown::Lifecycle::default();
     let (lines_tx, lines_rx) = mpsc::channel(OUTGOING_CAPACITY);
     let writer = tokio::spawn(stdio::run_writer(
         output,
         lines_rx,
         output_closed.clone(),
-        writer_finish.clone(),
+        lifecycle.writer_finish.clone(),
     ));
     let max_line_bytes = config.max_line_bytes;
     let threads = ThreadManager::new(config.home.clone())?;
@@ -86,11 +85,7 @@ where
         outgoing,
         connection: Mutex::new(ConnectionState::default()),
         loaded: Mutex::new(LoadedThreads::default()),
-        projections: TaskTracker::new(),
-        projections_stop: CancellationToken::new(),
-        output_abandoned: CancellationToken::new(),
-        handlers: TaskTracker::new(),
-        handlers_stop: CancellationToken::new(),
+        lifecycle,
     });
     let (ingress_tx, ingress_rx) = mpsc::channel(context.config.ingress_queue_capacity);
     let dispatcher = tokio::spawn(dispatch::run_dispatcher(context.clone(), ingress_rx));
@@ -102,7 +97,10 @@ where
         }
         other => tracing::info!(reason = ?other, "connection input ended; shutting down"),
     }
-    shutdown::graceful(context, dispatcher, writer, writer_finish).await;
+    context
+        .lifecycle
+        .shut_down(&context, dispatcher, writer)
+        .await;
     // Turns and command/exec requests killed their commands as they ended; this catches what
     // is left (a command whose task never got to clean up), so nothing outlives the daemon.
     crate::core::tools::process_tree::kill_all().await;

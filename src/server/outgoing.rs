@@ -28,6 +28,26 @@ pub const OUTGOING_CAPACITY: usize = 256;
 #[error("the connection's output is closed")]
 pub struct OutputClosed;
 
+/// The right to answer one request. Made once per request id as the request is read, and consumed
+/// by its answer: a request cannot be answered twice, and only the code that holds it
+/// (`handlers::handle`, or the dispatcher refusing a request before it reaches a handler) can
+/// answer at all.
+#[must_use = "every request gets exactly one response"]
+#[derive(Debug)]
+pub(crate) struct Responder {
+    id: RequestId,
+}
+
+impl Responder {
+    pub(super) fn new(id: RequestId) -> Responder {
+        Responder { id }
+    }
+
+    pub(crate) fn id(&self) -> &RequestId {
+        &self.id
+    }
+}
+
 #[derive(Clone)]
 pub struct OutgoingSender {
     lines_tx: mpsc::Sender<Bytes>,
@@ -56,27 +76,43 @@ impl OutgoingSender {
             .unwrap_or(false)
     }
 
-    pub async fn send_response<T: Serialize>(
+    /// Answers a request with its result.
+    pub(crate) async fn send_response<T: Serialize>(
         &self,
-        id: &RequestId,
+        to: Responder,
         result: &T,
     ) -> Result<(), OutputClosed> {
         self.send_value(&ResponseEnvelope {
             jsonrpc: JSONRPC_VERSION,
-            id,
+            id: &to.id,
             result,
         })
         .await
     }
 
-    pub async fn send_error(
+    /// Answers a request with an error.
+    pub(crate) async fn send_error(
         &self,
-        id: Option<&RequestId>,
+        to: Responder,
         error: &ErrorObject,
     ) -> Result<(), OutputClosed> {
         self.send_value(&ErrorEnvelope {
             jsonrpc: JSONRPC_VERSION,
-            id,
+            id: Some(&to.id),
+            error,
+        })
+        .await
+    }
+
+    /// An error about a line that carries no usable request id (not JSON, too long, not a
+    /// request object): sent with `"id": null`.
+    pub(crate) async fn send_error_without_id(
+        &self,
+        error: &ErrorObject,
+    ) -> Result<(), OutputClosed> {
+        self.send_value(&ErrorEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            id: None,
             error,
         })
         .await

@@ -1,6 +1,6 @@
 //! The projection from core events to protocol notifications: a pure reducer, one per thread.
 //! `(state, EventMsg) → notifications`, no I/O. Notifications come out in the order core emitted
-//! the events, which keeps PROTOCOL.md §9's ordering rules.
+//! the events, which keeps the ordering rules of docs/PROTOCOL.md §9.
 
 use std::collections::HashMap;
 

@@ -7,7 +7,7 @@
 //! client's reply (a malformed one counts as a decline / an invalid tool answer), by the timeout,
 //! when its turn ends, or when the connection goes away — so no waiter ever hangs.
 //! Approvals announce their end with `serverRequest/resolved`; client-tool calls do not
-//! (PROTOCOL.md §8.3).
+//! (docs/PROTOCOL.md §8).
 //!
 //! Each pending entry owns its timeout task through a [`TimeoutTimer`]: whichever way the entry
 //! leaves the map, dropping it aborts the timer, so an answered request leaves no task behind.
@@ -45,8 +45,6 @@ pub const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 struct PendingRequest {
     thread_id: String,
     turn_id: String,
-    /// Approvals announce their end with `serverRequest/resolved`.
-    announces_resolution: bool,
     reply_kind: ReplyKind,
     reply: ReplySlot,
     /// Aborts the timeout task when the entry is dropped (answered, ended, drained).
@@ -97,7 +95,8 @@ impl ServerRequests {
     }
 
     /// Number of requests waiting for an answer.
-    pub fn pending_count(&self) -> usize {
+    #[cfg(test)]
+    fn pending_count(&self) -> usize {
         self.pending().len()
     }
 
@@ -115,8 +114,6 @@ impl ServerRequests {
                 PendingRequest {
                     thread_id: thread_id.to_string(),
                     turn_id: request.turn_id.clone(),
-                    // Requests that put a question to the user say when it is settled.
-                    announces_resolution: reply_kind != ReplyKind::ToolResult,
                     reply_kind,
                     reply: request.reply,
                     timer,
@@ -208,7 +205,7 @@ impl ServerRequests {
     }
 
     async fn announce(&self, request: &PendingRequest, id: i64) {
-        if !request.announces_resolution {
+        if !request.reply_kind.announces_resolution() {
             return;
         }
         let notification =
@@ -227,6 +224,14 @@ enum ReplyKind {
     ToolResult,
     UserAnswers,
     Elicitation,
+}
+
+impl ReplyKind {
+    /// Requests that put a question to the user (approvals, questions) say when it is settled
+    /// with `serverRequest/resolved`; a client tool call's result needs no announcement.
+    fn announces_resolution(self) -> bool {
+        self != ReplyKind::ToolResult
+    }
 }
 
 /// The protocol form of a core request and the reply it expects.

@@ -1,12 +1,14 @@
 //! Shutdown: on stdin EOF, SIGTERM/SIGINT/SIGHUP or a closed stdout, interrupt running turns (each records its end and
 //! emits `turn/completed`), drain notifications, flush rollouts, and exit 0 — bounded in time so
-//! a stuck client cannot hold the process.
+//! a stuck client cannot hold the process. [`Lifecycle`] owns every task tracker and stop token of
+//! a connection and [`Lifecycle::shut_down`] is the one place that stops them, in the order
+//! documented there (and in docs/ARCHITECTURE.md §4).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::context::ServerContext;
 
@@ -95,58 +97,92 @@ fn hangup_ignored_at_start() -> bool {
     }
 }
 
-/// Ends turns, drains notifications and the writer, within [`SHUTDOWN_BUDGET`].
-pub async fn graceful(
-    context: Arc<ServerContext>,
-    dispatcher: JoinHandle<()>,
-    writer: JoinHandle<()>,
-    writer_finish: CancellationToken,
-) {
-    // The client is gone or going. Interrupt the turns first, then answer their pending requests
-    // `Cancelled`: in the other order a turn could take the unanswered request as a plain refusal,
-    // sample again and complete before the interruption reached it.
-    context.threads.interrupt_all();
-    context.server_requests.drain();
-    let drain = async {
-        // Interrupt turns while the dispatcher drains, not after: a client that stopped reading
-        // stdout can keep the dispatcher stuck on a response, and the turns must still record
-        // their end and be fsynced within the budget. The dispatcher ends once the ingress
-        // sender is gone (the caller dropped it) and the queue is empty.
-        let dispatcher_done = async {
-            let _ = dispatcher.await;
+/// A connection's tasks beside the read loop, and the tokens that stop them. The dispatcher and
+/// the writer are joined by handle; everything else a request or a thread starts is on one of the
+/// two trackers, so nothing outlives the connection.
+#[derive(Default)]
+pub(crate) struct Lifecycle {
+    /// Request handlers that run beside the dispatcher: concurrent reads, `command/exec`, and a
+    /// line's routing cut short by shutdown.
+    pub(crate) handlers: TaskTracker,
+    /// Cancelled at phase 4: long-running handlers (`command/exec`) stop early.
+    pub(crate) handlers_stop: CancellationToken,
+    /// The per-thread projection tasks and idle-unload timers.
+    pub(crate) projections: TaskTracker,
+    /// Cancelled at phase 5, once every turn has ended: projection tasks drain and stop.
+    pub(crate) projections_stop: CancellationToken,
+    /// Cancelled at phase 3, when shutdown gives up on a client that stopped reading stdout:
+    /// projections then drop notifications instead of waiting, so turns can still end and record.
+    pub(crate) output_abandoned: CancellationToken,
+    /// Cancelled at phase 6: the writer writes what is queued, flushes and ends.
+    pub(crate) writer_finish: CancellationToken,
+}
+
+impl Lifecycle {
+    /// Stops the connection, in this order, within [`SHUTDOWN_BUDGET`]:
+    ///
+    /// 1. interrupt every turn, then answer pending server requests `Cancelled` (in the other
+    ///    order a turn could take the missing answer as a refusal and sample again);
+    /// 2. wait for the turns (each records and fsyncs its end) and the dispatcher (it answers
+    ///    what was queued) together;
+    /// 3. at half the budget, abandon the client's output (`output_abandoned`);
+    /// 4. stop and wait for the handlers (`handlers_stop`), ending turns that requests queued at
+    ///    EOF started meanwhile;
+    /// 5. stop and wait for the projections (`projections_stop`): each drains what its thread
+    ///    already emitted first;
+    /// 6. finish the writer (`writer_finish`) and give it a last 200 ms.
+    pub(crate) async fn shut_down(
+        &self,
+        context: &ServerContext,
+        dispatcher: JoinHandle<()>,
+        writer: JoinHandle<()>,
+    ) {
+        // Phase 1.
+        context.threads.interrupt_all();
+        context.server_requests.drain();
+        let drain = async {
+            // Phase 2. The dispatcher ends once the ingress sender is gone (the caller dropped
+            // it) and the queue is empty; a client that stopped reading stdout can keep it
+            // stuck on a response, which is why the turns do not wait for it.
+            let dispatcher_done = async {
+                let _ = dispatcher.await;
+            };
+            // Phase 3: the turns' ends must reach the rollout even if their notifications
+            // never reach the client.
+            let abandon_output = async {
+                tokio::time::sleep(SHUTDOWN_BUDGET / 2).await;
+                self.output_abandoned.cancel();
+            };
+            let turns_and_dispatcher = async {
+                tokio::join!(context.threads.shutdown(), dispatcher_done);
+            };
+            tokio::pin!(turns_and_dispatcher);
+            tokio::select! {
+                _ = &mut turns_and_dispatcher => {}
+                _ = abandon_output => turns_and_dispatcher.await,
+            }
+            // Phase 4. The manager again, for threads that requests still queued at EOF loaded
+            // meanwhile; turns started after the first call are cancelled at once by the
+            // manager's shutdown token.
+            self.handlers_stop.cancel();
+            context.threads.shutdown().await;
+            self.handlers.close();
+            self.handlers.wait().await;
+            // Phase 5.
+            self.projections_stop.cancel();
+            self.projections.close();
+            self.projections.wait().await;
         };
-        // Past half the budget, stop waiting on the client's output: the turns' ends must reach
-        // the rollout even if their notifications never reach the client.
-        let abandon_output = async {
-            tokio::time::sleep(SHUTDOWN_BUDGET / 2).await;
-            context.output_abandoned.cancel();
-        };
-        let turns_and_dispatcher = async {
-            tokio::join!(context.threads.shutdown(), dispatcher_done);
-        };
-        tokio::pin!(turns_and_dispatcher);
-        tokio::select! {
-            _ = &mut turns_and_dispatcher => {}
-            _ = abandon_output => turns_and_dispatcher.await,
+        if tokio::time::timeout(SHUTDOWN_BUDGET, drain).await.is_err() {
+            tracing::warn!("shutdown budget exceeded; exiting with work still pending");
         }
-        context.handlers_stop.cancel();
-        // Again, for threads that requests still queued at EOF loaded meanwhile; turns started
-        // after the first call are cancelled at once by the manager's shutdown token.
-        context.threads.shutdown().await;
-        context.handlers.close();
-        context.handlers.wait().await;
-        context.projections_stop.cancel();
-        context.projections.close();
-        context.projections.wait().await;
-    };
-    if tokio::time::timeout(SHUTDOWN_BUDGET, drain).await.is_err() {
-        tracing::warn!("shutdown budget exceeded; exiting with work still pending");
-    }
-    writer_finish.cancel();
-    if tokio::time::timeout(Duration::from_millis(200), writer)
-        .await
-        .is_err()
-    {
-        tracing::warn!("stdout writer did not finish in time");
+        // Phase 6.
+        self.writer_finish.cancel();
+        if tokio::time::timeout(Duration::from_millis(200), writer)
+            .await
+            .is_err()
+        {
+            tracing::warn!("stdout writer did not finish in time");
+        }
     }
 }

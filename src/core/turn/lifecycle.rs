@@ -2,6 +2,10 @@
 //! starts; ending consumes it (so a second end does not compile), and dropping it without an end
 //! — a panic, a task torn down — still emits one `TurnEnded` (failed) and frees the thread for
 //! the next turn. Every path out of a turn therefore produces exactly one terminal event.
+//!
+//! The turn's clock stops once, in [`TurnEnd::stop`]: the rollout's end line and the terminal
+//! event carry the same completion time and duration, so `thread/read` reports what
+//! `turn/completed` did.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,6 +28,16 @@ pub(crate) struct TurnEnd {
     thread: Option<Arc<Thread>>,
     /// Cancelled after the terminal event is sent, releasing a turn queued behind this one.
     finished: CancellationToken,
+    /// The completion time and duration, fixed by the first [`TurnEnd::stop`].
+    stopped: Option<TurnTimes>,
+}
+
+/// When a turn completed (Unix seconds) and how long it ran (milliseconds, measured on a
+/// monotonic clock, not derived from the whole-second timestamps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TurnTimes {
+    pub completed_at: i64,
+    pub duration_ms: i64,
 }
 
 impl TurnEnd {
@@ -41,7 +55,16 @@ impl TurnEnd {
             events_tx,
             thread,
             finished,
+            stopped: None,
         }
+    }
+
+    /// Stops the turn's clock (once; later calls return the same times).
+    pub(crate) fn stop(&mut self) -> TurnTimes {
+        *self.stopped.get_or_insert_with(|| TurnTimes {
+            completed_at: now_unix_seconds(),
+            duration_ms: i64::try_from(self.clock.elapsed().as_millis()).unwrap_or(i64::MAX),
+        })
     }
 
     /// The terminal event for `outcome`; frees the thread's active slot first, so the next
@@ -50,12 +73,13 @@ impl TurnEnd {
         if let Some(thread) = self.thread.take() {
             thread.turn_ended(&self.turn_id);
         }
+        let times = self.stop();
         EventMsg::TurnEnded {
             turn_id: self.turn_id.clone(),
             outcome,
             started_at: self.started_at,
-            completed_at: now_unix_seconds(),
-            duration_ms: i64::try_from(self.clock.elapsed().as_millis()).unwrap_or(i64::MAX),
+            completed_at: times.completed_at,
+            duration_ms: times.duration_ms,
         }
     }
 
@@ -83,10 +107,38 @@ impl Drop for TurnEnd {
         };
         tracing::error!(turn_id = %self.turn_id, "turn dropped without ending; ending it as failed");
         let event = self.terminal_event(TurnOutcome::Failed(error));
-        if self.events_tx.try_send(event).is_err() {
-            tracing::warn!(turn_id = %self.turn_id, "could not deliver the failed turn end");
+        let finished = self.finished.clone();
+        let event = match self.events_tx.try_send(event) {
+            Ok(()) => {
+                finished.cancel();
+                return;
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                tracing::debug!(turn_id = %self.turn_id, "event receiver gone at turn end");
+                finished.cancel();
+                return;
+            }
+            Err(mpsc::error::TrySendError::Full(event)) => event,
+        };
+        // A full queue (a slow client) must not lose the one terminal event: a task waits for
+        // room, and only then releases the turn queued behind this one, as `end` does.
+        let events_tx = self.events_tx.clone();
+        let turn_id = self.turn_id.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if events_tx.send(event).await.is_err() {
+                        tracing::debug!(%turn_id, "event receiver gone at turn end");
+                    }
+                    finished.cancel();
+                });
+            }
+            Err(_) => {
+                // No runtime left means the daemon is exiting: nobody is left to read it.
+                tracing::warn!(%turn_id, "could not deliver the failed turn end");
+                finished.cancel();
+            }
         }
-        self.finished.cancel();
     }
 }
 
@@ -127,5 +179,70 @@ mod tests {
         });
         assert!(task.await.is_err());
         assert_eq!(ended(&mut events_rx), vec!["failed"]);
+    }
+
+    #[tokio::test]
+    async fn a_turn_dropped_while_the_event_queue_is_full_still_delivers_its_end() {
+        let (events_tx, mut events_rx) = mpsc::channel(1);
+        let finished = CancellationToken::new();
+        // A slow client: the queue is full when the turn dies.
+        assert!(events_tx
+            .try_send(EventMsg::Warning {
+                message: "queued".into()
+            })
+            .is_ok());
+        let guard_tx = events_tx.clone();
+        let guard_finished = finished.clone();
+        let task = tokio::spawn(async move {
+            let _end = TurnEnd::new("t".into(), 0, guard_tx, None, guard_finished);
+            panic!("tool crashed");
+        });
+        assert!(task.await.is_err());
+        assert!(
+            !finished.is_cancelled(),
+            "the next turn is released only once the end is delivered"
+        );
+        assert!(matches!(
+            events_rx.recv().await,
+            Some(EventMsg::Warning { .. })
+        ));
+        let end = tokio::time::timeout(std::time::Duration::from_secs(5), events_rx.recv()).await;
+        assert!(
+            matches!(
+                &end,
+                Ok(Some(EventMsg::TurnEnded {
+                    outcome: TurnOutcome::Failed(_),
+                    ..
+                }))
+            ),
+            "{end:?}"
+        );
+        tokio::time::timeout(std::time::Duration::from_secs(5), finished.cancelled())
+            .await
+            .unwrap_or_else(|_| panic!("the turn's finish was never signalled"));
+    }
+
+    #[tokio::test]
+    async fn the_clock_stops_once_and_the_terminal_event_carries_the_same_times() {
+        let (events_tx, mut events_rx) = mpsc::channel(8);
+        let mut end = TurnEnd::new("t".into(), 0, events_tx, None, CancellationToken::new());
+        let first = end.stop();
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert_eq!(end.stop(), first);
+        end.end(TurnOutcome::Interrupted).await;
+        match events_rx.try_recv() {
+            Ok(EventMsg::TurnEnded {
+                completed_at,
+                duration_ms,
+                ..
+            }) => assert_eq!(
+                TurnTimes {
+                    completed_at,
+                    duration_ms
+                },
+                first
+            ),
+            other => panic!("unexpected {other:?}"),
+        }
     }
 }

@@ -99,7 +99,7 @@ impl TurnContext {
 pub(crate) async fn run_turn(mut turn: TurnContext) {
     turn.skills_instructions = find_skills_instructions(&turn).await;
     let started_at = now_unix_seconds();
-    let end = lifecycle::TurnEnd::new(
+    let mut end = lifecycle::TurnEnd::new(
         turn.turn_id.clone(),
         started_at,
         turn.thread.events_tx.clone(),
@@ -133,7 +133,8 @@ pub(crate) async fn run_turn(mut turn: TurnContext) {
         turn.record_history(ResponseItem::user_text(TURN_ABORTED_NOTE))
             .await;
     }
-    record_turn_end(&turn, &outcome).await;
+    let times = end.stop();
+    record_turn_end(&turn, &outcome, times).await;
     end.end(outcome).await;
 }
 
@@ -142,7 +143,7 @@ pub(crate) async fn run_turn(mut turn: TurnContext) {
 pub(crate) async fn run_compaction_turn(mut turn: TurnContext) {
     turn.skills_instructions = find_skills_instructions(&turn).await;
     let started_at = now_unix_seconds();
-    let end = lifecycle::TurnEnd::new(
+    let mut end = lifecycle::TurnEnd::new(
         turn.turn_id.clone(),
         started_at,
         turn.thread.events_tx.clone(),
@@ -166,7 +167,8 @@ pub(crate) async fn run_compaction_turn(mut turn: TurnContext) {
         Err(outcome) => outcome,
     };
     turn.thread.close_turn(&turn.turn_id);
-    record_turn_end(&turn, &outcome).await;
+    let times = end.stop();
+    record_turn_end(&turn, &outcome, times).await;
     end.end(outcome).await;
 }
 
@@ -365,7 +367,7 @@ pub(crate) async fn persist_turn_item(turn: &TurnContext, item: &TurnItem) {
 }
 
 /// Writes the turn's end to the rollout and syncs it: the turn boundary is durable.
-async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome) {
+async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: lifecycle::TurnTimes) {
     let error = match outcome {
         TurnOutcome::Failed(error) => serde_json::to_value(error).ok(),
         _ => None,
@@ -374,7 +376,8 @@ async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome) {
         turn_id: turn.turn_id.clone(),
         status: outcome.status().to_string(),
         error,
-        completed_at: now_unix_seconds(),
+        completed_at: times.completed_at,
+        duration_ms: Some(times.duration_ms),
     })
     .await;
     if let Some(rollout) = &turn.thread.rollout {

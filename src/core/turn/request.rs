@@ -79,7 +79,7 @@ fn reasoning_field(settings: &ThreadSettings) -> Option<Reasoning> {
     })
 }
 
-/// The `text` control that makes the final message follow `schema` (PROTOCOL.md §5.1).
+/// The `text` control that makes the final message follow `schema` (docs/PROTOCOL.md §5.1).
 fn text_format(schema: &serde_json::Value) -> serde_json::Value {
     serde_json::json!({
         "format": {

@@ -2,7 +2,7 @@
 //! then drain the tools the response started — on every way out, so no call is left without
 //! its output.
 //!
-//! Invariants (design notes 000/001/003): at most one active item (see [`super::active_item`]);
+//! Invariants (docs/ARCHITECTURE.md §6): at most one active item (see [`super::active_item`]);
 //! `completed` is the only success barrier — it flushes the parser of an item that never got
 //! `done`, and sets follow-up when `end_turn == false`; after the stream, in-flight tools are
 //! awaited in call order and each output recorded (live history, then rollout); only then is

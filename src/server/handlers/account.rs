@@ -11,12 +11,12 @@ use crate::protocol::account::{
     CancelLoginAccountParams, CancelLoginAccountResponse, CancelLoginAccountStatus,
     GetAccountParams, GetAccountResponse, LoginAccountParams, LoginAccountResponse,
 };
-use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::ServerNotification;
 use crate::protocol::turn::EmptyResponse;
 
 use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
+use super::reply::{After, Reply};
 
 /// The reference's ChatGPT and Bedrock sign-in kinds: recognised, so the error can say what
 /// openturn offers instead of calling them unknown.
@@ -49,7 +49,30 @@ pub async fn account_read(
 /// that order, after the answer, as the reference does).
 pub async fn account_login_start(
     context: &ServerContext,
-    id: &RequestId,
+    params: LoginAccountParams,
+) -> Reply<LoginAccountResponse> {
+    match login_start(context, params).await {
+        Ok(()) => {
+            let completed = AccountLoginCompletedNotification {
+                login_id: None,
+                success: true,
+                error: None,
+                onboarding_entrypoint: None,
+            };
+            Reply::then(
+                LoginAccountResponse::ApiKey,
+                vec![
+                    After::Notify(ServerNotification::AccountLoginCompleted(completed)),
+                    After::Notify(auth_mode_updated(Some("apikey"))),
+                ],
+            )
+        }
+        Err(error) => Reply::plain(Err(error)),
+    }
+}
+
+async fn login_start(
+    context: &ServerContext,
     params: LoginAccountParams,
 ) -> Result<(), HandlerError> {
     let key = match params.kind.as_str() {
@@ -80,22 +103,6 @@ pub async fn account_login_start(
         .map_err(|error| HandlerError::Internal(error.to_string()))?
         .map_err(|error| HandlerError::Internal(error.to_string()))?;
     tracing::info!("an API key was stored by account/login/start");
-    let _ = context
-        .outgoing
-        .send_response(id, &LoginAccountResponse::ApiKey)
-        .await;
-    let completed = AccountLoginCompletedNotification {
-        login_id: None,
-        success: true,
-        error: None,
-        onboarding_entrypoint: None,
-    };
-    send(
-        context,
-        ServerNotification::AccountLoginCompleted(completed),
-    )
-    .await;
-    announce_auth_mode(context, Some("apikey")).await;
     Ok(())
 }
 
@@ -114,28 +121,29 @@ pub fn account_login_cancel(
 }
 
 /// Removes the stored key, answers, then announces `account/updated` with no auth mode.
-pub async fn account_logout(context: &ServerContext, id: &RequestId) -> Result<(), HandlerError> {
+pub async fn account_logout(context: &ServerContext) -> Reply<EmptyResponse> {
     let home = context.config.home.clone();
     let removed = tokio::task::spawn_blocking(move || remove_api_key(&home))
         .await
-        .map_err(|error| HandlerError::Internal(error.to_string()))?
-        .map_err(|error| HandlerError::Internal(error.to_string()))?;
-    if removed {
-        tracing::info!("the stored API key was removed by account/logout");
+        .map_err(|error| HandlerError::Internal(error.to_string()))
+        .and_then(|removed| removed.map_err(|error| HandlerError::Internal(error.to_string())));
+    match removed {
+        Ok(removed) => {
+            if removed {
+                tracing::info!("the stored API key was removed by account/logout");
+            }
+            Reply::then(
+                EmptyResponse {},
+                vec![After::Notify(auth_mode_updated(None))],
+            )
+        }
+        Err(error) => Reply::plain(Err(error)),
     }
-    let _ = context.outgoing.send_response(id, &EmptyResponse {}).await;
-    announce_auth_mode(context, None).await;
-    Ok(())
 }
 
-async fn announce_auth_mode(context: &ServerContext, auth_mode: Option<&str>) {
-    let updated = AccountUpdatedNotification {
+fn auth_mode_updated(auth_mode: Option<&str>) -> ServerNotification {
+    ServerNotification::AccountUpdated(AccountUpdatedNotification {
         auth_mode: auth_mode.map(str::to_string),
         plan_type: None,
-    };
-    send(context, ServerNotification::AccountUpdated(updated)).await;
-}
-
-async fn send(context: &ServerContext, notification: ServerNotification) {
-    let _ = context.outgoing.send_notification(&notification).await;
+    })
 }

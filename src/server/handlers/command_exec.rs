@@ -34,14 +34,12 @@ use crate::core::tools::process_tree::{self, ProcessTree};
 use crate::core::CommandSandbox;
 use crate::protocol::command::{CommandExecParams, CommandExecResponse};
 use crate::protocol::common::SandboxPolicy;
-use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{CommandExecOutputDeltaNotification, ServerNotification};
 use crate::sandbox::SandboxError;
 
 use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
-use super::respond;
 
 /// Defaults when the client names none.
 const DEFAULT_TIMEOUT_MS: u64 = 10_000;
@@ -53,13 +51,13 @@ const READ_CHUNK: usize = 8 * 1024;
 /// still hold its pipes) before the readers stop.
 const OUTPUT_GRACE_AFTER_EXIT: Duration = Duration::from_secs(2);
 
-pub fn spawn_command_exec(context: &Arc<ServerContext>, id: RequestId, params: CommandExecParams) {
-    let context_for_task = context.clone();
-    context.handlers.spawn(async move {
-        let context = context_for_task;
-        let result = run(&context, params).await;
-        respond(&context, &id, result).await;
-    });
+/// `command/exec`: runs the command to its end. It may take minutes, so `handlers::handle` runs
+/// it on a task of its own; its one response is sent when the command is over.
+pub async fn command_exec(
+    context: &Arc<ServerContext>,
+    params: CommandExecParams,
+) -> Result<CommandExecResponse, HandlerError> {
+    run(context, params).await
 }
 
 async fn run(
@@ -79,7 +77,7 @@ async fn run(
             .output_bytes_cap
             .map_or(DEFAULT_OUTPUT_CAP, |c| c as usize)
     });
-    let mut readers = OutputReaders::new(&context.handlers_stop);
+    let mut readers = OutputReaders::new(&context.lifecycle.handlers_stop);
     if let Some(pipe) = child.stdout.take() {
         readers.spawn(
             OutputStream::Stdout,
@@ -204,7 +202,7 @@ async fn wait_for_exit(
             let _ = child.wait().await;
             return Ok(TIMEOUT_EXIT_CODE);
         }
-        _ = context.handlers_stop.cancelled() => {
+        _ = context.lifecycle.handlers_stop.cancelled() => {
             tree.kill();
             child.wait().await
         }

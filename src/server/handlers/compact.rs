@@ -4,32 +4,24 @@
 use std::sync::Arc;
 
 use crate::protocol::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
-use crate::protocol::jsonrpc::RequestId;
 
 use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
-use super::respond_error;
+use super::reply::{After, Reply};
 
-pub async fn thread_compact_start(
+pub(crate) fn thread_compact_start(
     context: &Arc<ServerContext>,
-    id: &RequestId,
     params: ThreadCompactStartParams,
-) {
-    let started = context
+) -> Reply<ThreadCompactStartResponse> {
+    match context
         .threads
         .get(&params.thread_id)
         .and_then(|thread| thread.start_compaction())
-        .map_err(HandlerError::from);
-    match started {
-        Ok(started) => {
-            let _ = context
-                .outgoing
-                .send_response(id, &ThreadCompactStartResponse {})
-                .await;
-            if let Some(gate) = started.gate {
-                gate.open();
-            }
-        }
-        Err(error) => respond_error(context, id, &error).await,
+    {
+        Ok(started) => Reply::then(
+            ThreadCompactStartResponse {},
+            started.gate.map(After::OpenGate).into_iter().collect(),
+        ),
+        Err(error) => Reply::plain(Err(HandlerError::from(error))),
     }
 }

@@ -30,16 +30,18 @@ use super::super::errors::HandlerError;
 
 const DEFAULT_EFFORTS: &[&str] = &["low", "medium", "high"];
 
-/// One `configWarning` per warning, in the order they were found.
-pub async fn send_config_warnings(context: &ServerContext, warnings: &[ConfigWarning]) {
-    for warning in warnings {
-        let notification = ServerNotification::ConfigWarning(ConfigWarningNotification {
-            summary: warning.summary.clone(),
-            details: None,
-            path: warning.path.as_ref().map(|path| path.display().to_string()),
-        });
-        let _ = context.outgoing.send_notification(&notification).await;
-    }
+/// One `configWarning` notification per warning, in the order they were found.
+pub fn config_warnings(warnings: &[ConfigWarning]) -> Vec<ServerNotification> {
+    warnings
+        .iter()
+        .map(|warning| {
+            ServerNotification::ConfigWarning(ConfigWarningNotification {
+                summary: warning.summary.clone(),
+                details: None,
+                path: warning.path.as_ref().map(|path| path.display().to_string()),
+            })
+        })
+        .collect()
 }
 
 pub fn model_list(

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::core::settings::DEFAULT_INSTRUCTIONS;
-use crate::core::{PersistedSettings, Thread, ThreadId, ThreadSettings, ThreadSpawn};
+use crate::core::{
+    resolve_thread_settings, ConfiguredSettings, SavedSettings, SettingsOverrides, Thread,
+    ThreadId, ThreadSettings, ThreadSpawn,
+};
 use crate::protocol::common::ApprovalsReviewer;
-use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{
     ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
     TokenUsageUpdatedNotification, WarningNotification,
@@ -17,28 +18,56 @@ use crate::protocol::thread::{
     self as proto, ThreadForkParams, ThreadResumeParams, ThreadResumeResponse, ThreadStartParams,
     ThreadStartResponse, ThreadStatus,
 };
-use crate::rollout::{IndexEntry, RolloutContents, SessionMeta};
+use crate::rollout::{IndexEntry, RolloutContents};
 
 use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::fanout::spawn_thread_projection;
 use super::super::history::{last_token_usage, turns_from_items, turns_page};
-use super::respond_error;
-use super::thread_read::{blocking, load_contents, local_environment, thread_from_entry};
+use super::reply::{After, Reply};
+use super::thread_object::thread_object;
+use super::thread_read::{blocking, load_contents};
 
+/// `thread/start`: response, then the thread is announced with `thread/started`.
 pub async fn thread_start(
-    context: &Arc<ServerContext>,
+    context: &ServerContext,
     params: ThreadStartParams,
+) -> Reply<ThreadStartResponse> {
+    let mut before = Vec::new();
+    let result = start(context, &params, &mut before).await;
+    announced(result).preceded_by(before)
+}
+
+async fn start(
+    context: &ServerContext,
+    params: &ThreadStartParams,
+    before: &mut Vec<ServerNotification>,
 ) -> Result<(ThreadStartResponse, ThreadSpawn), HandlerError> {
-    let config = thread_config(context, &params).await?;
-    let settings = settings_from(context, &config, &params, None)?;
+    let config = thread_config(context, params, before)?;
+    let settings = settings_from(context, &config, params, None)?;
     let spawn = context
         .threads
         .start_thread(settings, params.ephemeral.unwrap_or(false))
         .await?;
     let response = start_response(&spawn.thread, ThreadStatus::Idle, None);
     Ok((response, spawn))
+}
+
+/// The reply of a request that hands out a new thread: the response, then the thread is
+/// announced (its turns left out: `thread/started` carries none).
+fn announced(
+    result: Result<(ThreadStartResponse, ThreadSpawn), HandlerError>,
+) -> Reply<ThreadStartResponse> {
+    match result {
+        Ok((mut response, spawn)) => {
+            let turns = std::mem::take(&mut response.thread.turns);
+            let thread = response.thread.clone();
+            response.thread.turns = turns;
+            Reply::then(response, vec![After::Announce(Box::new((thread, spawn)))])
+        }
+        Err(error) => Reply::plain(Err(error)),
+    }
 }
 
 /// After the response: start forwarding the thread's events, subscribe, then announce it.
@@ -63,31 +92,36 @@ pub async fn announce_started(
     started.start_mcp_servers().await;
 }
 
-/// `thread/resume`: loads (or re-subscribes to) a thread and returns its turns.
+/// `thread/resume`: loads (or re-subscribes to) a thread and returns its turns. Loading
+/// announces the thread's status before the response; the last known usage follows it
+/// (docs/PROTOCOL.md §4), so a client's usage meter is right before the next turn.
 pub async fn thread_resume(
     context: &Arc<ServerContext>,
-    id: &RequestId,
     params: ThreadResumeParams,
-) {
-    match resume(context, &params).await {
+) -> Reply<ThreadResumeResponse> {
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    let (result, after) = match resume(context, &params, &mut before, &mut after).await {
         Ok((response, usage)) => {
-            let _ = context.outgoing.send_response(id, &response).await;
-            // The last known usage follows the response (PROTOCOL.md §4), so a client's usage
-            // meter is right before the next turn.
-            if let Some(usage) = usage {
-                let _ = context
-                    .outgoing
-                    .send_notification(&ServerNotification::TokenUsageUpdated(usage))
-                    .await;
-            }
+            after.extend(
+                usage.map(|usage| After::Notify(ServerNotification::TokenUsageUpdated(usage))),
+            );
+            (Ok(response), after)
         }
-        Err(error) => respond_error(context, id, &error).await,
+        Err(error) => (Err(error), Vec::new()),
+    };
+    Reply {
+        before,
+        result,
+        after,
     }
 }
 
 async fn resume(
     context: &Arc<ServerContext>,
     params: &ThreadResumeParams,
+    before: &mut Vec<ServerNotification>,
+    after: &mut Vec<After>,
 ) -> Result<(ThreadResumeResponse, Option<TokenUsageUpdatedNotification>), HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
     let contents = match context.threads.get(&thread_id) {
@@ -95,33 +129,26 @@ async fn resume(
         Ok(thread) => Some(load_contents(thread.rollout_path()).await?),
         Err(_) => {
             let contents = load_contents_by_id(context, &thread_id).await?;
-            let config = thread_config(context, &params.overrides).await?;
+            let config = thread_config(context, &params.overrides, before)?;
             let settings = settings_from(context, &config, &params.overrides, Some(&contents))?;
             let spawn = context.threads.resume_thread(&contents, settings)?;
             let resumed = spawn.thread.clone();
             spawn_thread_projection(context, thread_id.clone(), spawn.events_rx);
-            // Loading announces the thread's status before the response (PROTOCOL.md §4).
-            let _ = context
-                .outgoing
-                .send_notification(&ServerNotification::ThreadStatusChanged(
-                    ThreadStatusChangedNotification {
-                        thread_id: thread_id.clone(),
-                        status: ThreadStatus::Idle,
-                    },
-                ))
-                .await;
-            resumed.start_mcp_servers().await;
+            before.push(ServerNotification::ThreadStatusChanged(
+                ThreadStatusChangedNotification {
+                    thread_id: thread_id.clone(),
+                    status: ThreadStatus::Idle,
+                },
+            ));
+            after.push(After::StartMcpServers(resumed));
             // Lines skipped while loading (a torn tail after a crash, unknown types) are worth
             // telling the client, not only the log.
-            for message in &contents.warnings {
-                let _ = context
-                    .outgoing
-                    .send_notification(&ServerNotification::Warning(WarningNotification {
-                        message: message.clone(),
-                        thread_id: Some(thread_id.clone()),
-                    }))
-                    .await;
-            }
+            before.extend(contents.warnings.iter().map(|message| {
+                ServerNotification::Warning(WarningNotification {
+                    message: message.clone(),
+                    thread_id: Some(thread_id.clone()),
+                })
+            }));
             Some(contents)
         }
     };
@@ -185,21 +212,19 @@ async fn resume(
 
 /// `thread/fork`: a new thread with a copy of the source's history; response, then
 /// `thread/started`.
-pub async fn thread_fork(context: &Arc<ServerContext>, id: &RequestId, params: ThreadForkParams) {
-    match fork(context, &params).await {
-        Ok((response, spawn)) => {
-            let _ = context.outgoing.send_response(id, &response).await;
-            let mut thread = response.thread;
-            thread.turns = Vec::new();
-            announce_started(context, thread, spawn).await;
-        }
-        Err(error) => respond_error(context, id, &error).await,
-    }
+pub async fn thread_fork(
+    context: &ServerContext,
+    params: ThreadForkParams,
+) -> Reply<ThreadStartResponse> {
+    let mut before = Vec::new();
+    let result = fork(context, &params, &mut before).await;
+    announced(result).preceded_by(before)
 }
 
 async fn fork(
-    context: &Arc<ServerContext>,
+    context: &ServerContext,
     params: &ThreadForkParams,
+    before: &mut Vec<ServerNotification>,
 ) -> Result<(ThreadStartResponse, ThreadSpawn), HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
     let ephemeral = params.overrides.ephemeral.unwrap_or(false);
@@ -214,7 +239,7 @@ async fn fork(
             .map_err(|_| crate::core::CoreError::NoRollout(thread_id.clone()))?,
         Err(_) => load_contents_by_id(context, &thread_id).await?,
     };
-    let config = thread_config(context, &params.overrides).await?;
+    let config = thread_config(context, &params.overrides, before)?;
     let settings = settings_from(context, &config, &params.overrides, Some(&source))?;
     let spawn = context
         .threads
@@ -262,23 +287,25 @@ async fn load_contents_by_id(
 }
 
 /// The daemon's configuration with the request's `config` object applied; what that object
-/// sets but openturn ignores is told to the client before the response.
-async fn thread_config(
+/// sets but openturn ignores is told to the client before the response (into `before`).
+fn thread_config(
     context: &ServerContext,
     params: &ThreadStartParams,
+    before: &mut Vec<ServerNotification>,
 ) -> Result<Config, HandlerError> {
     Ok(match &params.config {
         Some(overrides) => {
             let config = context.config.with_json_overrides(overrides)?;
-            super::config::send_config_warnings(context, &config.warnings).await;
+            before.extend(super::config::config_warnings(&config.warnings));
             config
         }
         None => context.config.clone(),
     })
 }
 
-/// Settings for a new or loaded thread: explicit params (and keys their `config` object names)
-/// win, then (for a persisted thread) what its rollout recorded, then configuration.
+/// Settings for a new or loaded thread: the configuration, what a persisted thread's rollout
+/// recorded and the params, resolved by core (`core::resolve_thread_settings`); this only
+/// converts the params into core's terms.
 fn settings_from(
     context: &ServerContext,
     config: &Config,
@@ -286,83 +313,57 @@ fn settings_from(
     persisted: Option<&RolloutContents>,
 ) -> Result<ThreadSettings, HandlerError> {
     check_model_param(params.model.as_deref())?;
-    let meta = persisted.map(|contents| &contents.meta);
-    let saved = persisted
-        .map(PersistedSettings::from_rollout)
-        .unwrap_or_default();
+    let requested = SettingsOverrides {
+        model: params.model.clone(),
+        provider_id: params.model_provider.clone(),
+        cwd: params.cwd.as_deref().map(absolute_cwd).transpose()?,
+        base_instructions: params.base_instructions.clone(),
+        developer_instructions: params.developer_instructions.clone(),
+        approval_policy: params.approval_policy.map(convert::approval_policy_in),
+        sandbox: params.sandbox.map(convert::sandbox_mode_in),
+        dynamic_tools: params
+            .dynamic_tools
+            .as_ref()
+            .map(|tools| convert::dynamic_tools_in(tools))
+            .transpose()
+            .map_err(HandlerError::InvalidParams)?,
+        service_tier: super::turn::upstream_service_tier(
+            params.service_tier.as_deref(),
+            "serviceTier",
+        )?,
+        ..SettingsOverrides::default()
+    };
     let config_names = |key: &str| params.config.as_ref().is_some_and(|c| c.contains_key(key));
-    // A saved value, unless the params' `config` object names its key.
-    let saved_unless = |key: &str, value: Option<String>| value.filter(|_| !config_names(key));
-    let (mut model, provider_id) = model_and_provider(config, params, meta);
-    if let (None, Some(saved_model)) = (&params.model, saved_unless("model", saved.model)) {
-        model = saved_model;
-    }
-    let provider = config.provider(&provider_id)?;
-    let cwd = match (&params.cwd, saved.cwd, meta) {
-        (Some(cwd), _, _) => absolute_cwd(cwd)?,
-        (None, Some(cwd), _) => cwd,
-        (None, None, Some(meta)) => PathBuf::from(&meta.cwd),
-        (None, None, None) => {
-            std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string()))?
-        }
-    };
-    let sandbox = params
-        .sandbox
-        .map(convert::sandbox_mode_in)
-        .or(saved.sandbox.filter(|_| !config_names("sandbox_mode")))
-        .unwrap_or(config.sandbox_mode);
-    // `[sandbox_workspace_write]` widens `workspace-write` only.
-    let workspace_write = sandbox == crate::core::SandboxMode::WorkspaceWrite;
-    let dynamic_tools = match (&params.dynamic_tools, saved.dynamic_tools) {
-        (Some(tools), _) => {
-            convert::dynamic_tools_in(tools).map_err(HandlerError::InvalidParams)?
-        }
-        (None, Some(tools)) => tools,
-        (None, None) => Vec::new(),
-    };
-    // Read before the literal below: its `context.connection()` guard lives to the statement's
-    // end, and taking the lock again inside it would deadlock.
+    resolve_thread_settings(
+        configured_settings(context, config),
+        persisted.map(SavedSettings::from_rollout),
+        &config_names,
+        requested,
+        |provider_id| Ok(config.provider(provider_id)?),
+        || std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string())),
+    )
+}
+
+/// The configuration's layer of a thread's settings.
+fn configured_settings(context: &ServerContext, config: &Config) -> ConfiguredSettings {
+    // Read first: `user_skill_roots` takes the connection's lock.
     let user_skill_roots = super::skills::user_skill_roots(context);
-    Ok(ThreadSettings {
-        model,
-        provider,
-        cwd,
-        base_instructions: params
-            .base_instructions
-            .clone()
-            .or_else(|| saved_unless("instructions", saved.base_instructions))
-            .or_else(|| config.instructions.clone())
-            .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_string()),
-        developer_instructions: params
-            .developer_instructions
-            .clone()
-            .or_else(|| saved_unless("developer_instructions", saved.developer_instructions))
-            .or_else(|| config.developer_instructions.clone()),
-        approval_policy: params
-            .approval_policy
-            .map(convert::approval_policy_in)
-            .or(saved
-                .approval_policy
-                .filter(|_| !config_names("approval_policy")))
-            .unwrap_or(config.approval_policy),
-        sandbox,
-        sandbox_writable_roots: if workspace_write {
-            config.sandbox_writable_roots.clone()
-        } else {
-            Vec::new()
-        },
-        sandbox_network_access: workspace_write && config.sandbox_network_access,
+    ConfiguredSettings {
+        model: config.model.clone(),
+        provider_id: config.model_provider_id.clone(),
+        instructions: config.instructions.clone(),
+        developer_instructions: config.developer_instructions.clone(),
+        approval_policy: config.approval_policy,
+        sandbox: config.sandbox_mode,
+        sandbox_writable_roots: config.sandbox_writable_roots.clone(),
+        sandbox_network_access: config.sandbox_network_access,
         protected_paths: vec![protected_home(config)],
-        reasoning_effort: saved_unless("model_reasoning_effort", saved.reasoning_effort)
-            .or_else(|| config.model_reasoning_effort.clone()),
-        reasoning_summary: saved_unless("model_reasoning_summary", saved.reasoning_summary)
-            .or_else(|| config.model_reasoning_summary.clone()),
+        reasoning_effort: config.model_reasoning_effort.clone(),
+        reasoning_summary: config.model_reasoning_summary.clone(),
         show_raw_agent_reasoning: config.show_raw_agent_reasoning,
         originator: context.connection().client_name.clone(),
         model_context_window: config.model_context_window,
         reasoning_summary_mode: config.reasoning_summary_mode,
-        plan_mode: saved.plan_mode.unwrap_or(false),
-        dynamic_tools,
         mcp_servers: config.mcp_servers.clone(),
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
         project_doc_max_bytes: config.project_doc_max_bytes,
@@ -371,11 +372,7 @@ fn settings_from(
         skill_toggles: config.skill_toggles(),
         auto_compact_token_limit: config.model_auto_compact_token_limit,
         compact_prompt: config.compact_prompt.clone(),
-        service_tier: super::turn::upstream_service_tier(
-            params.service_tier.as_deref(),
-            "serviceTier",
-        )?,
-    })
+    }
 }
 
 /// openturn's home as an absolute path, protected from every sandboxed command: its config,
@@ -384,8 +381,6 @@ pub(super) fn protected_home(config: &Config) -> PathBuf {
     std::path::absolute(&config.home).unwrap_or_else(|_| config.home.clone())
 }
 
-/// A persisted thread keeps its model and provider unless the params (or their `config`
-/// object) name new ones.
 /// An empty `model` would only fail later, at the provider, with a less useful message.
 pub(super) fn check_model_param(model: Option<&str>) -> Result<(), HandlerError> {
     match model {
@@ -396,33 +391,6 @@ pub(super) fn check_model_param(model: Option<&str>) -> Result<(), HandlerError>
         )),
         _ => Ok(()),
     }
-}
-
-fn model_and_provider(
-    config: &Config,
-    params: &ThreadStartParams,
-    persisted: Option<&SessionMeta>,
-) -> (String, String) {
-    let config_names = |key: &str| params.config.as_ref().is_some_and(|c| c.contains_key(key));
-    let provider_id = params
-        .model_provider
-        .clone()
-        .or_else(|| {
-            persisted
-                .filter(|_| !config_names("model_provider"))
-                .map(|m| m.model_provider.clone())
-        })
-        .unwrap_or_else(|| config.model_provider_id.clone());
-    let model = params
-        .model
-        .clone()
-        .or_else(|| {
-            persisted
-                .filter(|_| !config_names("model"))
-                .map(|m| m.model.clone())
-        })
-        .unwrap_or_else(|| config.model.clone());
-    (model, provider_id)
 }
 
 fn absolute_cwd(cwd: &str) -> Result<PathBuf, HandlerError> {
@@ -458,61 +426,4 @@ pub fn start_response(
         runtime_workspace_roots: vec![cwd],
         active_permission_profile: None,
     }
-}
-
-/// A loaded thread as a protocol object; the persisted entry, when known, supplies the fields
-/// that live state does not keep (preview, last update).
-pub fn thread_object(
-    thread: &Thread,
-    status: ThreadStatus,
-    entry: Option<&IndexEntry>,
-) -> proto::Thread {
-    let settings = thread.settings();
-    let mut object = match entry {
-        Some(entry) => thread_from_entry(entry, status),
-        None => proto::Thread {
-            id: thread.id.to_string(),
-            session_id: thread.id.to_string(),
-            preview: String::new(),
-            ephemeral: thread.ephemeral,
-            model_provider: String::new(),
-            model: None,
-            reasoning_effort: None,
-            created_at: thread.created_at,
-            updated_at: thread.created_at,
-            recency_at: Some(thread.created_at),
-            status,
-            path: None,
-            cwd: String::new(),
-            cli_version: env!("CARGO_PKG_VERSION").to_string(),
-            source: "vscode".to_string(),
-            originator: Some(settings.originator.clone()).filter(|o| !o.is_empty()),
-            name: None,
-            forked_from_id: thread.forked_from_id.clone(),
-            parent_thread_id: None,
-            agent_nickname: None,
-            agent_role: None,
-            git_info: None,
-            project_id: None,
-            section: None,
-            section_entered_at: None,
-            thread_source: None,
-            history_mode: "paginated".to_string(),
-            turns: Vec::new(),
-            environments: Vec::new(),
-            can_accept_direct_input: true,
-            extra: None,
-            attached_to_thread_id: None,
-            daybreak_enabled: None,
-        },
-    };
-    object.ephemeral = thread.ephemeral;
-    object.model_provider = settings.provider.id.clone();
-    object.model = Some(settings.model.clone());
-    object.reasoning_effort = settings.reasoning_effort.clone();
-    object.cwd = settings.cwd.display().to_string();
-    object.environments = vec![local_environment(&object.cwd)];
-    object.path = thread.rollout_path().map(|p| p.display().to_string());
-    object.name = thread.name();
-    object
 }

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::{CoreError, ThreadId};
-use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::notification::{
     ServerNotification, ThreadIdNotification, ThreadNameUpdatedNotification,
 };
@@ -18,28 +17,31 @@ use crate::protocol::turn::EmptyResponse;
 use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
 use super::super::fanout::{schedule_idle_unload, unload_thread};
-use super::thread_read::thread_from_entry;
-use super::{respond, respond_error};
+use super::reply::{After, Reply};
+use super::thread_object::thread_from_entry;
 
 /// `thread/archive`: unloads the thread (announcing `notLoaded` before the response), moves its
 /// rollout, answers `{}`, then sends `thread/archived`.
-pub async fn thread_archive(context: &Arc<ServerContext>, id: &RequestId, params: ThreadIdParams) {
-    let result = archive(context, &params).await;
-    let archived = result.is_ok();
-    respond(context, id, result).await;
-    if archived {
-        let _ = context
-            .outgoing
-            .send_notification(&ServerNotification::ThreadArchived(ThreadIdNotification {
-                thread_id: params.thread_id,
-            }))
-            .await;
+pub async fn thread_archive(
+    context: &ServerContext,
+    params: ThreadIdParams,
+) -> Reply<EmptyResponse> {
+    let mut before = Vec::new();
+    let result = archive(context, &params, &mut before).await;
+    let archived = ServerNotification::ThreadArchived(ThreadIdNotification {
+        thread_id: params.thread_id,
+    });
+    Reply {
+        before,
+        result,
+        after: vec![After::Notify(archived)],
     }
 }
 
 async fn archive(
     context: &ServerContext,
     params: &ThreadIdParams,
+    before: &mut Vec<ServerNotification>,
 ) -> Result<EmptyResponse, HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
     if let Ok(thread) = context.threads.get(&thread_id) {
@@ -47,7 +49,7 @@ async fn archive(
             return Err(CoreError::NoRollout(thread_id).into());
         }
         drop(thread);
-        unload_thread(context, &thread_id, false).await;
+        before.extend(unload_thread(context, &thread_id, false).await);
     }
     context.threads.archive_thread(&thread_id).await?;
     Ok(EmptyResponse {})
@@ -56,22 +58,17 @@ async fn archive(
 /// `thread/unarchive`: moves the rollout back (not loading it), answers `{thread}`, then sends
 /// `thread/unarchived`.
 pub async fn thread_unarchive(
-    context: &Arc<ServerContext>,
-    id: &RequestId,
+    context: &ServerContext,
     params: ThreadIdParams,
-) {
+) -> Reply<ThreadResponse> {
     let result = unarchive(context, &params).await;
-    let done = result.is_ok();
-    respond(context, id, result).await;
-    if done {
-        let _ = context
-            .outgoing
-            .send_notification(&ServerNotification::ThreadUnarchived(
-                ThreadIdNotification {
-                    thread_id: params.thread_id,
-                },
-            ))
-            .await;
+    let unarchived = ServerNotification::ThreadUnarchived(ThreadIdNotification {
+        thread_id: params.thread_id,
+    });
+    Reply {
+        before: Vec::new(),
+        result,
+        after: vec![After::Notify(unarchived)],
     }
 }
 
@@ -89,26 +86,19 @@ async fn unarchive(
 /// `thread/name/set`: persists the name (loaded or not), answers `{}`, then sends
 /// `thread/name/updated` (to every connection, subscribed or not).
 pub async fn thread_set_name(
-    context: &Arc<ServerContext>,
-    id: &RequestId,
+    context: &ServerContext,
     params: ThreadSetNameParams,
-) {
+) -> Reply<EmptyResponse> {
     let name = params.name.trim().to_string();
-    let result = set_name(context, &params.thread_id, &name).await;
-    match result {
+    match set_name(context, &params.thread_id, &name).await {
         Ok(thread_id) => {
-            let _ = context.outgoing.send_response(id, &EmptyResponse {}).await;
-            let _ = context
-                .outgoing
-                .send_notification(&ServerNotification::ThreadNameUpdated(
-                    ThreadNameUpdatedNotification {
-                        thread_id,
-                        thread_name: Some(name),
-                    },
-                ))
-                .await;
+            let updated = ServerNotification::ThreadNameUpdated(ThreadNameUpdatedNotification {
+                thread_id,
+                thread_name: Some(name),
+            });
+            Reply::then(EmptyResponse {}, vec![After::Notify(updated)])
         }
-        Err(error) => respond_error(context, id, &error).await,
+        Err(error) => Reply::plain(Err(error)),
     }
 }
 

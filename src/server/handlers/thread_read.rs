@@ -7,9 +7,8 @@ use std::path::PathBuf;
 
 use crate::core::ThreadId;
 use crate::protocol::thread::{
-    self as proto, CwdFilter, SortDirection, ThreadListParams, ThreadListResponse,
-    ThreadLoadedListParams, ThreadLoadedListResponse, ThreadReadParams, ThreadReadResponse,
-    ThreadSortKey, ThreadStatus,
+    CwdFilter, SortDirection, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
+    ThreadLoadedListResponse, ThreadReadParams, ThreadReadResponse, ThreadSortKey,
 };
 use crate::rollout::paths::{archived_dir, find_rollout, sessions_dir};
 use crate::rollout::{read_rollout, IndexEntry, RolloutContents};
@@ -17,7 +16,7 @@ use crate::rollout::{read_rollout, IndexEntry, RolloutContents};
 use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
 use super::super::history::turns_page;
-use super::thread::thread_object;
+use super::thread_object::{source_kind, thread_from_entry, thread_object};
 
 /// `thread/list` page size when the client names none, and the most it may ask for.
 const DEFAULT_LIST_LIMIT: usize = 25;
@@ -43,62 +42,6 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| HandlerError::Internal(e.to_string()))
-}
-
-/// A persisted thread as a protocol object (turns empty).
-pub fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> proto::Thread {
-    proto::Thread {
-        id: entry.id.clone(),
-        session_id: entry.id.clone(),
-        preview: entry.preview.clone(),
-        ephemeral: false,
-        model_provider: entry.model_provider.clone(),
-        model: entry.model.clone(),
-        reasoning_effort: None,
-        created_at: entry.created_at,
-        updated_at: entry.updated_at,
-        recency_at: Some(entry.updated_at),
-        status,
-        path: Some(entry.path.display().to_string()),
-        cwd: entry.cwd.clone(),
-        cli_version: entry.cli_version.clone(),
-        source: source_kind(entry).to_string(),
-        originator: entry.originator.clone(),
-        name: entry.name.clone(),
-        forked_from_id: entry.forked_from_id.clone(),
-        parent_thread_id: None,
-        agent_nickname: None,
-        agent_role: None,
-        git_info: None,
-        project_id: None,
-        section: None,
-        section_entered_at: None,
-        thread_source: None,
-        history_mode: "paginated".to_string(),
-        turns: Vec::new(),
-        environments: vec![local_environment(&entry.cwd)],
-        can_accept_direct_input: true,
-        extra: None,
-        attached_to_thread_id: None,
-        daybreak_enabled: None,
-    }
-}
-
-/// The one environment an openturn thread runs in: this machine, at the thread's cwd.
-pub fn local_environment(cwd: &str) -> proto::ThreadEnvironment {
-    proto::ThreadEnvironment {
-        environment_id: "local".to_string(),
-        cwd: cwd.to_string(),
-        runtime_workspace_roots: vec![cwd.to_string()],
-    }
-}
-
-/// The protocol's source kind; app-server threads read as `vscode`, as the reference reports.
-fn source_kind(entry: &IndexEntry) -> &str {
-    match entry.source.as_deref() {
-        None | Some("appServer") => "vscode",
-        Some(other) => other,
-    }
 }
 
 /// The index entry of `thread_id`, falling back to a walk when the index does not know it yet.

@@ -1,25 +1,25 @@
 //! Turn methods.
 
-use std::sync::Arc;
-
-use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
     TurnSteerResponse,
 };
 
-use crate::core::{PreparedInput, TurnOptions};
+use crate::core::{PreparedInput, SettingsOverrides, TurnOptions};
 
 use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::projection::in_progress_turn;
-use super::respond_error;
+use super::reply::{After, Reply};
 
 /// Starts a turn (or steers a running one), answers, and only then lets the turn emit: the
 /// response precedes `turn/started`. The input is prepared (local images read) first, so input
 /// that cannot be sent is refused before anything changes: no overrides applied, no turn.
-pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: TurnStartParams) {
+pub async fn turn_start(
+    context: &ServerContext,
+    params: TurnStartParams,
+) -> Reply<TurnStartResponse> {
     let started = async {
         let thread = context.threads.get(&params.thread_id)?;
         super::thread::check_model_param(params.model.as_deref())?;
@@ -36,10 +36,8 @@ pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: Tu
                 "serviceTierForTurn",
             )?,
         };
-        apply_overrides(&thread, &params);
-        if service_tier.is_some() {
-            thread.update_settings(|settings| settings.service_tier = service_tier.clone());
-        }
+        let overrides = turn_overrides(&params, service_tier);
+        thread.update_settings(|settings| settings.apply_overrides(overrides));
         Ok::<_, HandlerError>(thread.start_turn_with(
             input,
             params.client_user_message_id.clone(),
@@ -52,12 +50,12 @@ pub async fn turn_start(context: &Arc<ServerContext>, id: &RequestId, params: Tu
             let response = TurnStartResponse {
                 turn: in_progress_turn(started.turn_id.clone(), None),
             };
-            let _ = context.outgoing.send_response(id, &response).await;
-            if let Some(gate) = started.gate {
-                gate.open();
-            }
+            Reply::then(
+                response,
+                started.gate.map(After::OpenGate).into_iter().collect(),
+            )
         }
-        Err(error) => respond_error(context, id, &error).await,
+        Err(error) => Reply::plain(Err(error)),
     }
 }
 
@@ -86,33 +84,25 @@ pub fn upstream_service_tier(
 }
 
 /// `turn/start` overrides stick for later turns.
-fn apply_overrides(thread: &crate::core::Thread, params: &TurnStartParams) {
-    thread.update_settings(|settings| {
-        if let Some(model) = &params.model {
-            settings.model = model.clone();
-        }
-        if let Some(cwd) = &params.cwd {
-            settings.cwd = cwd.into();
-        }
-        if let Some(policy) = params.approval_policy {
-            settings.approval_policy = convert::approval_policy_in(policy);
-        }
-        if let Some(policy) = &params.sandbox_policy {
-            let (mode, writable_roots, network_access) = convert::sandbox_policy_in(policy);
-            settings.sandbox = mode;
-            settings.sandbox_writable_roots = writable_roots;
-            settings.sandbox_network_access = network_access;
-        }
-        if let Some(effort) = &params.effort {
-            settings.reasoning_effort = Some(effort.clone());
-        }
-        if let Some(summary) = &params.summary {
-            settings.reasoning_summary = Some(summary.clone());
-        }
-        if let Some(mode) = &params.collaboration_mode {
-            settings.plan_mode = mode.get("mode").and_then(|m| m.as_str()) == Some("plan");
-        }
-    });
+/// A `turn/start`'s sticky overrides in core's terms (core applies them).
+fn turn_overrides(params: &TurnStartParams, service_tier: Option<String>) -> SettingsOverrides {
+    SettingsOverrides {
+        model: params.model.clone(),
+        cwd: params.cwd.as_ref().map(Into::into),
+        approval_policy: params.approval_policy.map(convert::approval_policy_in),
+        sandbox_policy: params
+            .sandbox_policy
+            .as_ref()
+            .map(convert::sandbox_policy_in),
+        reasoning_effort: params.effort.clone(),
+        reasoning_summary: params.summary.clone(),
+        plan_mode: params
+            .collaboration_mode
+            .as_ref()
+            .map(|mode| mode.get("mode").and_then(|m| m.as_str()) == Some("plan")),
+        service_tier,
+        ..SettingsOverrides::default()
+    }
 }
 
 /// Client input → input ready for a turn; relative local-image paths are against `cwd`.

@@ -1,4 +1,4 @@
-//! Provider error codes → `ApiError` (design note 002, section 7).
+//! Provider error codes → `ApiError` (docs/PROTOCOL.md §10).
 
 use std::time::Duration;
 

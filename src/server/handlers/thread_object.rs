@@ -1,0 +1,119 @@
+//! `Thread` protocol objects, from a loaded thread or a persisted thread's index entry: what
+//! the thread methods that hand out a thread and the ones that only read it share.
+
+use crate::core::Thread;
+use crate::protocol::thread::{self as proto, ThreadStatus};
+use crate::rollout::IndexEntry;
+
+/// A persisted thread as a protocol object (turns empty).
+pub fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> proto::Thread {
+    proto::Thread {
+        id: entry.id.clone(),
+        session_id: entry.id.clone(),
+        preview: entry.preview.clone(),
+        ephemeral: false,
+        model_provider: entry.model_provider.clone(),
+        model: entry.model.clone(),
+        reasoning_effort: None,
+        created_at: entry.created_at,
+        updated_at: entry.updated_at,
+        recency_at: Some(entry.updated_at),
+        status,
+        path: Some(entry.path.display().to_string()),
+        cwd: entry.cwd.clone(),
+        cli_version: entry.cli_version.clone(),
+        source: source_kind(entry).to_string(),
+        originator: entry.originator.clone(),
+        name: entry.name.clone(),
+        forked_from_id: entry.forked_from_id.clone(),
+        parent_thread_id: None,
+        agent_nickname: None,
+        agent_role: None,
+        git_info: None,
+        project_id: None,
+        section: None,
+        section_entered_at: None,
+        thread_source: None,
+        history_mode: "paginated".to_string(),
+        turns: Vec::new(),
+        environments: vec![local_environment(&entry.cwd)],
+        can_accept_direct_input: true,
+        extra: None,
+        attached_to_thread_id: None,
+        daybreak_enabled: None,
+    }
+}
+
+/// The one environment an openturn thread runs in: this machine, at the thread's cwd.
+pub fn local_environment(cwd: &str) -> proto::ThreadEnvironment {
+    proto::ThreadEnvironment {
+        environment_id: "local".to_string(),
+        cwd: cwd.to_string(),
+        runtime_workspace_roots: vec![cwd.to_string()],
+    }
+}
+
+/// The protocol's source kind; app-server threads read as `vscode`, as the reference reports.
+pub(super) fn source_kind(entry: &IndexEntry) -> &str {
+    match entry.source.as_deref() {
+        None | Some("appServer") => "vscode",
+        Some(other) => other,
+    }
+}
+
+/// A loaded thread as a protocol object; the persisted entry, when known, supplies the fields
+/// that live state does not keep (preview, last update).
+pub fn thread_object(
+    thread: &Thread,
+    status: ThreadStatus,
+    entry: Option<&IndexEntry>,
+) -> proto::Thread {
+    let settings = thread.settings();
+    let mut object = match entry {
+        Some(entry) => thread_from_entry(entry, status),
+        None => proto::Thread {
+            id: thread.id.to_string(),
+            session_id: thread.id.to_string(),
+            preview: String::new(),
+            ephemeral: thread.ephemeral,
+            model_provider: String::new(),
+            model: None,
+            reasoning_effort: None,
+            created_at: thread.created_at,
+            updated_at: thread.created_at,
+            recency_at: Some(thread.created_at),
+            status,
+            path: None,
+            cwd: String::new(),
+            cli_version: env!("CARGO_PKG_VERSION").to_string(),
+            source: "vscode".to_string(),
+            originator: Some(settings.originator.clone()).filter(|o| !o.is_empty()),
+            name: None,
+            forked_from_id: thread.forked_from_id.clone(),
+            parent_thread_id: None,
+            agent_nickname: None,
+            agent_role: None,
+            git_info: None,
+            project_id: None,
+            section: None,
+            section_entered_at: None,
+            thread_source: None,
+            history_mode: "paginated".to_string(),
+            turns: Vec::new(),
+            environments: Vec::new(),
+            can_accept_direct_input: true,
+            extra: None,
+            attached_to_thread_id: None,
+            daybreak_enabled: None,
+        },
+    };
+    object.ephemeral = thread.ephemeral;
+    object.model_provider = settings.provider.id.clone();
+    object.model = Some(settings.model.clone());
+    object.reasoning_effort = settings.reasoning_effort.clone();
+    object.cwd = settings.cwd.display().to_string();
+    object.environments = vec![local_environment(&object.cwd)];
+    object.path = thread.rollout_path().map(|p| p.display().to_string());
+    object.name = thread.name();
+    object
+}
