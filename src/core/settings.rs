@@ -538,6 +538,9 @@ mod tests {
             model_catalog: base.model_catalog,
             user_skill_roots: Vec::new(),
             skill_toggles: Vec::new(),
+            mcp_servers: Vec::new(),
+            auto_compact_token_limit: None,
+            compact_prompt: None,
         }
     }
 
