@@ -148,8 +148,13 @@ async fn start_agent_message(turn: &TurnContext, active: &mut ActiveItem, text: 
     emit_started(turn, item).await;
 }
 
-pub(super) async fn on_text_delta(turn: &TurnContext, state: &mut ResponseState, delta: &str) {
-    let active = match state.active.message_for_delta() {
+pub(super) async fn on_text_delta(
+    turn: &TurnContext,
+    state: &mut ResponseState,
+    item_id: &str,
+    delta: &str,
+) {
+    let active = match state.active.message_for_delta(item_id) {
         Ok(active) => active,
         Err(error) => return warn_protocol_error(turn, &error).await,
     };
