@@ -130,19 +130,21 @@ impl ProjectionTask {
         if self.lines.is_empty() {
             return Ok(());
         }
-        // The next burst starts at a size that usually holds it, instead of growing its way there.
-        let capacity = self
-            .lines
-            .len()
-            .next_power_of_two()
-            .min(LINES_FLUSH_BYTES * 2);
-        let lines = std::mem::replace(&mut self.lines, Vec::with_capacity(capacity));
+        // The burst is queued as an exact-size copy and the encoding buffer is kept: a queued
+        // burst holds no spare capacity (a stalled client's full queue costs what it carries, not
+        // twice that), and encoding the next burst allocates nothing.
+        let lines = bytes::Bytes::copy_from_slice(&self.lines);
+        self.lines.clear();
+        if self.lines.capacity() > LINES_FLUSH_BYTES * 4 {
+            // One huge notification is not kept around.
+            self.lines = Vec::new();
+        }
         let abandoned = &self.context.output_abandoned;
         if abandoned.is_cancelled() {
             return Ok(());
         }
         tokio::select! {
-            sent = self.context.outgoing.send_lines(lines) => sent,
+            sent = self.context.outgoing.send_bytes(lines) => sent,
             _ = abandoned.cancelled() => Ok(()),
         }
     }

@@ -119,13 +119,15 @@ impl OutgoingSender {
 
     /// Queues complete lines (each ending in `\n`) as one message; nothing to do when empty.
     pub async fn send_lines(&self, lines: Vec<u8>) -> Result<(), OutputClosed> {
+        self.send_bytes(Bytes::from(lines)).await
+    }
+
+    /// [`OutgoingSender::send_lines`] for lines already in a [`Bytes`].
+    pub async fn send_bytes(&self, lines: Bytes) -> Result<(), OutputClosed> {
         if lines.is_empty() {
             return Ok(());
         }
-        self.lines_tx
-            .send(Bytes::from(lines))
-            .await
-            .map_err(|_| OutputClosed)
+        self.lines_tx.send(lines).await.map_err(|_| OutputClosed)
     }
 
     pub async fn send_request<T: Serialize>(
