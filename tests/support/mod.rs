@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod in_memory;
 pub mod raw_pipes;
 pub mod schema;
 

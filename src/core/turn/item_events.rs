@@ -152,7 +152,7 @@ pub(super) async fn on_text_delta(
     turn: &TurnContext,
     state: &mut ResponseState,
     item_id: &str,
-    delta: &str,
+    delta: String,
 ) {
     let active = match state.active.message_for_delta(item_id) {
         Ok(active) => active,
@@ -161,7 +161,7 @@ pub(super) async fn on_text_delta(
     let ActiveKind::AgentMessage { parser, .. } = &mut active.kind else {
         return;
     };
-    let chunk = parser.push(delta);
+    let chunk = parser.push_owned(delta);
     emit_text_chunk(turn, active, &mut state.plan, chunk).await;
 }
 
