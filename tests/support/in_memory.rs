@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
@@ -24,6 +25,8 @@ pub struct InMemory {
     pub server: JoinHandle<Result<(), openturn::core::CoreError>>,
     backlog: VecDeque<Value>,
     next_id: i64,
+    /// How long one read may wait: [`TIMEOUT`] unless set with [`InMemory::with_timeout`].
+    timeout: Duration,
 }
 
 /// The configuration the binary would load from `home` with `-c` overrides pointing at
@@ -52,7 +55,16 @@ impl InMemory {
             server,
             backlog: VecDeque::new(),
             next_id: 1,
+            timeout: TIMEOUT,
         }
+    }
+
+    /// Sets how long one read may wait. Under a paused clock the read's own timeout is a timer
+    /// like any other, and the clock jumps to the earliest one: it must lie beyond the virtual
+    /// waits the test expects.
+    pub fn with_timeout(mut self, timeout: Duration) -> InMemory {
+        self.timeout = timeout;
+        self
     }
 
     pub async fn send(&mut self, message: Value) {
@@ -74,7 +86,7 @@ impl InMemory {
     }
 
     async fn read_next(&mut self) -> Option<Value> {
-        let line = tokio::time::timeout(TIMEOUT, self.from_server.next_line())
+        let line = tokio::time::timeout(self.timeout, self.from_server.next_line())
             .await
             .unwrap_or_else(|_| panic!("timed out waiting for the server"))
             .unwrap_or_else(|e| panic!("read: {e}"))?;
@@ -145,7 +157,7 @@ impl InMemory {
     pub async fn shut_down(mut self) {
         self.close_input();
         while self.read_next().await.is_some() {}
-        tokio::time::timeout(TIMEOUT, &mut self.server)
+        tokio::time::timeout(self.timeout, &mut self.server)
             .await
             .unwrap_or_else(|_| panic!("serve did not return after EOF"))
             .unwrap_or_else(|e| panic!("server task: {e}"))
