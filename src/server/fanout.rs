@@ -272,11 +272,17 @@ pub fn schedule_idle_unload(context: &Arc<ServerContext>, thread_id: String, del
             if context.is_subscribed(&thread_id) {
                 return;
             }
-            match context.threads.get(&thread_id) {
-                Ok(thread) if thread.active_turn_id().is_some() => continue,
-                Ok(_) => return unload_thread(&context, &thread_id, true).await,
+            // Decided before unloading: a thread handle held across `unload_thread` would keep
+            // the thread's event sender alive, and the projection task, which ends when that
+            // sender is gone, could only be given up on after its drain timeout.
+            let turn_running = match context.threads.get(&thread_id) {
+                Ok(thread) => thread.active_turn_id().is_some(),
                 Err(_) => return,
+            };
+            if turn_running {
+                continue;
             }
+            return unload_thread(&context, &thread_id, true).await;
         }
     });
 }
