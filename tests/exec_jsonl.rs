@@ -17,12 +17,6 @@ fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
 }
 
-async fn provider(replies: Vec<Reply>) -> MockProvider {
-    MockProvider::start(Script::new(replies))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
 fn usage(input: i64, output: i64) -> Value {
     json!({"input_tokens": input, "cached_input_tokens": 0, "cache_write_input_tokens": 0,
            "output_tokens": output, "reasoning_output_tokens": 0})

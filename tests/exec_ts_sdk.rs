@@ -43,12 +43,6 @@ fn node_or_skip() -> Option<&'static str> {
     None
 }
 
-async fn provider(replies: Vec<Reply>) -> MockProvider {
-    MockProvider::start(Script::new(replies))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
 #[tokio::test]
 async fn the_official_typescript_sdk_drives_openturn_exec() {
     let Some(node) = node_or_skip() else {

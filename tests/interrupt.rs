@@ -73,17 +73,6 @@ async fn interrupt_mid_stream_ends_the_turn_once_and_the_next_turn_works() {
     assert!(s.provider.closed_connections() >= 1);
 }
 
-/// Whether a process is gone (or a zombie nobody reaped yet).
-fn process_is_dead(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
 #[tokio::test]
 async fn interrupt_kills_running_tools_and_their_whole_process_group() {
     let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -11,12 +11,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use support::*;
 
-async fn provider(replies: Vec<Reply>) -> MockProvider {
-    MockProvider::start(Script::new(replies))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
 /// A repository with `AGENTS.md` at its root and in `sub/`; returns (tempdir, root, sub).
 fn repository() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -8,12 +8,6 @@ mod support;
 use serde_json::{json, Value};
 use support::*;
 
-async fn provider(replies: Vec<Reply>) -> MockProvider {
-    MockProvider::start(Script::new(replies))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
 /// The parts of a request body that settings decide.
 fn shaped_by_settings(body: &Value) -> Value {
     json!({

@@ -10,12 +10,6 @@ use std::io::Write;
 use serde_json::{json, Value};
 use support::*;
 
-async fn provider(replies: Vec<Reply>) -> MockProvider {
-    MockProvider::start(Script::new(replies))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
 async fn read_turns(daemon: &mut Daemon, thread_id: &str) -> Value {
     daemon
         .ok(

@@ -8,12 +8,6 @@ mod support;
 use serde_json::{json, Value};
 use support::*;
 
-async fn provider(replies: Vec<Reply>) -> MockProvider {
-    MockProvider::start(Script::new(replies))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
 /// Runs two turns in a first daemon and returns the id of the thread and of its last turn.
 async fn thread_with_two_turns(home: &std::path::Path) -> (String, String) {
     let first_provider = provider(vec![text_reply(0, "one"), text_reply(1, "two")]).await;

@@ -7,12 +7,6 @@ mod support;
 use serde_json::{json, Value};
 use support::*;
 
-async fn provider(replies: Vec<Reply>) -> MockProvider {
-    MockProvider::start(Script::new(replies))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
 fn listed_ids(list: &Value) -> Vec<String> {
     list["data"].as_array().map_or(Vec::new(), |d| {
         d.iter()

@@ -217,17 +217,6 @@ async fn stdin_eof_ends_the_daemon_while_a_stalled_client_holds_up_an_error_repl
     stalled_client_with_a_malformed_line(Stop::StdinEof, "stdin EOF").await;
 }
 
-/// Whether a process is gone (or a zombie nobody reaped yet).
-fn process_is_dead(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
 /// A daemon whose turn runs a tool that writes nothing and sleeps for 30 seconds; returns the
 /// daemon, its home, the thread id and the tool's pid once the tool is running.
 async fn daemon_running_a_silent_tool(

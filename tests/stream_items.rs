@@ -1,8 +1,8 @@
 //! How one response's items reach the client (docs/ARCHITECTURE.md §2, §6), through the real
 //! binary and the loopback provider: hidden citation markup across the added/delta boundary,
 //! plan-mode segments, reasoning deltas owned by the active item, sequential-cutoff summaries,
-//! the raw-reasoning flag, a delta without an active item, and ids for items the provider sent
-//! without one.
+//! the raw-reasoning flag, a delta without an active item or naming another item, and ids for
+//! items the provider sent without one.
 
 mod support;
 mod turn_support;
@@ -409,4 +409,41 @@ async fn an_item_never_done_is_flushed_at_completed_but_not_committed() {
     // finish() released the held-back "<oai" exactly once.
     assert_eq!(joined_deltas(&turn, "item/agentMessage/delta"), "tail <oai");
     assert!(items_of(&turn, "item/completed", "agentMessage").is_empty());
+}
+
+#[tokio::test]
+async fn a_text_delta_naming_another_item_is_dropped_never_appended_to_the_active_one() {
+    // msg_1 is open when a delta naming msg_2 arrives: the delta goes to the item it names, and
+    // with msg_2 not open it is an orphan. Appending it to msg_1 would stream text to the client
+    // that msg_1's completed item lacks. Deltas with an empty id still go to the active item.
+    let events = vec![
+        message_added(Some("msg_1"), ""),
+        text_delta("msg_1", "kept "),
+        text_delta("msg_2", "stray"),
+        text_delta("", "too"),
+        message_done(Some("msg_1"), "kept too"),
+    ];
+    let mut s = session(
+        Script::new([response("r1", vec![events], None)]),
+        &[],
+        json!({}),
+    )
+    .await;
+    let turn = s.run_turn("hi").await;
+    single_turn_end(&turn, "completed");
+    let streamed = joined_deltas(&turn, "item/agentMessage/delta");
+    let completed = items_of(&turn, "item/completed", "agentMessage");
+    assert_eq!(completed.len(), 1, "{turn:#?}");
+    assert_eq!(completed[0]["text"], "kept too");
+    assert_eq!(streamed, "kept too", "streamed text differs from the item");
+    for delta in params_of(&turn, "item/agentMessage/delta") {
+        assert_eq!(delta["itemId"], "msg_1");
+    }
+    let warnings = params_of(&turn, "warning");
+    assert_eq!(warnings.len(), 1, "{turn:#?}");
+    let warning = warnings[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        warning.contains("msg_2") && warning.contains("msg_1"),
+        "the warning names the delta's item and the open one: {warning}"
+    );
 }

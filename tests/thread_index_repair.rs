@@ -14,12 +14,6 @@ use support::*;
 /// What the index keeps of a name or preview, in characters.
 const INDEX_TEXT_CHARS: usize = 400;
 
-async fn provider(replies: Vec<Reply>) -> MockProvider {
-    MockProvider::start(Script::new(replies))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
 fn listed(list: &Value, id: &str) -> Value {
     list["data"]
         .as_array()

@@ -246,17 +246,6 @@ async fn dynamic_tools_go_to_the_client_and_its_answers_become_outputs() {
     );
 }
 
-/// Whether a process is gone (or a zombie nobody reaped yet).
-fn process_is_dead(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
 /// Polls `check` (bounded) until it holds.
 async fn eventually(check: impl Fn() -> bool) -> bool {
     for _ in 0..200 {

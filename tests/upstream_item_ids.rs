@@ -10,14 +10,6 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-fn added(item: Value) -> SseEvent {
-    ev(json!({"type": "response.output_item.added", "item": item}))
-}
-
-fn done(item: Value) -> SseEvent {
-    ev(json!({"type": "response.output_item.done", "item": item}))
-}
-
 /// Reasoning, a message and an `exec_command` call, each with `id` only when `id` is given.
 fn items(id: impl Fn(&str) -> Option<String>, call_id: &str, text: &str) -> Vec<Vec<SseEvent>> {
     let with_id = |mut item: Value, prefix: &str| {
@@ -43,9 +35,12 @@ fn items(id: impl Fn(&str) -> Option<String>, call_id: &str, text: &str) -> Vec<
         "fc",
     );
     vec![
-        vec![added(reasoning), done(reasoning_done)],
-        vec![added(message), done(message_done)],
-        vec![added(call.clone()), done(call)],
+        vec![
+            output_item_added(reasoning),
+            output_item_done(reasoning_done),
+        ],
+        vec![output_item_added(message), output_item_done(message_done)],
+        vec![output_item_added(call.clone()), output_item_done(call)],
     ]
 }
 

@@ -274,7 +274,7 @@ async fn run(args: &Args) -> (Vec<Row>, Option<BenchResult<scenarios::Latency>>)
         Unit::Micros,
         &throughput,
         |t| micros(t.cpu_per_delta),
-        Some(Target::FractionAtMost(0.05)),
+        Some(Target::FractionAtMost(0.02)),
     ));
     let latency = both(args, "latency", |k, s| async move {
         scenarios::latency(&k, s).await
@@ -377,6 +377,13 @@ async fn run(args: &Args) -> (Vec<Row>, Option<BenchResult<scenarios::Latency>>)
         &concurrent,
         |c| millis(c.cpu),
         None,
+    ));
+    rows.push(row(
+        format!("{at_once}: peak RSS (VmHWM)"),
+        Unit::MiB,
+        &concurrent,
+        |c| mib(c.peak_rss_kib),
+        Some(Target::FractionAtMost(0.1)),
     ));
     (rows, floor)
 }

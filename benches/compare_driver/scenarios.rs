@@ -271,6 +271,7 @@ pub async fn resume(kind: &DaemonKind, sizes: Sizes) -> BenchResult<Resume> {
 pub struct Concurrent {
     pub wall: Duration,
     pub cpu: Duration,
+    pub peak_rss_kib: u64,
 }
 
 /// `concurrent_threads` threads each start a turn at once; time until the last completes.
@@ -294,6 +295,7 @@ pub async fn concurrent(kind: &DaemonKind, sizes: Sizes) -> BenchResult<Concurre
     }
     let wall = started.elapsed();
     let cpu = daemon.cpu_time()? - cpu_before;
+    let peak_rss_kib = daemon.peak_rss_kib()?;
     daemon.stop().await;
     let expected = n * sizes.concurrent_threads;
     if deltas != expected {
@@ -302,7 +304,11 @@ pub async fn concurrent(kind: &DaemonKind, sizes: Sizes) -> BenchResult<Concurre
             kind.label
         ));
     }
-    Ok(Concurrent { wall, cpu })
+    Ok(Concurrent {
+        wall,
+        cpu,
+        peak_rss_kib,
+    })
 }
 
 fn median(samples: &mut [Duration]) -> BenchResult<Duration> {

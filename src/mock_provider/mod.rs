@@ -16,6 +16,7 @@
 //! - `sse.rs` — writing an SSE body: chunking, pacing, faults, stamps.
 //! - `script.rs` — what to answer, and the transcript file format.
 //! - `builders.rs` — realistic Responses event sequences.
+//! - `events.rs` — single events for hand-made transcripts (the tests' vocabulary).
 //! - `websocket.rs` — the Responses WebSocket mode: `GET …/responses` with
 //!   `Upgrade: websocket` on the same listener; each `response.create`
 //!   message takes the next reply, whose events go out one message each.
@@ -24,6 +25,7 @@
 //! in for a remote provider, so it may only know the wire format.
 
 mod builders;
+pub mod events;
 mod http;
 mod recorded;
 mod script;

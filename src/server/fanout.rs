@@ -17,7 +17,7 @@ use crate::protocol::thread::ThreadStatus;
 
 use super::context::ServerContext;
 use super::outgoing::OutputClosed;
-use super::projection::ThreadProjection;
+use super::projection::{agent_message_delta, ThreadProjection, AGENT_MESSAGE_DELTA_METHOD};
 
 /// Most core events projected per round: bounds the notifications one round encodes.
 const EVENTS_PER_ROUND: usize = 64;
@@ -35,6 +35,7 @@ pub fn spawn_thread_projection(
         projection: ThreadProjection::new(thread_id.clone()),
         thread_id: thread_id.clone(),
         lines: Vec::new(),
+        subscribed: None,
     };
     let handle = context.lifecycle.projections.spawn(task.run(events_rx));
     context.loaded().projections.insert(thread_id, handle);
@@ -47,6 +48,9 @@ struct ProjectionTask {
     projection: ThreadProjection,
     /// Lines encoded but not yet queued on the connection.
     lines: Vec<u8>,
+    /// Whether the connection is subscribed to the thread, looked up once per round (a lock
+    /// on the connection's loaded threads), not once per notification.
+    subscribed: Option<bool>,
 }
 
 impl ProjectionTask {
@@ -77,6 +81,7 @@ impl ProjectionTask {
                 return;
             }
             let now_ms = chrono::Utc::now().timestamp_millis();
+            self.subscribed = None;
             for event in events.drain(..) {
                 if self.handle(event, now_ms).await.is_err() {
                     return;
@@ -103,11 +108,38 @@ impl ProjectionTask {
             EventMsg::TurnEnded { turn_id, .. } => Some(turn_id.clone()),
             _ => None,
         };
-        for notification in self.projection.project(event, now_ms) {
-            if admit_thread_notification(&self.context, &self.thread_id, &notification) {
-                self.context
-                    .outgoing
-                    .encode_notification(&notification, now_ms, &mut self.lines);
+        if let EventMsg::AgentMessageDelta {
+            turn_id,
+            item_id,
+            delta,
+        } = &event
+        {
+            // Most of a turn's traffic: encoded from the event's fields, without building the
+            // notification (the projection has no state to update for a delta).
+            if self.is_subscribed() {
+                let notification = agent_message_delta(&self.thread_id, turn_id, item_id, delta);
+                self.context.outgoing.encode_notification_as(
+                    AGENT_MESSAGE_DELTA_METHOD,
+                    &notification,
+                    now_ms,
+                    &mut self.lines,
+                );
+            }
+        } else {
+            for notification in self.projection.project(event, now_ms) {
+                let admitted = match &notification {
+                    ServerNotification::ThreadStatusChanged(_) => {
+                        admit_thread_notification(&self.context, &self.thread_id, &notification)
+                    }
+                    other => other.reaches_unsubscribed() || self.is_subscribed(),
+                };
+                if admitted {
+                    self.context.outgoing.encode_notification(
+                        &notification,
+                        now_ms,
+                        &mut self.lines,
+                    );
+                }
             }
         }
         if self.lines.len() >= LINES_FLUSH_BYTES {
@@ -124,25 +156,34 @@ impl ProjectionTask {
         Ok(())
     }
 
+    /// Whether the connection is subscribed to this thread, as of this round.
+    fn is_subscribed(&mut self) -> bool {
+        *self
+            .subscribed
+            .get_or_insert_with(|| self.context.is_subscribed(&self.thread_id))
+    }
+
     /// Queues the encoded lines. Once shutdown gave up on the client, they are dropped instead:
     /// core's events keep being consumed, so turns can still end and record.
     async fn flush(&mut self) -> Result<(), OutputClosed> {
         if self.lines.is_empty() {
             return Ok(());
         }
-        // The next burst starts at a size that usually holds it, instead of growing its way there.
-        let capacity = self
-            .lines
-            .len()
-            .next_power_of_two()
-            .min(LINES_FLUSH_BYTES * 2);
-        let lines = std::mem::replace(&mut self.lines, Vec::with_capacity(capacity));
+        // The burst is queued as an exact-size copy and the encoding buffer is kept: a queued
+        // burst holds no spare capacity (a stalled client's full queue costs what it carries, not
+        // twice that), and encoding the next burst allocates nothing.
+        let lines = bytes::Bytes::copy_from_slice(&self.lines);
+        self.lines.clear();
+        if self.lines.capacity() > LINES_FLUSH_BYTES * 4 {
+            // One huge notification is not kept around.
+            self.lines = Vec::new();
+        }
         let abandoned = &self.context.lifecycle.output_abandoned;
         if abandoned.is_cancelled() {
             return Ok(());
         }
         tokio::select! {
-            sent = self.context.outgoing.send_lines(lines) => sent,
+            sent = self.context.outgoing.send_bytes(lines) => sent,
             _ = abandoned.cancelled() => Ok(()),
         }
     }
@@ -218,16 +259,20 @@ pub fn schedule_idle_unload(context: &Arc<ServerContext>, thread_id: String, del
             if context.is_subscribed(&thread_id) {
                 return;
             }
-            match context.threads.get(&thread_id) {
-                Ok(thread) if thread.active_turn_id().is_some() => continue,
-                Ok(_) => {
-                    for announcement in unload_thread(&context, &thread_id, true).await {
-                        let _ = context.outgoing.send_notification(&announcement).await;
-                    }
-                    return;
-                }
+            // Decided before unloading: a thread handle held across `unload_thread` would keep
+            // the thread's event sender alive, and the projection task, which ends when that
+            // sender is gone, could only be given up on after its drain timeout.
+            let turn_running = match context.threads.get(&thread_id) {
+                Ok(thread) => thread.active_turn_id().is_some(),
                 Err(_) => return,
+            };
+            if turn_running {
+                continue;
             }
+            for announcement in unload_thread(&context, &thread_id, true).await {
+                let _ = context.outgoing.send_notification(&announcement).await;
+            }
+            return;
         }
     });
 }

@@ -6,6 +6,7 @@
 //! their projection tasks) wait: nothing is dropped and memory stays bounded.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
@@ -52,6 +53,9 @@ impl Responder {
 pub struct OutgoingSender {
     lines_tx: mpsc::Sender<Bytes>,
     opted_out: Arc<RwLock<HashSet<String>>>,
+    /// Whether `opted_out` has any entry: most connections opt out of nothing, and then no
+    /// notification takes the lock.
+    any_opted_out: Arc<AtomicBool>,
 }
 
 impl OutgoingSender {
@@ -59,6 +63,7 @@ impl OutgoingSender {
         OutgoingSender {
             lines_tx,
             opted_out: Arc::new(RwLock::new(HashSet::new())),
+            any_opted_out: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -66,10 +71,14 @@ impl OutgoingSender {
     pub fn set_opt_outs(&self, methods: impl IntoIterator<Item = String>) {
         if let Ok(mut set) = self.opted_out.write() {
             set.extend(methods);
+            self.any_opted_out.store(!set.is_empty(), Ordering::Release);
         }
     }
 
     fn is_opted_out(&self, method: &str) -> bool {
+        if !self.any_opted_out.load(Ordering::Acquire) {
+            return false;
+        }
         self.opted_out
             .read()
             .map(|set| !set.is_empty() && set.contains(method))
@@ -140,7 +149,20 @@ impl OutgoingSender {
         emitted_at_ms: i64,
         lines: &mut Vec<u8>,
     ) {
-        if self.is_opted_out(notification.method()) {
+        self.encode_notification_as(notification.method(), notification, emitted_at_ms, lines);
+    }
+
+    /// [`OutgoingSender::encode_notification`] for any value that serializes as a notification
+    /// with `method` (`{"method": …, "params": …}`): the hot path encodes deltas from borrowed
+    /// fields without building a [`ServerNotification`].
+    pub fn encode_notification_as<T: Serialize>(
+        &self,
+        method: &str,
+        notification: &T,
+        emitted_at_ms: i64,
+        lines: &mut Vec<u8>,
+    ) {
+        if self.is_opted_out(method) {
             return;
         }
         let envelope = NotificationEnvelope {
@@ -155,13 +177,15 @@ impl OutgoingSender {
 
     /// Queues complete lines (each ending in `\n`) as one message; nothing to do when empty.
     pub async fn send_lines(&self, lines: Vec<u8>) -> Result<(), OutputClosed> {
+        self.send_bytes(Bytes::from(lines)).await
+    }
+
+    /// [`OutgoingSender::send_lines`] for lines already in a [`Bytes`].
+    pub async fn send_bytes(&self, lines: Bytes) -> Result<(), OutputClosed> {
         if lines.is_empty() {
             return Ok(());
         }
-        self.lines_tx
-            .send(Bytes::from(lines))
-            .await
-            .map_err(|_| OutputClosed)
+        self.lines_tx.send(lines).await.map_err(|_| OutputClosed)
     }
 
     pub async fn send_request<T: Serialize>(

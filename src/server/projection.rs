@@ -19,6 +19,44 @@ use crate::protocol::turn::{Turn, TurnPlanUpdatedNotification, TurnStatus};
 
 use super::convert;
 
+/// The method of [`agent_message_delta`]'s notification.
+pub const AGENT_MESSAGE_DELTA_METHOD: &str = "item/agentMessage/delta";
+
+/// `item/agentMessage/delta` with borrowed fields: serializes exactly as
+/// `ServerNotification::AgentMessageDelta` does (a test holds them equal), but costs no
+/// allocation. Deltas are most of a turn's traffic, and the projection task encodes them from
+/// core's event directly.
+#[derive(serde::Serialize)]
+#[serde(tag = "method", content = "params")]
+pub enum BorrowedDelta<'a> {
+    #[serde(rename = "item/agentMessage/delta")]
+    AgentMessage(BorrowedItemDelta<'a>),
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BorrowedItemDelta<'a> {
+    pub thread_id: &'a str,
+    pub turn_id: &'a str,
+    pub item_id: &'a str,
+    pub delta: &'a str,
+}
+
+/// The notification for an agent message delta of `thread_id`.
+pub fn agent_message_delta<'a>(
+    thread_id: &'a str,
+    turn_id: &'a str,
+    item_id: &'a str,
+    delta: &'a str,
+) -> BorrowedDelta<'a> {
+    BorrowedDelta::AgentMessage(BorrowedItemDelta {
+        thread_id,
+        turn_id,
+        item_id,
+        delta,
+    })
+}
+
 /// Per-thread projection state: when each open item started (items carry `startedAtMs`).
 pub struct ThreadProjection {
     thread_id: String,
@@ -406,6 +444,46 @@ mod tests {
             .iter()
             .map(|n| serde_json::to_value(n).unwrap_or_else(|e| panic!("{e}")))
             .collect()
+    }
+
+    #[test]
+    fn the_borrowed_delta_encodes_exactly_as_the_projected_notification() {
+        let mut projection = ThreadProjection::new("th_1".into());
+        let event = EventMsg::AgentMessageDelta {
+            turn_id: "tu_1".into(),
+            item_id: "msg_1".into(),
+            delta: "a \"quoted\" \u{2028} delta".into(),
+        };
+        let projected = projection.project(event, 7);
+        assert_eq!(projected.len(), 1);
+        let envelope = |n: &dyn erased::Encode| n.encode_line();
+        let expected = envelope(&projected[0]);
+        let borrowed = agent_message_delta("th_1", "tu_1", "msg_1", "a \"quoted\" \u{2028} delta");
+        assert_eq!(envelope(&borrowed), expected);
+        assert_eq!(projected[0].method(), AGENT_MESSAGE_DELTA_METHOD);
+    }
+
+    /// Encodes a notification the way the outgoing queue does, for byte comparisons.
+    mod erased {
+        use crate::protocol::jsonrpc::{NotificationEnvelope, JSONRPC_VERSION};
+        use crate::server::outgoing::encode_line;
+
+        pub trait Encode {
+            fn encode_line(&self) -> Vec<u8>;
+        }
+
+        impl<T: serde::Serialize> Encode for T {
+            fn encode_line(&self) -> Vec<u8> {
+                let envelope = NotificationEnvelope {
+                    jsonrpc: JSONRPC_VERSION,
+                    notification: self,
+                    emitted_at_ms: 7,
+                };
+                encode_line(&envelope)
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .to_vec()
+            }
+        }
     }
 
     #[test]

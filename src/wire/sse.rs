@@ -130,7 +130,7 @@ where
             if let Some(error) = self.pending_error.take() {
                 return Buffered::Decided(self.finish(Err(error)));
             }
-            let Some(frame) = self.framer.next_frame() else {
+            let Some(outcome) = self.framer.next_data().map(map_frame) else {
                 if self.framer.frame_too_large() {
                     let error =
                         format!("an SSE frame exceeded {MAX_FRAME_BYTES} bytes without ending");
@@ -142,7 +142,7 @@ where
                 return Buffered::Decided(self.end_at_eof());
             };
             self.waiting_since = None;
-            match map_frame(&frame.data) {
+            match outcome {
                 FrameOutcome::Event(event @ ResponseEvent::Completed { .. }) => {
                     return Buffered::Decided(self.finish(Ok(event)))
                 }

@@ -46,6 +46,9 @@ pub struct SseFramer {
     event: String,
     data: String,
     has_data: bool,
+    /// `event` and `data` hold a frame already handed out by [`SseFramer::next_data`]; they are
+    /// cleared (keeping their capacity) before the next frame is assembled.
+    dispatched: bool,
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -85,6 +88,22 @@ impl SseFramer {
 
     /// The next complete frame from the bytes pushed so far; `None` when more bytes are needed.
     pub fn next_frame(&mut self) -> Option<SseFrame> {
+        self.next_data()?;
+        self.dispatched = false;
+        Some(SseFrame {
+            event: std::mem::take(&mut self.event),
+            data: std::mem::take(&mut self.data),
+        })
+    }
+
+    /// [`SseFramer::next_frame`], lending the frame's data instead of giving it away: the
+    /// framer's buffers are reused for the next frame, so a stream of small frames (one per
+    /// token) allocates nothing here once they have grown.
+    pub fn next_data(&mut self) -> Option<&str> {
+        if std::mem::take(&mut self.dispatched) {
+            self.event.clear();
+            self.data.clear();
+        }
         if !self.bom_checked {
             if self.buffer.len() < BOM.len() && BOM.starts_with(&self.buffer) {
                 return None;
@@ -99,11 +118,12 @@ impl SseFramer {
         loop {
             let start = self.consumed;
             let (line_end, next) = self.find_line_end(start)?;
-            let frame = self.take_line(start, line_end);
+            let dispatched = self.take_line(start, line_end);
             self.consumed = next;
             self.scanned = next;
-            if frame.is_some() {
-                return frame;
+            if dispatched {
+                self.dispatched = true;
+                return Some(&self.data);
             }
         }
     }
@@ -133,14 +153,15 @@ impl SseFramer {
         }
     }
 
-    /// Applies one line; returns the frame a blank line dispatches.
-    fn take_line(&mut self, start: usize, end: usize) -> Option<SseFrame> {
+    /// Applies one line; true when it was a blank line that dispatched a frame (left in
+    /// `event` and `data`).
+    fn take_line(&mut self, start: usize, end: usize) -> bool {
         let line = &self.buffer[start..end];
         if line.is_empty() {
             return self.dispatch();
         }
         if line[0] == b':' {
-            return None;
+            return false;
         }
         let (field, value) = match memchr::memchr(b':', line) {
             Some(colon) => {
@@ -158,22 +179,22 @@ impl SseFramer {
                 self.has_data = true;
             }
             b"event" => {
-                self.event = utf8_lossy(value).into_owned();
+                self.event.clear();
+                self.event.push_str(&utf8_lossy(value));
             }
             _ => {}
         }
-        None
+        false
     }
 
-    fn dispatch(&mut self) -> Option<SseFrame> {
-        let event = std::mem::take(&mut self.event);
+    /// A blank line: the frame is dispatched when it has data; the event name is reset either
+    /// way.
+    fn dispatch(&mut self) -> bool {
         if !std::mem::take(&mut self.has_data) {
-            return None;
+            self.event.clear();
+            return false;
         }
-        Some(SseFrame {
-            event,
-            data: std::mem::take(&mut self.data),
-        })
+        true
     }
 }
 

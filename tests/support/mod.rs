@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod in_memory;
 pub mod raw_pipes;
 pub mod schema;
 
@@ -20,6 +21,24 @@ use tokio::sync::mpsc;
 pub use openturn::mock_provider::{self, MockProvider, Reply, Script};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A mock provider serving `replies` in order.
+pub async fn provider(replies: Vec<Reply>) -> MockProvider {
+    MockProvider::start(Script::new(replies))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Whether process `pid` is gone or a zombie (dead, not yet reaped).
+pub fn process_is_dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
 
 /// The built binary under test.
 pub fn openturn_bin() -> PathBuf {

@@ -1,5 +1,6 @@
 //! Helpers shared by the turn-engine tests: a daemon with one thread against a scripted mock
-//! provider, event builders for hand-made transcripts, and assertions over notifications and
+//! provider, the mock provider's event vocabulary for hand-made transcripts
+//! (`openturn::mock_provider::events`, re-exported), and assertions over notifications and
 //! rollout files.
 
 #![allow(dead_code)]
@@ -10,6 +11,9 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
+/// Scripted provider streams are written in the mock provider's event vocabulary.
+#[allow(unused_imports)]
+pub use crate::support::mock_provider::events::*;
 #[allow(unused_imports)]
 pub use crate::support::mock_provider::{Fault, SseEvent, SseReply};
 
@@ -146,88 +150,6 @@ pub fn single_turn_end<'a>(messages: &'a [Value], status: &str) -> &'a Value {
     assert_eq!(ends.len(), 1, "exactly one turn/completed: {messages:#?}");
     assert_eq!(ends[0]["turn"]["status"], status, "{messages:#?}");
     &ends[0]["turn"]
-}
-
-/// An SSE event from JSON.
-pub fn ev(value: Value) -> SseEvent {
-    SseEvent::json(&value)
-}
-
-pub fn created(id: &str) -> SseEvent {
-    ev(json!({"type": "response.created", "response": {"id": id}}))
-}
-
-pub fn completed(id: &str, end_turn: Option<bool>) -> SseEvent {
-    let mut response =
-        json!({"id": id, "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}});
-    if let Some(end_turn) = end_turn {
-        response["end_turn"] = json!(end_turn);
-    }
-    ev(json!({"type": "response.completed", "response": response}))
-}
-
-pub fn message_added(id: Option<&str>, seed: &str) -> SseEvent {
-    let content = if seed.is_empty() {
-        json!([])
-    } else {
-        json!([{"type": "output_text", "text": seed}])
-    };
-    let mut item = json!({"type": "message", "role": "assistant", "content": content});
-    if let Some(id) = id {
-        item["id"] = json!(id);
-    }
-    ev(json!({"type": "response.output_item.added", "item": item}))
-}
-
-pub fn message_done(id: Option<&str>, text: &str) -> SseEvent {
-    let mut item = json!({"type": "message", "role": "assistant",
-        "content": [{"type": "output_text", "text": text}]});
-    if let Some(id) = id {
-        item["id"] = json!(id);
-    }
-    ev(json!({"type": "response.output_item.done", "item": item}))
-}
-
-pub fn text_delta(item_id: &str, delta: &str) -> SseEvent {
-    ev(json!({"type": "response.output_text.delta", "item_id": item_id, "delta": delta}))
-}
-
-/// A whole assistant message: added, one delta per piece, done.
-pub fn message(id: &str, pieces: &[&str]) -> Vec<SseEvent> {
-    let mut events = vec![message_added(Some(id), "")];
-    events.extend(pieces.iter().map(|piece| text_delta(id, piece)));
-    events.push(message_done(Some(id), &pieces.concat()));
-    events
-}
-
-/// An `exec_command` call as added + done.
-pub fn exec_call(item_id: &str, call_id: &str, arguments: Value) -> Vec<SseEvent> {
-    function_call(item_id, call_id, "exec_command", arguments)
-}
-
-pub fn function_call(item_id: &str, call_id: &str, name: &str, arguments: Value) -> Vec<SseEvent> {
-    let arguments = arguments.to_string();
-    vec![
-        ev(
-            json!({"type": "response.output_item.added", "item": {"type": "function_call",
-            "id": item_id, "call_id": call_id, "name": name, "arguments": ""}}),
-        ),
-        ev(
-            json!({"type": "response.function_call_arguments.delta", "item_id": item_id, "delta": arguments}),
-        ),
-        ev(
-            json!({"type": "response.output_item.done", "item": {"type": "function_call",
-            "id": item_id, "call_id": call_id, "name": name, "arguments": arguments}}),
-        ),
-    ]
-}
-
-/// A response: created, the given events, completed.
-pub fn response(id: &str, events: Vec<Vec<SseEvent>>, end_turn: Option<bool>) -> Reply {
-    let mut all = vec![created(id)];
-    all.extend(events.into_iter().flatten());
-    all.push(completed(id, end_turn));
-    Reply::Sse(SseReply::new(all))
 }
 
 /// The `function_call_output` items of a request body.

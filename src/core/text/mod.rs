@@ -62,7 +62,28 @@ impl AssistantTextParser {
     }
 
     pub(crate) fn push(&mut self, text: &str) -> TextChunk {
+        if self.plan.is_none() && self.citations.passes_through(text) {
+            // The common delta: no markup can start in it, so it is visible as it is (one
+            // allocation instead of an event list and its text).
+            return TextChunk {
+                visible: text.to_string(),
+                ..TextChunk::default()
+            };
+        }
         let events = self.citations.push(text);
+        self.consume(events, false)
+    }
+
+    /// [`AssistantTextParser::push`] of a delta the caller owns: in the common case the delta
+    /// itself becomes the visible text, with no copy.
+    pub(crate) fn push_owned(&mut self, text: String) -> TextChunk {
+        if self.plan.is_none() && self.citations.passes_through(&text) {
+            return TextChunk {
+                visible: text,
+                ..TextChunk::default()
+            };
+        }
+        let events = self.citations.push(&text);
         self.consume(events, false)
     }
 

@@ -31,6 +31,16 @@ impl TagScanner {
         }
     }
 
+    /// Whether [`TagScanner::push`] of `chunk` would return exactly `[Outside(chunk)]` (or
+    /// nothing, for an empty chunk) and change nothing: outside the tag, nothing held, and no
+    /// byte of `chunk` can begin the tag. Callers use it to skip the event list.
+    pub(crate) fn passes_through(&self, chunk: &str) -> bool {
+        let tag_start = self.open.as_bytes().first().copied().unwrap_or(b'<');
+        !self.inside
+            && self.held.is_empty()
+            && memchr::memchr(tag_start, chunk.as_bytes()).is_none()
+    }
+
     /// Feeds a piece of text; returns what can be decided now.
     pub(crate) fn push(&mut self, chunk: &str) -> Vec<TagEvent> {
         let mut out = Vec::new();

@@ -1,8 +1,9 @@
 //! The item that currently receives deltas, and the custom-tool input stream.
 //!
-//! Invariants (docs/ARCHITECTURE.md §6): `output_item.added` opens streaming state for at most one
-//! item at a time; a text or reasoning delta belongs to the active item or is a protocol error —
-//! never attached to a guessed item; `output_item.done` closes it. Items the provider sent
+//! Invariants (docs/ARCHITECTURE.md §6): `output_item.added` opens streaming state for at most one item at a time; a text
+//! or reasoning delta belongs to the active item or is a protocol error — never attached to a
+//! guessed item (a text delta naming an item that is not the open one is an orphan: warned about
+//! and dropped); `output_item.done` closes it. Items the provider sent
 //! without an id get one here for the client, before anything is emitted, and keep it through
 //! deltas, done and the stored turn items; history keeps only the provider's ids. Tool-call
 //! items never become the active item: their argument deltas go to a [`ToolInputStream`],
@@ -20,6 +21,12 @@ pub(crate) enum ProtocolError {
     OverlappingItems { open: String, new: String },
     #[error("{event} without an active item")]
     NoActiveItem { event: &'static str },
+    #[error("{event} for {named}, which is not the active item {open}; dropped")]
+    OrphanDelta {
+        event: &'static str,
+        named: String,
+        open: String,
+    },
     #[error("{event} while the active item {item} is not a {expected}")]
     WrongItemKind {
         event: &'static str,
@@ -93,9 +100,31 @@ impl ActiveItemSlot {
         self.item.as_mut()
     }
 
-    /// The active agent message, for a text delta.
-    pub(crate) fn message_for_delta(&mut self) -> Result<&mut ActiveItem, ProtocolError> {
-        self.expect_kind("output_text.delta", "message", |kind| {
+    /// The active agent message, for a text delta naming `item_id`. A delta goes to the item it
+    /// names: one naming another item is an orphan, never appended to the active one (the
+    /// completed item would lack text the client was streamed). An empty id names nothing and
+    /// goes to the active item, as does any id when the provider gave the active item none (its
+    /// deltas cannot name it by an id it never sent).
+    pub(crate) fn message_for_delta(
+        &mut self,
+        item_id: &str,
+    ) -> Result<&mut ActiveItem, ProtocolError> {
+        const EVENT: &str = "output_text.delta";
+        if let Some(open) = self.item.as_ref() {
+            let names_other = !item_id.is_empty()
+                && open
+                    .provider_id
+                    .as_deref()
+                    .is_some_and(|provider_id| provider_id != item_id && open.id != item_id);
+            if names_other {
+                return Err(ProtocolError::OrphanDelta {
+                    event: EVENT,
+                    named: item_id.to_string(),
+                    open: open.id.clone(),
+                });
+            }
+        }
+        self.expect_kind(EVENT, "message", |kind| {
             matches!(kind, ActiveKind::AgentMessage { .. })
         })
     }
@@ -256,19 +285,41 @@ mod tests {
     fn a_delta_without_an_active_item_is_a_protocol_error() {
         let mut slot = ActiveItemSlot::default();
         assert_eq!(
-            slot.message_for_delta().err(),
+            slot.message_for_delta("msg_1").err(),
             Some(ProtocolError::NoActiveItem {
                 event: "output_text.delta"
             })
         );
         assert!(slot.open(message("msg_1")).is_ok());
-        assert!(slot.message_for_delta().is_ok());
+        assert!(slot.message_for_delta("msg_1").is_ok());
         assert!(matches!(
             slot.reasoning_for_delta("reasoning_summary_text.delta"),
             Err(ProtocolError::WrongItemKind { .. })
         ));
         assert!(slot.take().is_some());
-        assert!(slot.message_for_delta().is_err());
+        assert!(slot.message_for_delta("").is_err());
+    }
+
+    #[test]
+    fn a_text_delta_goes_to_the_item_it_names_or_nowhere() {
+        let mut slot = ActiveItemSlot::default();
+        assert!(slot.open(message("msg_1")).is_ok());
+        assert!(slot.message_for_delta("msg_1").is_ok());
+        // An empty id names nothing: today's streams without ids keep working.
+        assert!(slot.message_for_delta("").is_ok());
+        assert_eq!(
+            slot.message_for_delta("msg_2").err(),
+            Some(ProtocolError::OrphanDelta {
+                event: "output_text.delta",
+                named: "msg_2".into(),
+                open: "msg_1".into(),
+            })
+        );
+        // Without a provider id the active item cannot be named, so it takes the delta.
+        let mut unnamed = message("item_assigned");
+        unnamed.provider_id = None;
+        assert!(slot.open(unnamed).is_err());
+        assert!(slot.message_for_delta("msg_9").is_ok());
     }
 
     #[test]

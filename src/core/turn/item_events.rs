@@ -148,15 +148,20 @@ async fn start_agent_message(turn: &TurnContext, active: &mut ActiveItem, text: 
     emit_started(turn, item).await;
 }
 
-pub(super) async fn on_text_delta(turn: &TurnContext, state: &mut ResponseState, delta: &str) {
-    let active = match state.active.message_for_delta() {
+pub(super) async fn on_text_delta(
+    turn: &TurnContext,
+    state: &mut ResponseState,
+    item_id: &str,
+    delta: String,
+) {
+    let active = match state.active.message_for_delta(item_id) {
         Ok(active) => active,
         Err(error) => return warn_protocol_error(turn, &error).await,
     };
     let ActiveKind::AgentMessage { parser, .. } = &mut active.kind else {
         return;
     };
-    let chunk = parser.push(delta);
+    let chunk = parser.push_owned(delta);
     emit_text_chunk(turn, active, &mut state.plan, chunk).await;
 }
 

@@ -229,8 +229,8 @@ async fn on_event(turn: &TurnContext, state: &mut ResponseState, event: Response
     match event {
         ResponseEvent::OutputItemAdded(item) => item_events::on_item_added(turn, state, item).await,
         ResponseEvent::OutputItemDone(item) => item_events::on_item_done(turn, state, item).await,
-        ResponseEvent::OutputTextDelta { delta, .. } => {
-            item_events::on_text_delta(turn, state, &delta).await
+        ResponseEvent::OutputTextDelta { item_id, delta } => {
+            item_events::on_text_delta(turn, state, &item_id, delta).await
         }
         ResponseEvent::ReasoningSummaryDelta {
             delta,
