@@ -395,7 +395,7 @@ mod tests {
 
     #[test]
     fn overrides_parse_as_toml_with_string_fallback() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let config = Config::load(
             dir.path(),
             &[
@@ -405,9 +405,9 @@ mod tests {
                 "model_providers.local.request_max_retries=0".to_string(),
             ],
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(config.model, "gpt-5-mini");
-        let provider = config.provider("local").unwrap_or_else(|e| panic!("{e}"));
+        let provider = config.provider("local").unwrap();
         assert_eq!(provider.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(provider.request_max_retries, 0);
         assert!(matches!(

@@ -9,6 +9,8 @@
 //!   skill off; each turn's request names the enabled skills to the model in a developer
 //!   message, with their paths.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -33,8 +35,8 @@ async fn an_api_key_login_is_stored_used_reported_and_removed_by_logout() {
         response("r2", vec![message("m2", &["without key"])], None),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &keyless_overrides(&provider));
     daemon.initialize().await;
 
@@ -68,11 +70,8 @@ async fn an_api_key_login_is_stored_used_reported_and_removed_by_logout() {
     );
 
     let stored = home.path().join("auth.json");
-    let mode = std::os::unix::fs::PermissionsExt::mode(
-        &std::fs::metadata(&stored)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .permissions(),
-    );
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&stored).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600, "auth.json must be private");
     let after = daemon.ok("account/read", json!({})).await;
     assert_eq!(after["account"], json!({"type": "apiKey"}));
@@ -126,10 +125,8 @@ async fn an_api_key_login_is_stored_used_reported_and_removed_by_logout() {
 
 #[tokio::test]
 async fn a_provider_key_variable_wins_and_missing_keys_ask_for_login() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let provider = MockProvider::start(Script::new([]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let provider = MockProvider::start(Script::new([])).await.unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     // `env_key` names a variable that is not set: a client should offer to log in.
@@ -152,7 +149,7 @@ async fn a_provider_key_variable_wins_and_missing_keys_ask_for_login() {
 
 #[tokio::test]
 async fn chatgpt_sign_in_and_bad_keys_are_refused_clearly() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &[]);
     daemon.initialize().await;
     for kind in ["chatgpt", "chatgptDeviceCode", "chatgptAuthTokens"] {
@@ -191,9 +188,8 @@ async fn chatgpt_sign_in_and_bad_keys_are_refused_clearly() {
 }
 
 fn write(path: &std::path::Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap_or(std::path::Path::new("/")))
-        .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(path.parent().unwrap_or(std::path::Path::new("/"))).unwrap();
+    std::fs::write(path, text).unwrap();
 }
 
 #[tokio::test]
@@ -204,11 +200,11 @@ async fn skills_on_disk_are_listed_and_named_to_the_model() {
         None,
     )]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let project = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let extra = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(project.path().join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let extra = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".git")).unwrap();
     let user_skill = home.path().join("skills/release-notes/SKILL.md");
     write(
         &user_skill,

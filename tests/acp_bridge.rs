@@ -13,6 +13,8 @@
 //! package the test is skipped with the reason printed, except under `CI=true`, where it fails:
 //! CI must never silently stop exercising the bridge.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -77,12 +79,10 @@ impl AcpClient {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawning node: {e}"));
-        let stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
-        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+        let mut child = command.spawn().expect("spawning node");
+        let stdin = child.stdin.take().expect("no stdin");
+        let stdout = child.stdout.take().expect("no stdout");
+        let stderr = child.stderr.take().expect("no stderr");
         let (lines_tx, lines_rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
@@ -128,13 +128,13 @@ impl AcpClient {
     }
 
     async fn write(&mut self, message: Value) {
-        let mut line = serde_json::to_vec(&message).unwrap_or_else(|e| panic!("{e}"));
+        let mut line = serde_json::to_vec(&message).unwrap();
         line.push(b'\n');
         self.stdin
             .write_all(&line)
             .await
-            .unwrap_or_else(|e| panic!("write to the bridge: {e}"));
-        self.stdin.flush().await.unwrap_or_else(|e| panic!("{e}"));
+            .expect("write to the bridge");
+        self.stdin.flush().await.unwrap();
     }
 
     /// The next message that is not an agent → client request (those are answered here).
@@ -246,12 +246,10 @@ tee -a '{home}/bridge-in.jsonl' | '{bin}' \"$@\" | tee -a '{home}/bridge-out.jso
         home = home.display(),
         bin = openturn_bin().display(),
     );
-    std::fs::write(&script, text).unwrap_or_else(|e| panic!("{e}"));
-    let mut permissions = std::fs::metadata(&script)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .permissions();
+    std::fs::write(&script, text).unwrap();
+    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&script, permissions).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&script, permissions).unwrap();
     script
 }
 
@@ -288,7 +286,7 @@ fn write_config(home: &Path, provider: &MockProvider) {
          base_url = \"{}\"\nrequest_max_retries = 0\nstream_max_retries = 0\n",
         provider.base_url()
     );
-    std::fs::write(home.join("config.toml"), config).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(home.join("config.toml"), config).unwrap();
 }
 
 /// A reply that streams one delta and then stays open until the request is dropped.
@@ -341,18 +339,17 @@ async fn the_acp_bridge_runs_a_whole_session_against_openturn() {
         held_open_reply(),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let project = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
     write_config(home.path(), &provider);
     let skill = home.path().join("skills/greet/SKILL.md");
-    std::fs::create_dir_all(skill.parent().unwrap_or(home.path()))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(skill.parent().unwrap_or(home.path())).unwrap();
     std::fs::write(
         &skill,
         "---\nname: greet\ndescription: Greets people\n---\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let cwd = project.path().display().to_string();
 
     let mut client = AcpClient::spawn(&entry, home.path());
@@ -555,9 +552,9 @@ async fn the_acp_bridge_compact_command_compacts_the_thread() {
         response("r2", vec![message("m2", &["second answer"])], None),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let project = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
     write_config(home.path(), &provider);
     let cwd = project.path().display().to_string();
     let mut client = AcpClient::spawn(&entry, home.path());
@@ -656,14 +653,11 @@ async fn the_acp_bridge_shows_a_patch_as_an_edit_with_its_diffs() {
         response("r4", vec![message("m4", &["Edited again"])], None),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let project = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let root = project
-        .path()
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(root.join("main.txt"), "alpha\nbeta\ngamma\n").unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    std::fs::write(root.join("main.txt"), "alpha\nbeta\ngamma\n").unwrap();
     write_config(home.path(), &provider);
     let cwd = root.display().to_string();
 

@@ -2,6 +2,8 @@
 //! files exactly; a hunk that does not match changes no file at all; a path escaping the
 //! workspace is refused under workspace-write; approval accept and decline round trips.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -34,13 +36,13 @@ fn patch_call(call_id: &str, patch: &str, pieces: usize) -> Vec<SseEvent> {
 }
 
 fn tempdir() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let cwd = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
     (dir, cwd)
 }
 
 fn write(cwd: &Path, name: &str, text: &str) {
-    std::fs::write(cwd.join(name), text).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(cwd.join(name), text).unwrap();
 }
 
 fn read(cwd: &Path, name: &str) -> Option<String> {
@@ -126,7 +128,7 @@ async fn a_freeform_patch_adds_updates_moves_and_deletes_exactly() {
         .flatten()
         .find(|tool| tool["name"] == "apply_patch")
         .cloned()
-        .unwrap_or_else(|| panic!("no apply_patch tool"));
+        .expect("no apply_patch tool");
     assert_eq!(tool["type"], "custom");
     assert_eq!(tool["format"]["syntax"], "lark");
     assert!(output_for(&bodies[1], "call_p").starts_with("Success."));
@@ -222,7 +224,7 @@ async fn the_function_form_is_offered_to_other_models_and_applies_the_same() {
         .flatten()
         .find(|tool| tool["name"] == "apply_patch")
         .cloned()
-        .unwrap_or_else(|| panic!("no apply_patch tool"));
+        .expect("no apply_patch tool");
     assert_eq!(tool["type"], "function");
     assert_eq!(tool["parameters"]["required"], json!(["input"]));
     assert!(output_for(&bodies[1], "call_f").starts_with("Success."));
@@ -355,7 +357,7 @@ fn git(cwd: &Path, args: &[&str]) -> String {
         .args(args)
         .current_dir(cwd)
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(output.status.success(), "git {args:?}: {output:?}");
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
@@ -423,7 +425,7 @@ async fn an_apply_patch_heredoc_sent_to_exec_command_is_applied_as_a_patch() {
 async fn workspace_write_patches_follow_the_sandbox_writable_roots() {
     let (_dir, cwd) = tempdir();
     let (_extra_dir, extra) = tempdir();
-    std::fs::create_dir(cwd.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir(cwd.join(".git")).unwrap();
     let roots = format!(
         "sandbox_workspace_write.writable_roots=[\"{}\"]",
         extra.display()
@@ -581,7 +583,7 @@ async fn the_apply_patch_form_is_a_config_key() {
 #[tokio::test]
 async fn shell_wrapped_and_cd_heredocs_are_applied_as_patches() {
     let (_dir, cwd) = tempdir();
-    std::fs::create_dir_all(cwd.join("pkg/sub")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(cwd.join("pkg/sub")).unwrap();
     let add =
         |name: &str| format!("*** Begin Patch\n*** Add File: {name}\n+{name}\n*** End Patch\n");
     let wrapped = format!(

@@ -3,6 +3,8 @@
 //! `--full-auto` or `--dangerously-bypass-approvals-and-sandbox`), shows as a `file_change` item
 //! and really writes the file; a patch the policy would ask about is declined headless.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod exec_support;
 mod support;
 mod turn_support;
@@ -31,13 +33,13 @@ fn patch_call(patch: &str) -> Vec<SseEvent> {
 
 /// Runs exec with `flags` on a model that writes `patch`, in `cwd`; returns the finished run.
 async fn exec_patch(cwd: &Path, patch: &str, flags: &[&str]) -> ExecRun {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mock = MockProvider::start(Script::new([
         response("r1", vec![patch_call(patch)], None),
         response("r2", vec![message("m", &["done"])], None),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let cwd_text = cwd.display().to_string();
     let mut args = vec!["--json", "-m", "gpt-5", "-C", &cwd_text];
     args.extend_from_slice(flags);
@@ -65,8 +67,8 @@ async fn exec_json_applies_a_workspace_patch_without_asking_and_shows_the_file_c
         &["--dangerously-bypass-approvals-and-sandbox"][..],
         &["-s", "workspace-write", "-c", "approval_policy=\"never\""][..],
     ] {
-        let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let cwd = work.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let work = tempfile::tempdir().unwrap();
+        let cwd = work.path().canonicalize().unwrap();
         let run = exec_patch(&cwd, HELLO, flags).await;
         assert_eq!(
             std::fs::read_to_string(cwd.join("hello.txt"))
@@ -92,8 +94,8 @@ async fn exec_json_applies_a_workspace_patch_without_asking_and_shows_the_file_c
 
 #[tokio::test]
 async fn exec_json_declines_a_patch_the_policy_would_ask_about() {
-    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let cwd = work.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path().canonicalize().unwrap();
     // Read-only under `on-request` would ask; headless, nobody can answer.
     let run = exec_patch(&cwd, HELLO, &["-s", "read-only"]).await;
     assert_eq!(std::fs::read_to_string(cwd.join("hello.txt")).ok(), None);

@@ -3,6 +3,8 @@
 //! `cmd` stays read-only), and an "accept for session" answer covers the same command line in
 //! the same working directory only.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -16,7 +18,7 @@ const APPROVAL: &str = "item/commandExecution/requestApproval";
 
 #[tokio::test]
 async fn a_shell_chosen_by_the_model_never_runs() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     // A "shell" that writes a file before doing what it was asked: had it run, `ls` (which
     // `untrusted` runs unasked) would have written with no approval.
     let fake_shell = workdir.path().join("fake-shell");
@@ -28,9 +30,8 @@ async fn a_shell_chosen_by_the_model_never_runs() {
             marker.display()
         ),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::set_permissions(&fake_shell, std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    std::fs::set_permissions(&fake_shell, std::fs::Permissions::from_mode(0o755)).unwrap();
     let call = exec_call(
         "fc_1",
         "call_1",
@@ -70,8 +71,8 @@ async fn a_shell_chosen_by_the_model_never_runs() {
 
 #[tokio::test]
 async fn accept_for_session_covers_the_same_command_in_the_same_directory_only() {
-    let dir_a = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let dir_b = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir_a = tempfile::tempdir().unwrap();
+    let dir_b = tempfile::tempdir().unwrap();
     let call = |n: u32, dir: &std::path::Path| {
         exec_call(
             &format!("fc_{n}"),

@@ -6,6 +6,8 @@
 //! decline (or a malformed reply) tells the model, cancel ends the turn; the request is resolved
 //! with `serverRequest/resolved`, after `turn/completed` when the turn was interrupted.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -38,7 +40,7 @@ async fn until_approval(s: &mut Session) -> Vec<Value> {
 
 #[tokio::test]
 async fn on_request_asks_for_an_escalated_command_and_accept_runs_it() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let calls = vec![exec_call(
         "fc_1",
         "call_1",
@@ -101,7 +103,7 @@ async fn on_request_asks_for_an_escalated_command_and_accept_runs_it() {
 
 #[tokio::test]
 async fn decline_tells_the_model_and_the_turn_continues() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let calls = vec![exec_call("fc_1", "call_1", escalated("touch declined.txt"))];
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;
@@ -123,7 +125,7 @@ async fn decline_tells_the_model_and_the_turn_continues() {
 
 #[tokio::test]
 async fn a_malformed_approval_reply_counts_as_a_decline() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let calls = vec![exec_call("fc_1", "call_1", escalated("touch nope.txt"))];
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;
@@ -140,7 +142,7 @@ async fn a_malformed_approval_reply_counts_as_a_decline() {
 
 #[tokio::test]
 async fn cancel_declines_and_ends_the_turn_interrupted_and_the_next_turn_works() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let calls = vec![exec_call(
         "fc_1",
         "call_1",
@@ -207,7 +209,7 @@ fn status_of(all: &[Value], id: &str) -> Option<Value> {
 
 #[tokio::test]
 async fn untrusted_asks_for_everything_but_known_read_only_commands() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let params =
         json!({"approvalPolicy": "untrusted", "cwd": workdir.path().display().to_string()});
     let all = run_ls_and_touch(params).await;
@@ -223,7 +225,7 @@ async fn on_request_runs_unescalated_commands_in_the_sandbox_without_asking() {
     // As the reference does: the sandbox, not a prompt, holds an unescalated command. Under
     // read-only the write is refused by the sandbox; under workspace-write it lands in the cwd.
     for (sandbox, writes) in [("read-only", false), ("workspace-write", true)] {
-        let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let workdir = tempfile::tempdir().unwrap();
         let params = json!({"approvalPolicy": "on-request", "sandbox": sandbox,
             "cwd": workdir.path().display().to_string()});
         let all = run_ls_and_touch(params).await;
@@ -245,7 +247,7 @@ async fn on_request_with_danger_full_access_and_never_run_unescalated_commands_w
         ("on-request", "danger-full-access"),
         ("never", "danger-full-access"),
     ] {
-        let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let workdir = tempfile::tempdir().unwrap();
         let params = json!({"approvalPolicy": policy, "sandbox": sandbox,
             "cwd": workdir.path().display().to_string()});
         let all = run_ls_and_touch(params).await;
@@ -257,7 +259,7 @@ async fn on_request_with_danger_full_access_and_never_run_unescalated_commands_w
 
 #[tokio::test]
 async fn an_approval_pending_at_interrupt_is_resolved_after_turn_completed() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let calls = vec![exec_call("fc_1", "call_1", escalated("touch late.txt"))];
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     let response = s.start_turn("make a file", json!({})).await;
@@ -287,7 +289,7 @@ async fn an_approval_pending_at_interrupt_is_resolved_after_turn_completed() {
 
 #[tokio::test]
 async fn accept_for_session_is_not_asked_again_for_the_same_command() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let script = Script::new([
         response(
             "r1",
@@ -319,7 +321,7 @@ async fn accept_for_session_is_not_asked_again_for_the_same_command() {
 
 #[tokio::test]
 async fn a_client_that_disconnects_during_an_approval_ends_the_turn_and_the_daemon_exits() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let calls = vec![exec_call("fc_1", "call_1", escalated("touch gone.txt"))];
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;

@@ -12,6 +12,8 @@
 //! request's id otherwise), and the daemon still exits cleanly on EOF. The seed makes a failure
 //! reproduce.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::collections::HashMap;
@@ -22,10 +24,8 @@ use serde_json::{json, Value};
 use support::*;
 
 async fn daemon_with(extra: &[&str]) -> (Daemon, tempfile::TempDir, MockProvider) {
-    let provider = MockProvider::start(Script::new(Vec::new()))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut overrides = mock_overrides(&provider);
     overrides.extend(extra.iter().map(|s| s.to_string()));
     let mut daemon = Daemon::spawn(home.path(), &overrides);
@@ -355,7 +355,7 @@ fn bad_line(rng: &mut StdRng, index: usize) -> (Vec<u8>, Expected) {
 
 #[tokio::test]
 async fn every_malformed_line_gets_one_error_and_every_valid_request_its_answer() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &[]);
     daemon.initialize().await;
     let mut rng = StdRng::seed_from_u64(SEED);

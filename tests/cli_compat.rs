@@ -4,6 +4,8 @@
 //! - `initialize` reports the reference protocol version (0.169.0) as the first `x.y.z` of
 //!   `userAgent` and as `serverInfo.version`, and openturn's own version in `openturnVersion`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::process::Stdio;
@@ -15,7 +17,7 @@ use tokio::process::Command;
 
 #[tokio::test]
 async fn feature_flags_are_accepted_before_and_after_the_subcommand() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut command = Command::new(openturn_bin());
     command
         .args(["--enable", "goals", "--disable", "fast_mode", "app-server"])
@@ -46,22 +48,22 @@ async fn feature_flags_are_accepted_before_and_after_the_subcommand() {
 
 #[tokio::test]
 async fn an_unknown_feature_does_not_stop_other_subcommands() {
-    let out = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out = tempfile::tempdir().unwrap();
     let mut child = Command::new(openturn_bin())
         .args(["schema", "--out"])
         .arg(out.path())
         .args(["--enable", "not_a_feature"])
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let mut stderr = String::new();
     if let Some(mut pipe) = child.stderr.take() {
         let _ = pipe.read_to_string(&mut stderr).await;
     }
     let status = tokio::time::timeout(TIMEOUT, child.wait())
         .await
-        .unwrap_or_else(|_| panic!("openturn schema hung"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("openturn schema hung")
+        .unwrap();
     assert!(status.success(), "{stderr}");
     assert!(stderr.contains("not_a_feature"), "{stderr}");
 }
@@ -81,7 +83,7 @@ fn first_version(text: &str) -> Option<(u32, u32, u32)> {
 
 #[tokio::test]
 async fn initialize_reports_the_reference_version_and_openturns_own() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &[]);
     let response = daemon
         .request(

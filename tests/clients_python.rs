@@ -6,6 +6,8 @@
 //! installed (scripts/test creates `.venv-clients`). Without it the test is skipped locally and
 //! fails under `CI=true`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod client_packages;
 mod support;
 mod turn_support;

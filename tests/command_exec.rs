@@ -4,6 +4,8 @@
 //! the command inside the sandbox (and a sandbox the kernel cannot enforce is refused, never
 //! ignored).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::time::Duration;
@@ -13,10 +15,8 @@ use serde_json::{json, Value};
 use support::*;
 
 async fn daemon() -> (Daemon, tempfile::TempDir) {
-    let provider = MockProvider::start(Script::new(Vec::new()))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     (daemon, home)
@@ -35,7 +35,7 @@ async fn command_exec_reports_exit_code_output_env_and_cwd() {
         result,
         json!({"exitCode": 3, "stdout": "out\n", "stderr": "err\n"})
     );
-    let cwd = home.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = home.path().canonicalize().unwrap();
     let result = daemon
         .ok(
             "command/exec",
@@ -92,7 +92,7 @@ async fn streamed_output_arrives_as_deltas_and_the_buffers_stay_empty() {
         assert_eq!(delta["params"]["processId"], "p1");
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(delta["params"]["deltaBase64"].as_str().unwrap_or_default())
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         streams.push((
             delta["params"]["stream"]
                 .as_str()
@@ -119,7 +119,7 @@ async fn streamed_stdout_lines(daemon: &mut Daemon, process_id: &str, lines: usi
         assert_eq!(delta["params"]["processId"], process_id);
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(delta["params"]["deltaBase64"].as_str().unwrap_or_default())
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         text.push_str(&String::from_utf8_lossy(&bytes));
     }
     text.lines().map(str::to_string).collect()
@@ -150,8 +150,8 @@ async fn shutdown_kills_a_running_command_and_what_it_started_and_exits_zero() {
     daemon.close_stdin();
     let status = tokio::time::timeout(Duration::from_secs(2), daemon.child.wait())
         .await
-        .unwrap_or_else(|_| panic!("the daemon did not exit within 2 s"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the daemon did not exit within 2 s")
+        .unwrap();
     assert_eq!(status.code(), Some(0));
     // The daemon reaped its child before exiting; the background `sleep` is reaped by init, so
     // allow it a bounded moment to leave the process table.
@@ -189,10 +189,9 @@ async fn output_held_open_by_a_leftover_process_is_returned_after_a_grace() {
 #[tokio::test]
 async fn confining_policies_run_inside_the_sandbox_and_full_access_runs_unconfined() {
     let (mut daemon, _home) = daemon().await;
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let target = workdir.path().join("written.txt");
-    std::fs::write(workdir.path().join("readable.txt"), "readable\n")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(workdir.path().join("readable.txt"), "readable\n").unwrap();
     let script = "cat readable.txt; echo x > written.txt";
     let cwd = workdir.path().display().to_string();
     // readOnly: the read works, the write is refused by the sandbox (not by the request).
@@ -223,7 +222,7 @@ async fn confining_policies_run_inside_the_sandbox_and_full_access_runs_unconfin
         .await;
     assert_eq!(result["exitCode"], 0, "{result}");
     assert!(target.exists());
-    std::fs::remove_file(&target).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(&target).unwrap();
     for policy in [
         json!({"type": "dangerFullAccess"}),
         json!({"type": "externalSandbox"}),
@@ -237,6 +236,6 @@ async fn confining_policies_run_inside_the_sandbox_and_full_access_runs_unconfin
             .await;
         assert_eq!(result["stdout"], "ran\n");
         assert!(target.exists(), "{policy}: unconfined");
-        std::fs::remove_file(&target).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_file(&target).unwrap();
     }
 }

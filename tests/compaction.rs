@@ -5,6 +5,8 @@
 //! after a restart sends exactly the compacted history; a failed or interrupted compaction
 //! leaves the history (and the rollout) as they were.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -233,14 +235,14 @@ async fn a_compaction_is_refused_while_a_turn_runs() {
 
 #[tokio::test]
 async fn resume_after_a_restart_sends_exactly_the_compacted_history() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let first_provider = MockProvider::start(Script::new([
         text_reply(0, &long_answer(0)),
         text_reply(1, SUMMARY),
         text_reply(2, "second answer"),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let mut first = Daemon::spawn(home.path(), &mock_overrides(&first_provider));
     first.initialize().await;
     let id = first.start_thread(json!({})).await;
@@ -253,7 +255,7 @@ async fn resume_after_a_restart_sends_exactly_the_compacted_history() {
 
     let second_provider = MockProvider::start(Script::new([text_reply(3, "third answer")]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let mut second = Daemon::spawn(home.path(), &mock_overrides(&second_provider));
     second.initialize().await;
     second.ok("thread/resume", json!({"threadId": id})).await;

@@ -5,6 +5,8 @@
 //! the limit, not even the summarization request; a model that cannot be summarized small
 //! enough fails the turn with an error naming the limit, instead of compacting forever.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 

@@ -1,6 +1,8 @@
 //! Many threads run turns at once, each with its own projection task: one thread's stalled or
 //! failing provider never delays another thread's notifications.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::json;
@@ -10,18 +12,18 @@ use support::*;
 async fn a_stalled_thread_does_not_delay_another_threads_turn() {
     let slow = MockProvider::start(Script::new([stalled_text_reply("msg_slow", &["wait"])]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let failing = MockProvider::start(Script::new([mock_provider::error_status(
         500,
         "server_error",
         "boom",
     )]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let fast = MockProvider::start(Script::new([text_reply(0, "fast answer")]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut overrides = mock_overrides(&fast);
     for (name, provider) in [("slow", &slow), ("failing", &failing)] {
         overrides.push(format!(

@@ -2,6 +2,8 @@
 //! `env_http_headers` is redacted whatever the header is called, as is any key named like a
 //! key, token, secret or authorization — in the merged config and in every layer.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::json;
@@ -15,11 +17,9 @@ x-api-key = \"sk-hide-xkey\"\nX-Custom = \"sk-hide-custom\"\n\
 
 #[tokio::test]
 async fn config_read_redacts_every_provider_header_value_in_config_and_layers() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(home.path().join("config.toml"), CONFIG_TOML).unwrap_or_else(|e| panic!("{e}"));
-    let provider = MockProvider::start(Script::new(vec![]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), CONFIG_TOML).unwrap();
+    let provider = MockProvider::start(Script::new(vec![])).await.unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
 

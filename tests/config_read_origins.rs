@@ -3,6 +3,8 @@
 //! layer (and win over the file), `includeLayers` lists the user layer then the flags layer, and
 //! secrets stay redacted in every part of the answer.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::json;
@@ -16,12 +18,10 @@ const CONFIG_TOML_SHA256: &str = "3cb2504c96b151fe6a9abb3467fc91b97df25b4aa66307
 
 #[tokio::test]
 async fn config_keys_name_their_layer_and_file_version_and_layers_come_user_then_flags() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let file = home.path().join("config.toml");
-    std::fs::write(&file, CONFIG_TOML).unwrap_or_else(|e| panic!("{e}"));
-    let provider = MockProvider::start(Script::new(vec![]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&file, CONFIG_TOML).unwrap();
+    let provider = MockProvider::start(Script::new(vec![])).await.unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
 
@@ -78,10 +78,8 @@ async fn config_keys_name_their_layer_and_file_version_and_layers_come_user_then
 
 #[tokio::test]
 async fn without_a_config_file_only_flags_have_origins() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let provider = MockProvider::start(Script::new(vec![]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let provider = MockProvider::start(Script::new(vec![])).await.unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let read = daemon

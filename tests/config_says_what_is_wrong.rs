@@ -11,6 +11,8 @@
 //!   an unknown key a `configWarning`;
 //! - `-c` given to a command that does not read configuration is refused, not dropped.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::path::Path;
@@ -28,7 +30,7 @@ fn run_openturn(home: &Path, args: &[&str]) -> Output {
         .env("RUST_BACKTRACE", "1")
         .stdin(std::process::Stdio::null())
         .output()
-        .unwrap_or_else(|e| panic!("run openturn: {e}"))
+        .expect("run openturn")
 }
 
 /// The run failed with exit code 1, printed nothing on stdout, no backtrace on stderr, and a
@@ -48,8 +50,8 @@ fn assert_user_error(output: &Output, expected: &str) {
 }
 
 fn home_with(config_toml: &str) -> tempfile::TempDir {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(home.path().join("config.toml"), config_toml).unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), config_toml).unwrap();
     home
 }
 
@@ -70,7 +72,7 @@ fn an_invalid_value_in_the_file_names_key_file_and_expectation() {
 
 #[test]
 fn an_invalid_value_in_a_flag_names_the_flag() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let flag = "model_providers.local.request_max_retries=many";
     let output = run_openturn(home.path(), &["-c", flag, "app-server"]);
     assert_user_error(
@@ -92,7 +94,7 @@ fn an_empty_model_is_an_error() {
 
 #[test]
 fn a_flag_on_a_command_that_reads_no_configuration_is_refused() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     for args in [
         &["-c", "model=\"x\"", "demo"][..],
         &["demo", "-c", "model=\"x\""][..],
@@ -131,7 +133,7 @@ async fn config_warnings(daemon: &mut Daemon, n: usize) -> Vec<Value> {
 async fn unknown_keys_warn_on_stderr_and_to_the_client_with_the_closest_key() {
     let provider = MockProvider::start(Script::new([text_reply(0, "still works")]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let home = home_with(
         "modle = \"gpt-5-mini\"\nhistory = {}\n\
          [model_providers.mock]\nbas_url = \"http://127.0.0.1:9/v1\"\n",
@@ -173,9 +175,7 @@ async fn unknown_keys_warn_on_stderr_and_to_the_client_with_the_closest_key() {
 
 #[tokio::test]
 async fn a_clean_configuration_sends_no_warning() {
-    let provider = MockProvider::start(Script::new(Vec::new()))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
     let home = home_with("model = \"gpt-5\"\napproval_policy = \"never\"\n");
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
@@ -190,10 +190,8 @@ async fn a_clean_configuration_sends_no_warning() {
 
 #[tokio::test]
 async fn a_thread_config_object_gets_the_same_checks() {
-    let provider = MockProvider::start(Script::new(Vec::new()))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let error = daemon
@@ -234,10 +232,8 @@ async fn a_thread_config_object_gets_the_same_checks() {
 
 #[tokio::test]
 async fn an_empty_model_param_is_invalid_params() {
-    let provider = MockProvider::start(Script::new(Vec::new()))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let error = daemon.err("thread/start", json!({"model": " "})).await;

@@ -2,6 +2,8 @@
 //! ingress queue as the others: the handshake applies to them (before `initialize` they are
 //! "Not initialized"), and their errors never overtake answers to requests queued before them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::{json, Value};
@@ -12,10 +14,8 @@ const AHEAD: usize = 8;
 
 #[tokio::test]
 async fn undecodable_requests_before_initialize_are_not_initialized() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let provider = MockProvider::start(Script::new(vec![]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let provider = MockProvider::start(Script::new(vec![])).await.unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     let bad_params = daemon.err("turn/start", json!({})).await;
     assert_eq!(bad_params["code"], -32600, "{bad_params}");
@@ -34,10 +34,8 @@ async fn undecodable_requests_before_initialize_are_not_initialized() {
 
 #[tokio::test]
 async fn decode_errors_are_answered_after_requests_queued_before_them() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let provider = MockProvider::start(Script::new(vec![]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let provider = MockProvider::start(Script::new(vec![])).await.unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let mut ahead = Vec::new();

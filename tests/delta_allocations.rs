@@ -8,6 +8,8 @@
 //! The bound guards the delta path against a regression; the figure is printed for the record
 //! (`cargo test --test delta_allocations -- --nocapture`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -97,13 +99,13 @@ fn one_streamed_delta_costs_the_server_a_few_allocations() {
     let client_runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let server_runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .on_thread_start(|| COUNTED.with(|counted| counted.set(true)))
         .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     client_runtime.block_on(async {
         let script = Script::new([
             Reply::Sse(mock_provider::many_deltas(
@@ -113,10 +115,8 @@ fn one_streamed_delta_costs_the_server_a_few_allocations() {
                 "r2", "msg_2", LONG_TURN, "word ",
             )),
         ]);
-        let provider = MockProvider::start(script)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let provider = MockProvider::start(script).await.unwrap();
+        let home = tempfile::tempdir().unwrap();
         let config = mock_config(home.path(), &provider, &[]);
         let mut client = InMemory::start_on(server_runtime.handle(), config);
         client.initialize().await;

@@ -1,17 +1,19 @@
 //! `openturn demo` runs the main job offline: a built-in loopback provider replays the shipped
 //! transcripts, the real daemon is spawned, and a readable transcript is printed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 use std::process::Command;
 
 #[test]
 fn the_offline_demo_streams_a_scripted_session_and_exits_cleanly() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_openturn"))
         .arg("demo")
         .env("OPENTURN_HOME", home.path())
         .env_remove("OPENAI_API_KEY")
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

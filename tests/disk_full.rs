@@ -7,6 +7,8 @@
 //! The test mounts a small tmpfs as the daemon's home, so it needs root (as in CI); elsewhere it
 //! prints why it skipped.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::ffi::CString;
@@ -26,7 +28,7 @@ impl Mounted {
         if unsafe { libc::geteuid() } != 0 {
             return Err("mounting a tmpfs needs root".to_string());
         }
-        let cstring = |s: &str| CString::new(s).unwrap_or_else(|e| panic!("{e}"));
+        let cstring = |s: &str| CString::new(s).unwrap();
         let target_c = cstring(&target.to_string_lossy());
         let (source, kind) = (cstring("tmpfs"), cstring("tmpfs"));
         let options = cstring(&format!("size={size},mode=0700"));
@@ -62,7 +64,7 @@ impl Drop for Mounted {
 
 /// Writes `path` until the filesystem has no free block left.
 fn fill_disk(path: &Path) {
-    let mut file = std::fs::File::create(path).unwrap_or_else(|e| panic!("{e}"));
+    let mut file = std::fs::File::create(path).unwrap();
     let chunk = vec![b'x'; 4096];
     // Bounded: the filesystem is a few hundred KiB.
     for _ in 0..100_000 {
@@ -115,9 +117,9 @@ fn pair(user: &str, agent: &str) -> (String, String) {
 
 #[tokio::test]
 async fn a_full_disk_mid_turn_loses_no_acknowledged_turn_and_later_turns_append_cleanly() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
-    std::fs::create_dir(&home).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir(&home).unwrap();
     let _mounted = match Mounted::tmpfs(&home, "256k") {
         Ok(mounted) => mounted,
         Err(reason) => {
@@ -132,7 +134,7 @@ async fn a_full_disk_mid_turn_loses_no_acknowledged_turn_and_later_turns_append_
         text_reply(3, "four"),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let mut daemon = Daemon::spawn(&home, &mock_overrides(&provider));
     daemon.initialize().await;
     // A long working folder, preview and name make every index line longer than a page, so on
@@ -140,7 +142,7 @@ async fn a_full_disk_mid_turn_loses_no_acknowledged_turn_and_later_turns_append_
     let cwd = (0..3).fold(dir.path().to_path_buf(), |path, n| {
         path.join(format!("{n}{}", "w".repeat(200)))
     });
-    std::fs::create_dir_all(&cwd).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&cwd).unwrap();
     let id = daemon.start_thread(json!({"cwd": cwd})).await;
     let first = "𝄞".repeat(450);
     text_turn(&mut daemon, &id, &first).await;
@@ -169,21 +171,20 @@ async fn a_full_disk_mid_turn_loses_no_acknowledged_turn_and_later_turns_append_
     );
 
     // Space comes back: the next turn appends after the last complete line.
-    std::fs::remove_file(&filler).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(&filler).unwrap();
     text_turn(&mut daemon, &id, "third").await;
     let read = read_thread(&mut daemon, &id).await;
     let turns = turn_texts(&read);
     assert_eq!(turns.first(), Some(&pair(&first, "one")), "{read:#}");
     assert_eq!(turns.last(), Some(&pair("third", "three")), "{read:#}");
-    let rollout = std::fs::read_to_string(rollout_of(&home, &id)).unwrap_or_else(|e| panic!("{e}"));
+    let rollout = std::fs::read_to_string(rollout_of(&home, &id)).unwrap();
     for (number, line) in rollout.lines().enumerate() {
         serde_json::from_str::<Value>(line)
             .unwrap_or_else(|e| panic!("rollout line {} is torn: {e}", number + 1));
     }
     // The thread index went through the same full disk: no torn line in it either, and it
     // lists the thread.
-    let index =
-        std::fs::read_to_string(home.join("thread_index.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+    let index = std::fs::read_to_string(home.join("thread_index.jsonl")).unwrap();
     for (number, line) in index.lines().enumerate() {
         serde_json::from_str::<Value>(line)
             .unwrap_or_else(|e| panic!("index line {} is torn: {e}", number + 1));

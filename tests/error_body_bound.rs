@@ -1,6 +1,8 @@
 //! A provider's error body is read only up to a bound: an endless error body still yields the
 //! status error at once instead of being buffered whole.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod client_support;
 
 use client_support::{context, mock_provider_info, request, within};
@@ -12,12 +14,8 @@ use tokio::net::TcpListener;
 /// Answers one request with a 500 whose body is announced as 16 MiB, sends 256 KiB of it, then
 /// holds the connection open without sending the rest.
 async fn endless_error_server() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap_or_else(|error| panic!("{error}"));
-    let addr = listener
-        .local_addr()
-        .unwrap_or_else(|error| panic!("{error}"));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         let Ok((mut socket, _)) = listener.accept().await else {
             return;
@@ -67,16 +65,14 @@ async fn read_request(socket: &mut tokio::net::TcpStream) -> bool {
 #[tokio::test]
 async fn an_error_body_is_read_only_up_to_its_bound() {
     let base_url = endless_error_server().await;
-    let mock = within(MockProvider::start(Script::new([])))
-        .await
-        .unwrap_or_else(|error| panic!("{error}"));
+    let mock = within(MockProvider::start(Script::new([]))).await.unwrap();
     let provider = ProviderInfo {
         base_url,
         // Longer than the test step: only a bounded read can answer in time.
         stream_idle_timeout_ms: 60_000,
         ..mock_provider_info(&mock, WireApi::Responses)
     };
-    let client = ModelClient::new().unwrap_or_else(|error| panic!("{error}"));
+    let client = ModelClient::new().unwrap();
     let error = within(client.stream(&provider, &request(), &context()))
         .await
         .err();

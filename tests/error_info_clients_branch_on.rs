@@ -11,6 +11,8 @@
 //!
 //! The message of a failure the provider reported says what it reported: nothing disconnected.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 

@@ -2,6 +2,8 @@
 //! `-c openai_base_url=…`: exec authenticates the default (OpenAI) provider with that key, at
 //! that URL, and the key never reaches stdout or stderr.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod exec_support;
 mod support;
 mod turn_support;
@@ -12,14 +14,14 @@ use turn_support::*;
 
 #[tokio::test]
 async fn codex_api_key_and_openai_base_url_drive_the_default_provider() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let provider = MockProvider::start(Script::new([response(
         "r1",
         vec![message("m", &["ok"])],
         None,
     )]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let mut command = tokio::process::Command::new(openturn_bin());
     command
         .args(["exec", "--experimental-json", "--config"])

@@ -3,6 +3,8 @@
 //! directory of the thread, the image in the prompt. Bad values are refused with an error naming
 //! the option.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod exec_support;
 mod support;
 mod turn_support;
@@ -19,18 +21,18 @@ const JPEG: &[u8] = &[
 
 #[tokio::test]
 async fn the_sdks_full_command_line_with_resume_and_images_is_accepted() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
     let image = work.path().join("photo.jpg");
-    std::fs::write(&image, JPEG).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&image, JPEG).unwrap();
     let schema = work.path().join("schema.json");
-    std::fs::write(&schema, r#"{"type":"object"}"#).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&schema, r#"{"type":"object"}"#).unwrap();
     let mock = MockProvider::start(Script::new([
         response("r1", vec![message("m1", &["first"])], None),
         response("r2", vec![message("m2", &["second"])], None),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let first = exec(home.path(), &mock, &["--json", "hello"], "").await;
     assert_eq!(first.code, Some(0), "{first:#?}");
     let thread_id = first.events()[0]["thread_id"]
@@ -90,10 +92,8 @@ async fn the_sdks_full_command_line_with_resume_and_images_is_accepted() {
 
 #[tokio::test]
 async fn bad_values_name_the_option_and_nothing_is_sent() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let mock = MockProvider::start(Script::new([]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start(Script::new([])).await.unwrap();
     for (args, expected) in [
         (
             vec!["--json", "--sandbox", "everything", "x"],
@@ -118,10 +118,8 @@ async fn bad_values_name_the_option_and_nothing_is_sent() {
 
 #[tokio::test]
 async fn a_turn_that_cannot_start_still_ends_the_events_with_turn_failed() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let mock = MockProvider::start(Script::new([]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start(Script::new([])).await.unwrap();
     let run = exec(
         home.path(),
         &mock,

@@ -2,6 +2,8 @@
 //! reasoning and commands go to stderr (no ANSI codes when stderr is not a terminal), and a
 //! one-line summary with tokens and time ends the run.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod exec_support;
 mod support;
 mod turn_support;
@@ -14,7 +16,7 @@ use turn_support::*;
 
 #[tokio::test]
 async fn the_answer_goes_to_stdout_and_progress_and_a_summary_to_stderr() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let provider = MockProvider::start(Script::new([
         response(
             "r1",
@@ -31,7 +33,7 @@ async fn the_answer_goes_to_stdout_and_progress_and_a_summary_to_stderr() {
         response("r2", vec![message("msg_f", &["The ", "answer."])], None),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let run = exec(
         home.path(),
         &provider,
@@ -60,14 +62,14 @@ async fn the_answer_goes_to_stdout_and_progress_and_a_summary_to_stderr() {
 
 #[tokio::test]
 async fn a_failed_turn_says_why_on_stderr_and_exits_1() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let provider = MockProvider::start(Script::new([Reply::sse(openturn::mock_provider::failed(
         "r1",
         "server_error",
         "the model broke",
     ))]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let run = exec(home.path(), &provider, &["hi"], "").await;
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_eq!(run.stdout, "");
@@ -90,7 +92,7 @@ async fn progress_is_dimmed_only_on_a_terminal() {
         eprintln!("skipping: needs `script` (util-linux) for a pseudo-terminal");
         return;
     }
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let provider = MockProvider::start(Script::new([response(
         "r1",
         vec![
@@ -100,7 +102,7 @@ async fn progress_is_dimmed_only_on_a_terminal() {
         None,
     )]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let mut words = vec![
         quote(&openturn_bin().display().to_string()),

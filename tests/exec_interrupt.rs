@@ -2,6 +2,8 @@
 //! last event, the exit code is 1, and the rollout records the turn as interrupted — the
 //! in-process server shuts down exactly as the app-server does.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod exec_support;
 mod support;
 
@@ -16,12 +18,12 @@ async fn interrupted_by(signal: i32, name: &str) {
     let provider =
         MockProvider::start(Script::new([stalled_text_reply("msg_p", &["par", "tial"])]))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut command = exec_command(home.path(), &provider, &["--json", "--stream", "go"]);
     command.stdin(std::process::Stdio::null());
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let mut child = command.spawn().expect("spawn");
+    let stdout = child.stdout.take().expect("no stdout");
     let mut lines = BufReader::new(stdout).lines();
     let mut events: Vec<Value> = Vec::new();
     // Wait until the answer is streaming, so the signal lands mid-turn.
@@ -29,11 +31,11 @@ async fn interrupted_by(signal: i32, name: &str) {
         let line = tokio::time::timeout(TIMEOUT, lines.next_line())
             .await
             .unwrap_or_else(|_| panic!("no streaming event in time: {events:#?}"))
-            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap()
             .unwrap_or_else(|| panic!("stdout closed early: {events:#?}"));
         events.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
     }
-    let pid = child.id().unwrap_or_else(|| panic!("no pid"));
+    let pid = child.id().expect("no pid");
     // SAFETY: signalling our own child process.
     unsafe {
         libc::kill(pid as i32, signal);
@@ -41,14 +43,14 @@ async fn interrupted_by(signal: i32, name: &str) {
     while let Some(line) = tokio::time::timeout(TIMEOUT, lines.next_line())
         .await
         .unwrap_or_else(|_| panic!("exec did not finish after {name}: {events:#?}"))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
     {
         events.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
     }
     let status = tokio::time::timeout(Duration::from_secs(8), child.wait())
         .await
         .unwrap_or_else(|_| panic!("exec did not exit after {name}"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(status.code(), Some(1), "{events:#?}");
     for event in &events {
         check_event(event);
@@ -58,8 +60,7 @@ async fn interrupted_by(signal: i32, name: &str) {
     assert_eq!(last["type"], "turn.failed", "{events:#?}");
     assert_eq!(last["error"]["message"], "turn interrupted");
     let thread_id = events[0]["thread_id"].as_str().unwrap_or_default();
-    let rollout = std::fs::read_to_string(rollout_of(home.path(), thread_id))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rollout = std::fs::read_to_string(rollout_of(home.path(), thread_id)).unwrap();
     let ended: Vec<Value> = rollout
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -3,6 +3,8 @@
 //! `turn.started`, items, then exactly one `turn.completed` / `turn.failed`), with the exit code
 //! saying how the turn ended.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod exec_support;
 mod support;
 mod turn_support;
@@ -14,7 +16,7 @@ use support::*;
 use turn_support::*;
 
 fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+    tempfile::tempdir().unwrap()
 }
 
 fn usage(input: i64, output: i64) -> Value {
@@ -228,7 +230,7 @@ async fn output_schema_is_sent_as_the_requests_text_format() {
     let schema = json!({"type": "object", "properties": {"a": {"type": "string"}},
                         "required": ["a"], "additionalProperties": false});
     let path = dir.path().join("schema.json");
-    std::fs::write(&path, schema.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, schema.to_string()).unwrap();
     let mock = provider(vec![response(
         "r1",
         vec![message("m", &["{\"a\":\"b\"}"])],
@@ -251,7 +253,7 @@ async fn output_schema_is_sent_as_the_requests_text_format() {
         json!({"type": "json_schema", "name": "codex_output_schema", "schema": schema, "strict": true})
     );
     // A schema file that is not JSON is named in the error, and nothing is sent.
-    std::fs::write(&path, "{not json").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, "{not json").unwrap();
     let run = exec(
         home.path(),
         &mock,

@@ -7,6 +7,8 @@
 //! The SDK is installed into tests/ts_sdk/node_modules by scripts/test. Without node or the SDK
 //! the test is skipped locally but fails under `CI=true`, so CI never silently stops exercising it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod exec_support;
 mod support;
 mod turn_support;
@@ -84,8 +86,8 @@ async fn the_official_typescript_sdk_drives_openturn_exec() {
         "the provider refused this request",
     )])
     .await;
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
     let events_file = home.path().join("sdk-events.jsonl");
     let mut command = Command::new(node);
     command
@@ -111,9 +113,9 @@ async fn the_official_typescript_sdk_drives_openturn_exec() {
         tokio::task::spawn_blocking(move || command.output()),
     )
     .await
-    .unwrap_or_else(|_| panic!("node --test did not finish in time"))
-    .unwrap_or_else(|e| panic!("{e}"))
-    .unwrap_or_else(|e| panic!("running node: {e}"));
+    .expect("node --test did not finish in time")
+    .unwrap()
+    .expect("running node");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -123,7 +125,7 @@ async fn the_official_typescript_sdk_drives_openturn_exec() {
     assert!(stdout.contains("# pass 5"), "{stdout}");
 
     // Every event the SDK saw matches the documented schema.
-    let recorded = std::fs::read_to_string(&events_file).unwrap_or_else(|e| panic!("{e}"));
+    let recorded = std::fs::read_to_string(&events_file).unwrap();
     let events: Vec<Value> = recorded
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))

@@ -3,6 +3,8 @@
 //! the usage once. The usage a failed response reports itself (`response.failed` may carry
 //! `usage`) is added to the thread's total: those tokens were consumed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 

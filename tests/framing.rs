@@ -2,6 +2,8 @@
 //! strings are written escaped, `initialize` advertises the protocol version, and
 //! `optOutNotificationMethods` silences exactly the named notifications.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::process::Stdio;
@@ -12,7 +14,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 #[tokio::test]
 async fn line_separators_are_escaped_and_every_stdout_line_is_json() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut child = tokio::process::Command::new(openturn_bin())
         .arg("app-server")
         .env("OPENTURN_HOME", home.path())
@@ -21,9 +23,9 @@ async fn line_separators_are_escaped_and_every_stdout_line_is_json() {
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("stdout"));
+        .unwrap();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
     let requests = [
         json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "raw", "version": "1"}}}),
         json!({"id": 2, "method": "thread/start", "params": {"ephemeral": true}}),
@@ -31,10 +33,7 @@ async fn line_separators_are_escaped_and_every_stdout_line_is_json() {
     for request in &requests {
         let mut line = serde_json::to_vec(request).unwrap_or_default();
         line.push(b'\n');
-        stdin
-            .write_all(&line)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        stdin.write_all(&line).await.unwrap();
     }
     let mut lines = BufReader::new(stdout).split(b'\n');
     let mut raw = Vec::new();
@@ -42,11 +41,10 @@ async fn line_separators_are_escaped_and_every_stdout_line_is_json() {
     while thread_id.is_empty() {
         let line = tokio::time::timeout(TIMEOUT, lines.next_segment())
             .await
-            .unwrap_or_else(|_| panic!("timeout"))
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("stdout closed"));
-        let value: Value =
-            serde_json::from_slice(&line).unwrap_or_else(|e| panic!("not JSON: {e}"));
+            .expect("timeout")
+            .unwrap()
+            .expect("stdout closed");
+        let value: Value = serde_json::from_slice(&line).expect("not JSON");
         if value["id"] == 1 {
             assert!(value["result"]["protocolVersion"].is_string(), "{value}");
         }
@@ -61,18 +59,14 @@ async fn line_separators_are_escaped_and_every_stdout_line_is_json() {
         "params": {"threadId": thread_id, "name": "a\u{2028}b\u{2029}c"}});
     let mut line = serde_json::to_vec(&name).unwrap_or_default();
     line.push(b'\n');
-    stdin
-        .write_all(&line)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    stdin.write_all(&line).await.unwrap();
     loop {
         let line = tokio::time::timeout(TIMEOUT, lines.next_segment())
             .await
-            .unwrap_or_else(|_| panic!("timeout"))
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("stdout closed"));
-        let value: Value =
-            serde_json::from_slice(&line).unwrap_or_else(|e| panic!("not JSON: {e}"));
+            .expect("timeout")
+            .unwrap()
+            .expect("stdout closed");
+        let value: Value = serde_json::from_slice(&line).expect("not JSON");
         raw.extend_from_slice(&line);
         if value["method"] == "thread/name/updated" {
             assert_eq!(value["params"]["threadName"], "a\u{2028}b\u{2029}c");
@@ -88,8 +82,8 @@ async fn line_separators_are_escaped_and_every_stdout_line_is_json() {
 async fn opted_out_notifications_are_not_sent_to_that_connection() {
     let provider = MockProvider::start(Script::new([text_reply(0, "quiet answer")]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon
         .ok(

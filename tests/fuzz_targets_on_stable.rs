@@ -4,6 +4,8 @@
 //! accounts for every byte, a rollout that parses has no more items than lines.
 //! `scripts/fuzz` runs the same checks under libFuzzer where nightly is available.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 #[path = "../fuzz/src/checks.rs"]
 mod checks;
 

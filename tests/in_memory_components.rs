@@ -4,6 +4,8 @@
 //! milliseconds and exactly at its boundary. The clock only moves when every task waits on a
 //! timer (tokio's auto-advance), so nothing here sleeps for real.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::time::Duration;
@@ -23,10 +25,8 @@ async fn started(
     script: Script,
     extra: &[&str],
 ) -> (InMemory, String, MockProvider, tempfile::TempDir) {
-    let provider = MockProvider::start(script)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut client =
         InMemory::start(mock_config(home.path(), &provider, extra)).with_timeout(READ_TIMEOUT);
     client.initialize().await;

@@ -3,6 +3,8 @@
 //! client that disconnects. Interrupt is idempotent. Steered input is delivered at the next
 //! sampling boundary of the running turn.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -75,7 +77,7 @@ async fn interrupt_mid_stream_ends_the_turn_once_and_the_next_turn_works() {
 
 #[tokio::test]
 async fn interrupt_kills_running_tools_and_their_whole_process_group() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let cmd = "sleep 30 & echo $! > bg.pid; echo started; wait";
     let first = response(
         "r1",
@@ -100,8 +102,7 @@ async fn interrupt_kills_running_tools_and_their_whole_process_group() {
     messages.extend(s.daemon.until_turn_completed().await);
     single_turn_end(&messages, "interrupted");
     assert!(items_of(&messages, "item/completed", "commandExecution").is_empty());
-    let pid =
-        std::fs::read_to_string(workdir.path().join("bg.pid")).unwrap_or_else(|e| panic!("{e}"));
+    let pid = std::fs::read_to_string(workdir.path().join("bg.pid")).unwrap();
     let pid = pid.trim().to_string();
     let mut dead = process_is_dead(&pid);
     for _ in 0..200 {

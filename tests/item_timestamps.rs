@@ -2,6 +2,8 @@
 //! `thread/read` rebuilds from the rollout have integer `startedAtMs` and `completedAtMs`, with
 //! the start no later than the end.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::{json, Value};
@@ -25,8 +27,8 @@ fn assert_timed(items: &[Value], context: &str) {
 async fn completed_turn_and_thread_read_items_carry_start_and_completion_times() {
     let provider = MockProvider::start(Script::new([text_reply(0, "Hello there")]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let id = daemon.start_thread(json!({})).await;
@@ -35,7 +37,7 @@ async fn completed_turn_and_thread_read_items_carry_start_and_completion_times()
         .iter()
         .find(|m| m["method"] == "turn/completed")
         .cloned()
-        .unwrap_or_else(|| panic!("no turn/completed"));
+        .expect("no turn/completed");
     let summary = completed["params"]["turn"]["items"]
         .as_array()
         .cloned()

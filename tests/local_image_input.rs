@@ -4,6 +4,8 @@
 //! -32602 (naming the problem in `data.reason`) before anything happens: no turn, nothing stored,
 //! nothing sent upstream.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -33,7 +35,7 @@ fn data_url(mime: &str, bytes: &[u8]) -> String {
 
 fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> String {
     let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, bytes).unwrap();
     path.display().to_string()
 }
 
@@ -51,7 +53,7 @@ fn last_user_content(body: &Value) -> Value {
 
 #[tokio::test]
 async fn local_images_are_sent_as_data_urls_between_image_tags() {
-    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::tempdir().unwrap();
     let png = write(work.path(), "dot.png", PNG);
     // Named .png, but JPEG bytes: the content decides the type.
     write(work.path(), "photo.png", JPEG);
@@ -95,13 +97,12 @@ async fn local_images_are_sent_as_data_urls_between_image_tags() {
 
 #[tokio::test]
 async fn an_unusable_local_image_fails_turn_start_and_nothing_is_stored_or_sent() {
-    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::tempdir().unwrap();
     let text_file = write(work.path(), "notes.png", b"just text");
     let huge = work.path().join("huge.png");
-    let file = std::fs::File::create(&huge).unwrap_or_else(|e| panic!("{e}"));
+    let file = std::fs::File::create(&huge).unwrap();
     // Sparse: 20 MiB + 1 byte without writing them.
-    file.set_len(20 * 1024 * 1024 + 1)
-        .unwrap_or_else(|e| panic!("{e}"));
+    file.set_len(20 * 1024 * 1024 + 1).unwrap();
     let missing = work.path().join("missing.png").display().to_string();
     let mut s = session(
         Script::new([text_reply(0, "fine")]),
@@ -164,7 +165,7 @@ async fn an_unusable_local_image_fails_turn_start_and_nothing_is_stored_or_sent(
 
 #[tokio::test]
 async fn steered_local_images_are_checked_before_they_join_the_running_turn() {
-    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let work = tempfile::tempdir().unwrap();
     write(work.path(), "dot.png", PNG);
     let first = response(
         "r1",

@@ -1,6 +1,8 @@
 //! Loaded threads hold no blocking-pool thread while idle: one daemon keeps answering after
 //! more persistent threads are loaded than tokio's blocking pool has threads (512).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::{json, Value};
@@ -12,10 +14,8 @@ const BATCH: usize = 50;
 
 #[tokio::test]
 async fn hundreds_of_loaded_threads_do_not_exhaust_the_blocking_pool() {
-    let provider = MockProvider::start(Script::new(Vec::new()))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     // In batches, to stay under the ingress queue's bound.

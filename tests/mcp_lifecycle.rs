@@ -4,6 +4,8 @@
 //! an MCP call as an `mcp_tool_call` item; a streamable HTTP server gets its bearer token, read
 //! from the named variable, and nothing else sees it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod exec_support;
 mod support;
 mod turn_support;
@@ -139,7 +141,7 @@ async fn an_env_value_reaches_the_server_and_no_output_of_the_daemon() {
 
 #[tokio::test]
 async fn a_servers_process_ends_with_the_daemon_and_the_daemon_still_exits_fast() {
-    let pids = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let pids = tempfile::tempdir().unwrap();
     let mut overrides = server_overrides("docs");
     overrides.push(format!(
         "mcp_servers.docs.env.MCP_TEST_PID_DIR=\"{}\"",
@@ -169,7 +171,7 @@ async fn a_servers_process_ends_with_the_daemon_and_the_daemon_still_exits_fast(
 
 #[tokio::test]
 async fn a_servers_process_ends_when_its_thread_unloads() {
-    let pids = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let pids = tempfile::tempdir().unwrap();
     let mut overrides = server_overrides("docs");
     overrides.push(format!(
         "mcp_servers.docs.env.MCP_TEST_PID_DIR=\"{}\"",
@@ -193,7 +195,7 @@ async fn a_servers_process_ends_when_its_thread_unloads() {
 
 #[tokio::test]
 async fn exec_json_shows_an_mcp_call_as_an_mcp_tool_call_item() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let first = response(
         "r1",
         vec![namespaced_call("fc_1", "call_p", "mcp__docs", "progress")],
@@ -202,7 +204,7 @@ async fn exec_json_shows_an_mcp_call_as_an_mcp_tool_call_item() {
     let second = response("r2", vec![message("msg_f", &["Done."])], None);
     let mock = MockProvider::start(Script::new([first, second]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let overrides = server_overrides("docs");
     let mut args: Vec<&str> = vec!["--json", "-c", "approval_policy=\"never\""];
     for o in &overrides {
@@ -241,7 +243,7 @@ async fn http_server(dir: &Path) -> (tokio::process::Child, u16, PathBuf) {
         .env("MCP_TEST_LOG", &log)
         .kill_on_drop(true)
         .spawn()
-        .unwrap_or_else(|e| panic!("python3: {e}"));
+        .expect("python3");
     let deadline = Instant::now() + TIMEOUT;
     loop {
         if let Some(port) = std::fs::read_to_string(&port_file)
@@ -259,7 +261,7 @@ async fn http_server(dir: &Path) -> (tokio::process::Child, u16, PathBuf) {
 async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_nothing_else_does() {
     const TOKEN: &str = "http-bearer-7781-secret";
     const HEADER: &str = "editor-header-5150-secret";
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let (_server, port, log) = http_server(dir.path()).await;
     let first = response(
         "r1",
@@ -269,8 +271,8 @@ async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_no
     let second = response("r2", vec![message("msg_f", &["ok"])], None);
     let provider = MockProvider::start(Script::new([first, second]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut overrides = mock_overrides(&provider);
     overrides.push(format!(
         "mcp_servers.web.url=\"http://127.0.0.1:{port}/mcp\""

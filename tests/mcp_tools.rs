@@ -5,6 +5,8 @@
 //! list pages and filters; the tool timeout holds; servers given in `thread/start`'s `config`
 //! belong to that thread only.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 

@@ -3,6 +3,8 @@
 //! `entries` of `{path, lineStart, lineEnd, note}` and `threadIds`), persisted so `thread/read`
 //! shows them too.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 

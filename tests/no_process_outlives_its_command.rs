@@ -7,6 +7,8 @@
 //! checks the very process that was started, and the command waits for that file before it
 //! exits.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -89,7 +91,7 @@ fn full_access(dir: &Path) -> Value {
 
 #[tokio::test]
 async fn what_a_tool_command_started_is_gone_when_its_item_completes() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let dir = workdir.path();
     let mut calls: Vec<Vec<SseEvent>> = ESCAPES
         .iter()
@@ -135,7 +137,7 @@ async fn what_a_tool_command_started_is_gone_when_its_item_completes() {
 
 #[tokio::test]
 async fn what_a_running_tool_command_started_is_gone_when_the_daemon_exits() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let dir = workdir.path();
     let starts: Vec<String> = ESCAPES
         .iter()
@@ -172,10 +174,8 @@ async fn what_a_running_tool_command_started_is_gone_when_the_daemon_exits() {
 }
 
 async fn bare_daemon() -> (Daemon, tempfile::TempDir) {
-    let provider = MockProvider::start(Script::new(Vec::new()))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     (daemon, home)
@@ -183,7 +183,7 @@ async fn bare_daemon() -> (Daemon, tempfile::TempDir) {
 
 #[tokio::test]
 async fn what_command_exec_started_is_gone_when_it_answers() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let dir = workdir.path();
     let (mut daemon, _home) = bare_daemon().await;
     let mut starts: Vec<String> = ESCAPES
@@ -213,7 +213,7 @@ async fn what_command_exec_started_is_gone_when_it_answers() {
 
 #[tokio::test]
 async fn what_a_running_command_exec_started_is_gone_when_the_daemon_exits() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let dir = workdir.path();
     let (mut daemon, _home) = bare_daemon().await;
     let starts: Vec<String> = ESCAPES
@@ -231,7 +231,7 @@ async fn what_a_running_command_exec_started_is_gone_when_the_daemon_exits() {
     let delta = daemon.notification("command/exec/outputDelta").await;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(delta["params"]["deltaBase64"].as_str().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(String::from_utf8_lossy(&bytes), "ready\n");
     let pids: Vec<(String, u32)> = ESCAPES
         .iter()

@@ -2,6 +2,8 @@
 //! head and tail within a byte and a line budget, with a line in the middle counting what was
 //! elided; the client still gets every byte as `item/commandExecution/outputDelta`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -11,7 +13,7 @@ use turn_support::*;
 
 #[tokio::test]
 async fn a_command_with_100k_lines_gives_the_model_head_and_tail_and_the_client_every_delta() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let cwd = workdir.path().display().to_string();
     let first = response(
         "r1",

@@ -4,6 +4,8 @@
 //! `item/tool/requestUserInput` and the client's answer — or a plain "no answer" when it errs —
 //! is the output the model gets; headless `openturn exec` answers at once that no user is there.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod exec_support;
 mod support;
 mod turn_support;
@@ -142,7 +144,7 @@ async fn a_question_goes_to_the_client_and_its_answer_reaches_the_model() {
     let outputs = call_outputs(&s.bodies(2).await[1]);
     assert_eq!(outputs.len(), 1);
     assert_eq!(outputs[0].0, "call_q");
-    let answer: Value = serde_json::from_str(&outputs[0].1).unwrap_or_else(|e| panic!("{e}"));
+    let answer: Value = serde_json::from_str(&outputs[0].1).unwrap();
     assert_eq!(
         answer,
         json!({"answers": {"db_choice": {"answers": ["Postgres (Recommended)"]}}})
@@ -184,7 +186,7 @@ async fn a_client_that_errs_leaves_the_model_a_plain_no_answer() {
 
 #[tokio::test]
 async fn headless_exec_answers_a_question_at_once_with_no_user_available() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mock = MockProvider::start(Script::new([
         response(
             "r1",
@@ -199,7 +201,7 @@ async fn headless_exec_answers_a_question_at_once_with_no_user_available() {
         response("r2", vec![message("msg_f", &["assumed Postgres"])], None),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let run = exec_support::exec(home.path(), &mock, &["--json", "set up storage"], "").await;
     assert_eq!(run.code, Some(0), "{run:#?}");
     let requests = mock.wait_for_requests(2, TIMEOUT).await;
@@ -212,7 +214,7 @@ async fn headless_exec_answers_a_question_at_once_with_no_user_available() {
 
 #[tokio::test]
 async fn under_exec_a_plan_update_becomes_the_todo_list() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let plan_args = json!({"plan": [
         {"step": "Read", "status": "completed"}, {"step": "Fix", "status": "in_progress"}
     ]});
@@ -225,7 +227,7 @@ async fn under_exec_a_plan_update_becomes_the_todo_list() {
         response("r2", vec![message("msg_f", &["done"])], None),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let run = exec_support::exec(home.path(), &mock, &["--json", "fix it"], "").await;
     assert_eq!(run.code, Some(0), "{run:#?}");
     let events = run.events();

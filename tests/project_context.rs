@@ -4,6 +4,8 @@
 //! `turn/start` override changes it; a cut `AGENTS.md` is said in the text and in a `warning`;
 //! and a thread resumed after a daemon restart sends exactly the context the original recorded.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -13,18 +15,13 @@ use support::*;
 
 /// A repository with `AGENTS.md` at its root and in `sub/`; returns (tempdir, root, sub).
 fn repository() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let root = dir
-        .path()
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .join("repo");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("repo");
     let sub = root.join("sub");
     for folder in [root.join(".git"), sub.clone()] {
-        std::fs::create_dir_all(folder).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(folder).unwrap();
     }
-    let write =
-        |path: &Path, text: &str| std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+    let write = |path: &Path, text: &str| std::fs::write(path, text).unwrap();
     write(&dir.path().join("AGENTS.md"), "outside the repository");
     write(&root.join("AGENTS.md"), "Root rule: run the tests.");
     write(&sub.join("AGENTS.md"), "Sub rule: keep functions short.");
@@ -81,7 +78,7 @@ async fn agents_md_root_first_and_the_environment_precede_the_first_input_and_ch
         text_reply(2, "c"),
     ])
     .await;
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&mock));
     daemon.initialize().await;
     let id = daemon
@@ -158,7 +155,7 @@ async fn agents_md_root_first_and_the_environment_precede_the_first_input_and_ch
 async fn agents_md_beyond_the_cap_is_cut_and_said_in_the_text_and_a_warning() {
     let (_dir, _root, sub) = repository();
     let mock = provider(vec![text_reply(0, "a")]).await;
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut overrides = mock_overrides(&mock);
     overrides.push("project_doc_max_bytes=10".to_string());
     let mut daemon = Daemon::spawn(home.path(), &overrides);
@@ -187,7 +184,7 @@ async fn agents_md_beyond_the_cap_is_cut_and_said_in_the_text_and_a_warning() {
 #[tokio::test]
 async fn a_resumed_thread_sends_the_context_the_original_recorded() {
     let (_dir, _root, sub) = repository();
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let first_mock = provider(vec![text_reply(0, "a")]).await;
     let mut first = Daemon::spawn(home.path(), &mock_overrides(&first_mock));
     first.initialize().await;
@@ -202,7 +199,7 @@ async fn a_resumed_thread_sends_the_context_the_original_recorded() {
     assert_eq!(first.wait_exit().await, Some(0));
 
     // The files change after the thread began: the resumed thread still says what it said.
-    std::fs::write(sub.join("AGENTS.md"), "changed later").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(sub.join("AGENTS.md"), "changed later").unwrap();
     let second_mock = provider(vec![text_reply(1, "b")]).await;
     let mut second = Daemon::spawn(home.path(), &mock_overrides(&second_mock));
     second.initialize().await;
@@ -231,7 +228,7 @@ async fn the_base_instructions_are_our_own_unless_config_or_thread_start_says_ot
         text_reply(2, "c"),
     ])
     .await;
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&mock));
     daemon.initialize().await;
     let default_thread = daemon.start_thread(json!({})).await;
@@ -251,7 +248,7 @@ async fn the_base_instructions_are_our_own_unless_config_or_thread_start_says_ot
     );
     assert_eq!(bodies[1].body["instructions"], "Only answer in haiku.");
 
-    let configured_home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let configured_home = tempfile::tempdir().unwrap();
     let mut overrides = mock_overrides(&mock);
     overrides.push("instructions=\"Be terse.\"".to_string());
     let mut configured = Daemon::spawn(configured_home.path(), &overrides);

@@ -2,6 +2,8 @@
 //! Azure-style key header and `api-version` query, static and environment headers, custom base
 //! URLs, and errors that name the provider.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod client_support;
 
 use std::collections::BTreeMap;
@@ -13,14 +15,14 @@ use openturn::mock_provider::{simple_text_response, MockProvider, Script};
 const BOTH: [WireApi; 2] = [WireApi::Responses, WireApi::ResponsesWebsocket];
 
 fn client() -> ModelClient {
-    ModelClient::new().unwrap_or_else(|error| panic!("{error}"))
+    ModelClient::new().unwrap()
 }
 
 async fn start() -> MockProvider {
     let reply = simple_text_response("resp_1", "msg_1", "hi", 1);
     within(MockProvider::start(Script::new([reply.into()])))
         .await
-        .unwrap_or_else(|error| panic!("{error}"))
+        .unwrap()
 }
 
 #[tokio::test]
@@ -37,7 +39,7 @@ async fn azure_style_providers_send_the_key_in_api_key_and_the_api_version_query
             BTreeMap::from([("api-version".to_string(), "2025-04-01-preview".to_string())]);
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
-            .unwrap_or_else(|error| panic!("{error}"));
+            .unwrap();
         collect(&mut stream).await;
         let sent = &mock.requests()[0];
         assert_eq!(
@@ -73,7 +75,7 @@ async fn static_and_environment_headers_are_sent_and_unset_variables_are_skipped
         ]);
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
-            .unwrap_or_else(|error| panic!("{error}"));
+            .unwrap();
         collect(&mut stream).await;
         let sent = &mock.requests()[0];
         assert_eq!(sent.header("x-team"), Some("editors"), "{wire_api:?}");

@@ -9,6 +9,8 @@
 //! `OPENTURN_SDK_PYTHON`. Without it the test is skipped locally but fails under `CI=true`, so CI
 //! can never silently stop exercising the SDK.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::process::Command;
@@ -37,8 +39,8 @@ async fn the_official_python_sdk_runs_a_turn_against_openturn() {
         mock_provider::simple_text_response("resp_sdk", "msg_sdk", "Hello from the SDK test", 4),
     )]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/run_turn.py");
     let base_url = provider.base_url();
     let home_path = home.path().to_path_buf();
@@ -51,8 +53,8 @@ async fn the_official_python_sdk_runs_a_turn_against_openturn() {
             .output()
     })
     .await
-    .unwrap_or_else(|e| panic!("{e}"))
-    .unwrap_or_else(|e| panic!("running python: {e}"));
+    .unwrap()
+    .expect("running python");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -86,8 +88,8 @@ async fn the_official_python_sdk_logs_in_runs_a_tiered_turn_and_logs_out() {
         mock_provider::simple_text_response("resp_sdk", "msg_sdk", "Tiered hello", 3),
     )]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/sdk/account_and_options.py"
@@ -104,8 +106,8 @@ async fn the_official_python_sdk_logs_in_runs_a_tiered_turn_and_logs_out() {
             .output()
     })
     .await
-    .unwrap_or_else(|e| panic!("{e}"))
-    .unwrap_or_else(|e| panic!("running python: {e}"));
+    .unwrap()
+    .expect("running python");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -159,8 +161,8 @@ async fn the_official_python_sdk_compacts_a_thread() {
         text_reply(2, "the second answer"),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/compact.py");
     let (base_url, home_path) = (provider.base_url(), home.path().to_path_buf());
     let output = tokio::task::spawn_blocking(move || {
@@ -172,8 +174,8 @@ async fn the_official_python_sdk_compacts_a_thread() {
             .output()
     })
     .await
-    .unwrap_or_else(|e| panic!("{e}"))
-    .unwrap_or_else(|e| panic!("running python: {e}"));
+    .unwrap()
+    .expect("running python");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

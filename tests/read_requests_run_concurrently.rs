@@ -2,6 +2,8 @@
 //! rollout does not hold up a `turn/interrupt` or `thread/loaded/list` sent right after it, while
 //! requests whose order matters keep arrival order, and every request gets exactly one response.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::collections::HashMap;
@@ -19,14 +21,14 @@ const LARGE_THREAD_ID: &str = "0190f5a1-0000-7000-8000-00000000beef";
 const LARGE_ITEMS: usize = 5_000;
 
 fn line(item: RolloutItem) -> String {
-    let text = serde_json::to_string(&RolloutLine::now(item)).unwrap_or_else(|e| panic!("{e}"));
+    let text = serde_json::to_string(&RolloutLine::now(item)).unwrap();
     format!("{text}\n")
 }
 
 fn turn_item(turn_id: &str, item: &TurnItem) -> RolloutItem {
     RolloutItem::TurnItem {
         turn_id: turn_id.to_string(),
-        item: serde_json::to_value(item).unwrap_or_else(|e| panic!("{e}")),
+        item: serde_json::to_value(item).unwrap(),
     }
 }
 
@@ -35,7 +37,7 @@ fn turn_item(turn_id: &str, item: &TurnItem) -> RolloutItem {
 fn write_large_rollout(home: &Path) {
     let created = chrono::Utc::now();
     let path = openturn::rollout::paths::rollout_path(home, LARGE_THREAD_ID, created);
-    std::fs::create_dir_all(path.parent().unwrap_or(home)).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(path.parent().unwrap_or(home)).unwrap();
     let mut out = line(RolloutItem::SessionMeta(SessionMeta {
         id: LARGE_THREAD_ID.to_string(),
         created_at: created.timestamp(),
@@ -85,9 +87,8 @@ fn write_large_rollout(home: &Path) {
             duration_ms: None,
         });
     }
-    let mut file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
-    file.write_all(out.as_bytes())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut file = std::fs::File::create(&path).unwrap();
+    file.write_all(out.as_bytes()).unwrap();
 }
 
 fn is_response_to(message: &Value, id: &Value) -> bool {
@@ -96,11 +97,9 @@ fn is_response_to(message: &Value, id: &Value) -> bool {
 
 #[tokio::test]
 async fn large_thread_read_does_not_delay_interrupt_or_loaded_list_sent_after_it() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     write_large_rollout(home.path());
-    let provider = MockProvider::start(Script::new(vec![]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new(vec![])).await.unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     // Shape checks of a multi-megabyte response would dominate the test's time.
     daemon.check_shapes = false;
@@ -151,11 +150,9 @@ async fn large_thread_read_does_not_delay_interrupt_or_loaded_list_sent_after_it
 
 #[tokio::test]
 async fn ordered_requests_keep_arrival_order_and_every_request_gets_one_response() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     write_large_rollout(home.path());
-    let provider = MockProvider::start(Script::new(vec![]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new(vec![])).await.unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.check_shapes = false;
     daemon.initialize().await;

@@ -4,6 +4,8 @@
 //! it without reasoning efforts. The catalogue is consulted per request, so a `turn/start` model
 //! switch changes the next request. `[models.<id>]` entries override the built-in families.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 

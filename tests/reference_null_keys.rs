@@ -3,6 +3,8 @@
 //! the `Thread` object in every thread result and `thread/started`, the start/resume results,
 //! and `account/rateLimits/updated`. Observed against the reference 0.169.0 with a mock provider.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::{json, Value};
@@ -52,8 +54,8 @@ fn assert_start_result_shape(result: &Value, what: &str) {
 async fn thread_results_and_notifications_carry_the_keys_the_reference_sends_as_null() {
     let provider = MockProvider::start(Script::new([text_reply(0, "Hello")]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
 

@@ -2,6 +2,8 @@
 //! 429/5xx → backoff honouring `Retry-After` up to `request_max_retries`, other 4xx → no retry,
 //! and nothing replayed once bytes have flowed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod client_support;
 
 use std::time::{Duration, Instant};
@@ -16,13 +18,11 @@ use openturn::wire::{ResponseEvent, StreamError};
 const BOTH: [WireApi; 2] = [WireApi::Responses, WireApi::ResponsesWebsocket];
 
 fn client() -> ModelClient {
-    ModelClient::new().unwrap_or_else(|error| panic!("{error}"))
+    ModelClient::new().unwrap()
 }
 
 async fn start(script: Script) -> MockProvider {
-    within(MockProvider::start(script))
-        .await
-        .unwrap_or_else(|error| panic!("{error}"))
+    within(MockProvider::start(script)).await.unwrap()
 }
 
 fn ok_reply() -> Reply {
@@ -194,7 +194,7 @@ async fn once_bytes_have_flowed_an_error_goes_up_and_nothing_is_replayed() {
         provider.request_max_retries = 4;
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
-            .unwrap_or_else(|error| panic!("{error}"));
+            .unwrap();
         let events = collect(&mut stream).await;
         assert!(matches!(events.first(), Some(Ok(_))), "bytes flowed first");
         assert!(
@@ -213,11 +213,8 @@ async fn once_bytes_have_flowed_an_error_goes_up_and_nothing_is_replayed() {
 
 #[tokio::test]
 async fn an_unreachable_provider_is_retried_then_named_in_the_error() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-    let port = listener
-        .local_addr()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .port();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
     drop(listener);
     for wire_api in BOTH {
         let mock = start(Script::default()).await;

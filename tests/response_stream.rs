@@ -2,6 +2,8 @@
 //! the same events from SSE and WebSocket, header events first, `completed` as the barrier, the
 //! idle timeout, cancellation by drop, and the sticky turn state.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod client_support;
 
 use std::time::Duration;
@@ -19,13 +21,11 @@ use openturn::wire::{ApiError, ResponseEvent, StreamError};
 const BOTH: [WireApi; 2] = [WireApi::Responses, WireApi::ResponsesWebsocket];
 
 fn client() -> ModelClient {
-    ModelClient::new().unwrap_or_else(|error| panic!("{error}"))
+    ModelClient::new().unwrap()
 }
 
 async fn start(script: Script) -> MockProvider {
-    within(MockProvider::start(script))
-        .await
-        .unwrap_or_else(|error| panic!("{error}"))
+    within(MockProvider::start(script)).await.unwrap()
 }
 
 #[tokio::test]
@@ -50,9 +50,7 @@ async fn sse_and_websocket_yield_the_same_events_with_header_events_first() {
         assert_eq!(stream.request_id(), Some("req_full"), "{wire_api:?}");
         assert_eq!(collect(&mut stream).await, expected, "{wire_api:?}");
         assert_eq!(context.turn_state.get().as_deref(), Some("ts_full"));
-        let last = stream
-            .take_last_response()
-            .unwrap_or_else(|| panic!("no last response"));
+        let last = stream.take_last_response().expect("no last response");
         assert_eq!(last.response_id, "resp_full");
         assert_eq!(last.items.len(), 6, "every output_item.done item is kept");
     }
@@ -64,7 +62,7 @@ async fn websocket_sends_the_request_as_one_response_create_message() {
     let provider = mock_provider_info(&mock, WireApi::ResponsesWebsocket);
     let mut stream = within(client().stream(&provider, &request(), &context()))
         .await
-        .unwrap_or_else(|error| panic!("{error}"));
+        .unwrap();
     collect(&mut stream).await;
     let requests = mock.requests();
     let methods: Vec<_> = requests.iter().map(|r| r.method.as_str()).collect();
@@ -85,7 +83,7 @@ async fn completed_ends_the_stream_while_the_provider_keeps_the_body_open() {
         let provider = mock_provider_info(&mock, wire_api);
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
-            .unwrap_or_else(|error| panic!("{error}"));
+            .unwrap();
         let events = collect(&mut stream).await;
         let last = events.last().cloned();
         assert!(
@@ -111,7 +109,7 @@ async fn dropping_the_stream_mid_response_closes_the_connection_to_the_provider(
         let provider = mock_provider_info(&mock, wire_api);
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
-            .unwrap_or_else(|error| panic!("{error}"));
+            .unwrap();
         let first = within(stream.next()).await;
         assert!(
             matches!(first, Some(Ok(ResponseEvent::Created { .. }))),
@@ -136,7 +134,7 @@ async fn a_stalled_body_ends_with_the_idle_timeout_of_the_provider() {
         provider.stream_idle_timeout_ms = 300;
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
-            .unwrap_or_else(|error| panic!("{error}"));
+            .unwrap();
         let events = collect(&mut stream).await;
         assert!(events
             .iter()
@@ -160,7 +158,7 @@ async fn a_paced_stream_longer_than_the_idle_timeout_completes() {
         provider.stream_idle_timeout_ms = 300;
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
-            .unwrap_or_else(|error| panic!("{error}"));
+            .unwrap();
         let events = collect(&mut stream).await;
         assert!(
             matches!(events.last(), Some(Ok(ResponseEvent::Completed { .. }))),
@@ -178,7 +176,7 @@ async fn a_cut_body_ends_the_stream_with_a_transport_error() {
         let provider = mock_provider_info(&mock, wire_api);
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
-            .unwrap_or_else(|error| panic!("{error}"));
+            .unwrap();
         let events = collect(&mut stream).await;
         let last = events.last();
         assert!(
@@ -213,7 +211,7 @@ async fn a_provider_failure_is_saved_over_sse_but_ends_a_websocket_at_once() {
         let provider = mock_provider_info(&mock, wire_api);
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
-            .unwrap_or_else(|error| panic!("{error}"));
+            .unwrap();
         outcomes.push(collect(&mut stream).await.pop());
     }
     assert!(
@@ -243,7 +241,7 @@ async fn the_turn_state_header_is_sent_back_on_every_later_request_of_the_turn()
         for _ in 0..3 {
             let mut stream = within(client().stream(&provider, &request(), &context))
                 .await
-                .unwrap_or_else(|error| panic!("{error}"));
+                .unwrap();
             collect(&mut stream).await;
         }
         let sent: Vec<_> = mock

@@ -3,6 +3,8 @@
 //! `turn/start` overrides (model, effort, summary, approval policy, sandbox, cwd, plan mode) are
 //! kept in the rollout and restored, unless the resume call overrides them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::{json, Value};
@@ -26,9 +28,9 @@ async fn exit_cleanly(mut daemon: Daemon) {
 
 #[tokio::test]
 async fn resume_after_restart_restores_dynamic_tools_plan_mode_and_sticky_overrides() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let start_cwd = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let turn_cwd = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let start_cwd = tempfile::tempdir().unwrap();
+    let turn_cwd = tempfile::tempdir().unwrap();
     let first_provider = provider(vec![text_reply(0, "First answer")]).await;
     let mut first = Daemon::spawn(home.path(), &mock_overrides(&first_provider));
     first.initialize().await;
@@ -97,7 +99,7 @@ async fn resume_after_restart_restores_dynamic_tools_plan_mode_and_sticky_overri
 
 #[tokio::test]
 async fn resume_overrides_win_over_what_the_rollout_recorded_and_are_recorded_in_turn() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let first_provider = provider(vec![text_reply(0, "a")]).await;
     let mut first = Daemon::spawn(home.path(), &mock_overrides(&first_provider));
     first.initialize().await;

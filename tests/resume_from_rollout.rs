@@ -3,6 +3,8 @@
 //! carries the same history, a torn last line is skipped, unknown line types are ignored, a
 //! corrupt line fails only its own thread, and `thread/fork` copies history.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::io::Write;
@@ -26,7 +28,7 @@ async fn exit_cleanly(mut daemon: Daemon) {
 
 #[tokio::test]
 async fn resume_after_restart_reads_the_same_and_sends_the_same_history() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let first_provider = provider(vec![
         text_reply(0, "First answer"),
         text_reply(1, "Second answer"),
@@ -77,7 +79,7 @@ async fn resume_after_restart_reads_the_same_and_sends_the_same_history() {
 
 #[tokio::test]
 async fn kill_nine_mid_turn_then_restart_keeps_everything_committed_and_skips_the_torn_line() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let first_provider = provider(vec![
         text_reply(0, "Committed answer"),
         stalled_text_reply("msg_partial", &["never ", "finished"]),
@@ -100,9 +102,9 @@ async fn kill_nine_mid_turn_then_restart_keeps_everything_committed_and_skips_th
     let mut file = std::fs::OpenOptions::new()
         .append(true)
         .open(&path)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     file.write_all(br#"{"timestamp":"2026-01-01T00:00:00Z","type":"turn_it"#)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     drop(file);
 
     let second_provider = provider(vec![text_reply(2, "After the crash")]).await;
@@ -147,14 +149,14 @@ async fn kill_nine_mid_turn_then_restart_keeps_everything_committed_and_skips_th
     // The torn fragment was cut before appending: the file reads cleanly to its end.
     let again = read_turns(&mut second, &id).await;
     assert_eq!(again["thread"]["turns"].as_array().map(Vec::len), Some(3));
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+    let bytes = std::fs::read(&path).unwrap();
     assert!(!String::from_utf8_lossy(&bytes).contains("turn_it\"{"));
 }
 
 #[tokio::test]
 async fn a_corrupt_line_fails_only_its_thread_the_same_way_for_read_and_resume_and_unknown_lines_are_skipped(
 ) {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let first_provider = provider(vec![text_reply(0, "A"), text_reply(1, "B")]).await;
     let mut first = Daemon::spawn(home.path(), &mock_overrides(&first_provider));
     first.initialize().await;
@@ -165,18 +167,18 @@ async fn a_corrupt_line_fails_only_its_thread_the_same_way_for_read_and_resume_a
     exit_cleanly(first).await;
 
     let broken_path = rollout_of(home.path(), &broken);
-    let text = std::fs::read_to_string(&broken_path).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&broken_path).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     lines[2] = "{this is not json".to_string();
-    std::fs::write(&broken_path, lines.join("\n") + "\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&broken_path, lines.join("\n") + "\n").unwrap();
     let healthy_path = rollout_of(home.path(), &healthy);
-    let text = std::fs::read_to_string(&healthy_path).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&healthy_path).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     lines.insert(
         1,
         r#"{"timestamp":"2030-01-01T00:00:00Z","type":"from_the_future","payload":{"x":1}}"#,
     );
-    std::fs::write(&healthy_path, lines.join("\n") + "\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&healthy_path, lines.join("\n") + "\n").unwrap();
 
     let second_provider = provider(Vec::new()).await;
     let mut second = Daemon::spawn(home.path(), &mock_overrides(&second_provider));
@@ -216,7 +218,7 @@ async fn a_corrupt_line_fails_only_its_thread_the_same_way_for_read_and_resume_a
 
 #[tokio::test]
 async fn fork_copies_history_and_records_a_running_turn_as_interrupted() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let provider = provider(vec![
         text_reply(0, "Base answer"),
         stalled_text_reply("msg_partial", &["half"]),

@@ -3,6 +3,8 @@
 //! right after its response, and the next turn's `total` continues from the restored total. A
 //! rollout written before usage lines existed still resumes (with no usage to report).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::{json, Value};
@@ -52,7 +54,7 @@ async fn resume_and_messages_after(daemon: &mut Daemon, thread_id: &str) -> Vec<
 
 #[tokio::test]
 async fn resume_sends_last_usage_after_its_response_and_the_next_turn_counts_on_from_it() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let (id, last_turn_id) = thread_with_two_turns(home.path()).await;
 
     let second_provider = provider(vec![text_reply(2, "three")]).await;
@@ -81,18 +83,18 @@ async fn resume_sends_last_usage_after_its_response_and_the_next_turn_counts_on_
 
 #[tokio::test]
 async fn rollout_without_usage_lines_resumes_without_usage_and_counts_from_zero() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let (id, _) = thread_with_two_turns(home.path()).await;
     // What a file written before usage lines existed looks like.
     let path = rollout_of(home.path(), &id);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&path).unwrap();
     let kept: String = text
         .lines()
         .filter(|line| !line.contains(r#""type":"token_usage""#))
         .map(|line| format!("{line}\n"))
         .collect();
     assert!(kept.len() < text.len(), "usage lines were never written");
-    std::fs::write(&path, kept).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, kept).unwrap();
 
     let second_provider = provider(vec![text_reply(2, "three")]).await;
     let mut second = Daemon::spawn(home.path(), &mock_overrides(&second_provider));

@@ -2,6 +2,8 @@
 //! makes the turn fail after `max_sampling_requests_per_turn` requests, with an error naming
 //! the key, instead of looping forever. Every call made so far still has its output recorded.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -20,7 +22,7 @@ async fn a_model_that_always_calls_a_tool_fails_the_turn_at_the_request_cap() {
         )],
         None,
     );
-    let cwd = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = tempfile::tempdir().unwrap();
     let mut s = session(
         Script::new([]).with_when_exhausted(always_a_tool_call),
         &["max_sampling_requests_per_turn=3"],

@@ -1,6 +1,8 @@
 //! The sandbox confines real child processes: each test prepares a policy through the library
 //! API, spawns `sh` (or `python3` for socket and syscall probes) under it with
 //! `PreparedSandbox::install`, and checks what the child could and could not do.
+
+#![allow(clippy::expect_used)] // A failed unwrap fails the test.
 #![allow(
     clippy::unwrap_used,
     reason = "a failing test should stop at the line that failed"

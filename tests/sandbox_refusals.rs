@@ -7,6 +7,8 @@
 //! (Where the kernel cannot enforce the sandbox, commands are refused instead; the rules for that
 //! are unit-tested in `core::tools::shell`.)
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -53,7 +55,7 @@ async fn assert_confined_under(
     mode: &str,
     touch_writes: bool,
 ) {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let mut thread_params = thread_params;
     thread_params["cwd"] = json!(workdir.path().display().to_string());
     let mut s = session(three_commands(), &[], thread_params).await;
@@ -137,7 +139,7 @@ async fn never_with_a_workspace_write_turn_override_confines_and_refuses_escalat
 
 #[tokio::test]
 async fn on_request_read_only_asks_only_for_escalation_and_never_runs_a_declined_one() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let params = json!({"approvalPolicy": "on-request", "sandbox": "read-only",
         "cwd": workdir.path().display().to_string()});
     let mut s = session(three_commands(), &[], params).await;

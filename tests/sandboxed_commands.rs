@@ -7,6 +7,8 @@
 //! These tests need a kernel that can enforce the sandbox (Landlock ABI 3+, seccomp); on one that
 //! cannot, the same commands are refused instead (unit-tested in `core::tools::shell`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -69,13 +71,13 @@ async fn run_commands(params: Value, cwd: &Path, cmds: &[&str]) -> (Session, Vec
 }
 
 fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+    tempfile::tempdir().unwrap()
 }
 
 #[tokio::test]
 async fn read_only_runs_commands_but_no_write_lands() {
     let workdir = tempdir();
-    std::fs::write(workdir.path().join("notes.txt"), "kept\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(workdir.path().join("notes.txt"), "kept\n").unwrap();
     let (_s, results) = run_commands(
         json!({"sandbox": "read-only"}),
         workdir.path(),
@@ -104,10 +106,9 @@ async fn read_only_runs_commands_but_no_write_lands() {
 async fn workspace_write_writes_the_cwd_only_and_never_git_or_the_openturn_home() {
     let workdir = tempdir();
     let outside = tempdir();
-    std::fs::create_dir_all(workdir.path().join(".git")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(workdir.path().join(".git/config"), "[core]\n")
-        .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(workdir.path().join("src")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(workdir.path().join(".git")).unwrap();
+    std::fs::write(workdir.path().join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(workdir.path().join("src")).unwrap();
     let outside_file = outside.path().join("escaped.txt");
     let (s, results) = run_commands(
         json!({"sandbox": "workspace-write"}),
@@ -139,9 +140,7 @@ async fn workspace_write_writes_the_cwd_only_and_never_git_or_the_openturn_home(
         response("r1", vec![shell_call(0, "echo x > planted.toml")], None),
         response("r2", vec![message("msg_f", &["done"])], None),
     ]);
-    let provider = MockProvider::start(script)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(script).await.unwrap();
     let mut daemon = Daemon::spawn(&home, &mock_overrides(&provider));
     daemon.initialize().await;
     let thread_id = daemon
@@ -168,9 +167,7 @@ async fn workspace_write_writes_the_cwd_only_and_never_git_or_the_openturn_home(
 #[tokio::test]
 async fn read_only_refuses_a_loopback_connection_that_full_access_makes() {
     for (sandbox, connects) in [("read-only", false), ("danger-full-access", true)] {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
         let workdir = tempdir();
         let cmd = format!("bash -c 'echo hello > /dev/tcp/127.0.0.1/{port}'");

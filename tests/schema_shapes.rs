@@ -1,6 +1,8 @@
 //! The schema checker used by every end-to-end test really rejects bad shapes (a checker that
 //! accepts everything would make all shape checks vacuous).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use support::schema::validate_definition;

@@ -8,6 +8,8 @@
 //! provider that cannot be reached fails the turn with an error naming the URL without its query,
 //! over HTTP and over the WebSocket transport alike.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::path::Path;
@@ -66,9 +68,9 @@ async fn the_api_key_and_auth_header_appear_in_no_log_rollout_or_notification() 
         Reply::Sse(cut_reply),
     ]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let logs = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
     let stderr_path = logs.path().join("stderr.log");
     let mut daemon = Daemon::spawn_logging_to(
         home.path(),
@@ -108,7 +110,7 @@ async fn the_api_key_and_auth_header_appear_in_no_log_rollout_or_notification() 
         assert_eq!(request.header("authorization"), Some(bearer.as_str()));
     }
 
-    let stderr = std::fs::read(&stderr_path).unwrap_or_else(|e| panic!("{e}"));
+    let stderr = std::fs::read(&stderr_path).unwrap();
     let stderr = String::from_utf8_lossy(&stderr);
     assert!(
         stderr.lines().count() > 10,
@@ -121,7 +123,7 @@ async fn the_api_key_and_auth_header_appear_in_no_log_rollout_or_notification() 
         "no rollout written; the grep would prove nothing"
     );
     for file in files {
-        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{e}"));
+        let bytes = std::fs::read(&file).unwrap();
         assert_no_secret(
             &file.display().to_string(),
             &String::from_utf8_lossy(&bytes),
@@ -134,11 +136,8 @@ async fn the_api_key_and_auth_header_appear_in_no_log_rollout_or_notification() 
 
 /// A loopback port nothing listens on: connecting to it is refused at once.
 fn refusing_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-    let port = listener
-        .local_addr()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .port();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
     drop(listener);
     port
 }
@@ -165,8 +164,8 @@ fn query_key_overrides(base_url: &str, wire_api: &str) -> Vec<String> {
 /// header key is in stdout, stderr or any file of the home. Returns the turn's messages and
 /// the log.
 async fn one_turn_then_grep(overrides: &[String]) -> (Vec<serde_json::Value>, String) {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let logs = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
     let stderr_path = logs.path().join("stderr.log");
     let mut daemon = Daemon::spawn_logging_to(
         home.path(),
@@ -199,7 +198,7 @@ async fn one_turn_then_grep(overrides: &[String]) -> (Vec<serde_json::Value>, St
     for message in &daemon.transcript {
         check("stdout", &message.to_string());
     }
-    let stderr = std::fs::read(&stderr_path).unwrap_or_else(|e| panic!("{e}"));
+    let stderr = std::fs::read(&stderr_path).unwrap();
     let stderr = String::from_utf8_lossy(&stderr).into_owned();
     check("stderr", &stderr);
     assert!(
@@ -207,7 +206,7 @@ async fn one_turn_then_grep(overrides: &[String]) -> (Vec<serde_json::Value>, St
         "no rollout written; the grep would prove nothing"
     );
     for file in all_files_under(home.path()) {
-        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{e}"));
+        let bytes = std::fs::read(&file).unwrap();
         check(
             &file.display().to_string(),
             &String::from_utf8_lossy(&bytes),
@@ -245,7 +244,7 @@ async fn reachable_provider_with_a_key_in_the_query(wire_api: &str) {
         mock_provider::simple_text_response("resp_1", "msg_1", "Hello", 3),
     )]))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let overrides = query_key_overrides(&provider.base_url(), wire_api);
     let (turn, _stderr) = one_turn_then_grep(&overrides).await;
     let completed = turn.last().cloned().unwrap_or_default();

@@ -2,6 +2,8 @@
 //! stays consistent while both write it, and a thread is written by one daemon at a time — the
 //! other gets a clear error on resume but can still read it, and can take it over once released.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::{json, Value};
@@ -17,7 +19,7 @@ fn listed_ids(list: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn two_daemons_share_the_index_and_never_write_the_same_thread() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let provider_a = provider(vec![text_reply(0, "from A")]).await;
     let provider_b = provider(vec![text_reply(1, "from B again")]).await;
     let mut a = Daemon::spawn(home.path(), &mock_overrides(&provider_a));
@@ -52,8 +54,7 @@ async fn two_daemons_share_the_index_and_never_write_the_same_thread() {
         expected.sort();
         assert_eq!(ids, expected);
     }
-    let index = std::fs::read_to_string(home.path().join("thread_index.jsonl"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let index = std::fs::read_to_string(home.path().join("thread_index.jsonl")).unwrap();
     for line in index.lines() {
         serde_json::from_str::<Value>(line)
             .unwrap_or_else(|e| panic!("interleaved index line {line:?}: {e}"));
@@ -96,8 +97,7 @@ async fn two_daemons_share_the_index_and_never_write_the_same_thread() {
         )
         .await;
     assert_eq!(read["thread"]["turns"].as_array().map(Vec::len), Some(2));
-    let rollout = std::fs::read_to_string(rollout_of(home.path(), &held_by_a))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rollout = std::fs::read_to_string(rollout_of(home.path(), &held_by_a)).unwrap();
     for line in rollout.lines() {
         serde_json::from_str::<Value>(line)
             .unwrap_or_else(|e| panic!("bad rollout line {line:?}: {e}"));
@@ -112,7 +112,7 @@ async fn two_daemons_share_the_index_and_never_write_the_same_thread() {
 
 #[tokio::test]
 async fn a_missing_index_is_rebuilt_from_the_rollouts() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let provider = provider(vec![text_reply(0, "answer")]).await;
     let mut first = Daemon::spawn(home.path(), &mock_overrides(&provider));
     first.initialize().await;
@@ -123,7 +123,7 @@ async fn a_missing_index_is_rebuilt_from_the_rollouts() {
         .await;
     first.close_stdin();
     assert_eq!(first.wait_exit().await, Some(0));
-    std::fs::remove_file(home.path().join("thread_index.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(home.path().join("thread_index.jsonl")).unwrap();
 
     let mut second = Daemon::spawn(home.path(), &mock_overrides(&provider));
     second.initialize().await;
@@ -136,7 +136,7 @@ async fn a_missing_index_is_rebuilt_from_the_rollouts() {
         home.path().join("thread_index.jsonl"),
         "{\"openturn_thread_index\":0}\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let mut third = Daemon::spawn(home.path(), &mock_overrides(&provider));
     third.initialize().await;
     let list = third.ok("thread/list", json!({})).await;

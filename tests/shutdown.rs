@@ -2,6 +2,8 @@
 //! the rollout, flushes, and exits 0 within the shutdown budget; a closed stdout (EPIPE) ends the
 //! daemon cleanly, without a panic.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::process::Stdio;
@@ -18,8 +20,8 @@ async fn daemon_mid_turn() -> (Daemon, tempfile::TempDir, MockProvider, String) 
     let provider =
         MockProvider::start(Script::new([stalled_text_reply("msg_p", &["par", "tial"])]))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let id = daemon.start_thread(json!({})).await;
@@ -37,9 +39,9 @@ async fn assert_recorded_interrupted(daemon: &mut Daemon, home: &std::path::Path
     let status = tokio::time::timeout(EXIT_BOUND, daemon.child.wait())
         .await
         .unwrap_or_else(|_| panic!("daemon did not exit within {EXIT_BOUND:?}"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(status.code(), Some(0));
-    let rollout = std::fs::read_to_string(rollout_of(home, id)).unwrap_or_else(|e| panic!("{e}"));
+    let rollout = std::fs::read_to_string(rollout_of(home, id)).unwrap();
     let last: serde_json::Value = rollout
         .lines()
         .last()
@@ -80,7 +82,7 @@ async fn sigterm_mid_turn_interrupts_records_and_exits_zero() {
 
 #[tokio::test]
 async fn a_closed_stdout_ends_the_daemon_cleanly() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut child = tokio::process::Command::new(openturn_bin())
         .arg("app-server")
         .env("OPENTURN_HOME", home.path())
@@ -89,10 +91,10 @@ async fn a_closed_stdout_ends_the_daemon_cleanly() {
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     drop(child.stdout.take()); // The client stops listening.
-    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
-    let mut stderr = child.stderr.take().unwrap_or_else(|| panic!("stderr"));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stderr = child.stderr.take().expect("stderr");
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let init = b"{\"id\":1,\"method\":\"initialize\",\"params\":{\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n";
     let _ = stdin.write_all(init).await;
@@ -105,8 +107,8 @@ async fn a_closed_stdout_ends_the_daemon_cleanly() {
     }
     let status = tokio::time::timeout(EXIT_BOUND, child.wait())
         .await
-        .unwrap_or_else(|_| panic!("daemon ignored EPIPE"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("daemon ignored EPIPE")
+        .unwrap();
     assert_eq!(status.code(), Some(0));
     let mut log = String::new();
     let _ = stderr.read_to_string(&mut log).await;

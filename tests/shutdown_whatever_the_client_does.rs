@@ -10,6 +10,8 @@
 //! - A client that closes its end of stdout while a silent tool runs (nothing is being written,
 //!   so no write can fail) is noticed at once: the daemon exits and kills the tool.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -43,9 +45,7 @@ fn pipe_bytes(stdout: &ChildStdout) -> i32 {
 }
 
 fn signal(child: &Child, signal: libc::c_int) {
-    let pid = child
-        .id()
-        .unwrap_or_else(|| panic!("daemon already reaped"));
+    let pid = child.id().expect("daemon already reaped");
     // SAFETY: signalling our own child process.
     let result = unsafe { libc::kill(pid as i32, signal) };
     assert_eq!(result, 0, "kill failed");
@@ -62,7 +62,7 @@ struct RawDaemon {
 impl RawDaemon {
     fn spawn(home: &Path, overrides: &[String], env: &[(&str, &str)]) -> RawDaemon {
         let stderr_path = home.join("daemon.stderr");
-        let stderr = std::fs::File::create(&stderr_path).unwrap_or_else(|e| panic!("{e}"));
+        let stderr = std::fs::File::create(&stderr_path).unwrap();
         let mut child = Command::new(openturn_bin())
             .args(overrides.iter().flat_map(|o| ["-c", o.as_str()]))
             .arg("app-server")
@@ -75,7 +75,7 @@ impl RawDaemon {
             .stderr(Stdio::from(stderr))
             .kill_on_drop(true)
             .spawn()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().map(BufReader::new);
         RawDaemon {
@@ -87,15 +87,11 @@ impl RawDaemon {
     }
 
     fn stdin(&mut self) -> &mut ChildStdin {
-        self.stdin
-            .as_mut()
-            .unwrap_or_else(|| panic!("stdin closed"))
+        self.stdin.as_mut().expect("stdin closed")
     }
 
     fn stdout(&mut self) -> &mut BufReader<ChildStdout> {
-        self.stdout
-            .as_mut()
-            .unwrap_or_else(|| panic!("stdout closed"))
+        self.stdout.as_mut().expect("stdout closed")
     }
 
     /// `initialize`, `initialized`, `thread/start` with `params`; returns the thread id.
@@ -126,7 +122,7 @@ impl RawDaemon {
         let status = tokio::time::timeout(TIMEOUT, self.child.wait())
             .await
             .unwrap_or_else(|_| panic!("daemon ignored {what}: {}", self.stderr()))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         let took = since.elapsed();
         eprintln!("exit {took:?} after {what}");
         assert_eq!(status.code(), Some(0), "after {what}: {}", self.stderr());
@@ -145,8 +141,7 @@ impl RawDaemon {
 
 /// The one turn of the thread ended `interrupted` in its rollout (flushed before exit).
 fn assert_recorded_interrupted(home: &Path, thread_id: &str) {
-    let rollout =
-        std::fs::read_to_string(rollout_of(home, thread_id)).unwrap_or_else(|e| panic!("{e}"));
+    let rollout = std::fs::read_to_string(rollout_of(home, thread_id)).unwrap();
     let ended: Vec<Value> = rollout
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -168,8 +163,8 @@ async fn stalled_client_with_a_malformed_line(stop: Stop, what: &str) {
     let deltas: Vec<&str> = deltas.iter().map(String::as_str).collect();
     let provider = MockProvider::start(Script::new([stalled_text_reply("msg_p", &deltas)]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = RawDaemon::spawn(home.path(), &mock_overrides(&provider), &[]);
     let thread_id = daemon.start_thread(json!({})).await;
     daemon.start_turn(&thread_id).await;
@@ -191,7 +186,7 @@ async fn stalled_client_with_a_malformed_line(stop: Stop, what: &str) {
         .stdin()
         .write_all(b"{this is not json\n")
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let since = Instant::now();
     match stop {
@@ -229,8 +224,8 @@ async fn daemon_running_a_silent_tool(
     );
     let provider = MockProvider::start(Script::new([response("r1", vec![call], None)]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = RawDaemon::spawn(home.path(), &mock_overrides(&provider), &[]);
     // workspace-write: the tool writes its pid file in its cwd, inside the sandbox.
     let params = json!({"approvalPolicy": "never", "sandbox": "workspace-write",
@@ -264,7 +259,7 @@ async fn daemon_running_a_silent_tool(
 
 #[tokio::test]
 async fn sighup_is_handled_like_sigterm_rollout_flushed_and_tool_killed() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let (mut daemon, home, _provider, thread_id, pid) =
         daemon_running_a_silent_tool(workdir.path()).await;
     let since = Instant::now();
@@ -277,7 +272,7 @@ async fn sighup_is_handled_like_sigterm_rollout_flushed_and_tool_killed() {
 
 #[tokio::test]
 async fn a_stdout_closed_during_a_silent_tool_ends_the_daemon_and_kills_the_tool() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let (mut daemon, home, _provider, thread_id, pid) =
         daemon_running_a_silent_tool(workdir.path()).await;
     let since = Instant::now();
@@ -294,7 +289,7 @@ async fn a_stdout_closed_during_a_silent_tool_ends_the_daemon_and_kills_the_tool
 
 #[tokio::test]
 async fn a_daemon_started_with_sighup_ignored_nohup_keeps_serving_after_one() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut command = Command::new(openturn_bin());
     command
         .arg("app-server")

@@ -2,6 +2,8 @@
 //! stdout (so the dispatcher is blocked on a response), stdin EOF still interrupts the running
 //! turn, records it as interrupted in the fsynced rollout, and exits 0.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::process::Stdio;
@@ -38,8 +40,8 @@ async fn eof_with_unread_stdout_still_records_the_turn_interrupted_and_exits_zer
     let deltas: Vec<&str> = deltas.iter().map(String::as_str).collect();
     let provider = MockProvider::start(Script::new([stalled_text_reply("msg_p", &deltas)]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut child = Command::new(openturn_bin())
         .args(
             mock_overrides(&provider)
@@ -55,9 +57,9 @@ async fn eof_with_unread_stdout_still_records_the_turn_interrupted_and_exits_zer
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
-    let mut stdout = BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("stdout")));
+        .unwrap();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let init = json!({"id": 1, "method": "initialize",
         "params": {"clientInfo": {"name": "t", "version": "1"}}});
     send(&mut stdin, init).await;
@@ -102,10 +104,9 @@ async fn eof_with_unread_stdout_still_records_the_turn_interrupted_and_exits_zer
     let status = tokio::time::timeout(EXIT_BOUND, child.wait())
         .await
         .unwrap_or_else(|_| panic!("daemon did not exit within {EXIT_BOUND:?}"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(status.code(), Some(0));
-    let rollout =
-        std::fs::read_to_string(rollout_of(home.path(), &id)).unwrap_or_else(|e| panic!("{e}"));
+    let rollout = std::fs::read_to_string(rollout_of(home.path(), &id)).unwrap();
     let ended: Vec<Value> = rollout
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -2,6 +2,8 @@
 //! provider's `stream_idle_timeout`, is retried like a connection failure, and the turn ends
 //! `failed` with an error naming the provider instead of hanging.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod client_support;
 mod support;
 
@@ -22,12 +24,8 @@ struct SilentServer {
 
 impl SilentServer {
     async fn start() -> SilentServer {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .unwrap_or_else(|error| panic!("{error}"));
-        let addr = listener
-            .local_addr()
-            .unwrap_or_else(|error| panic!("{error}"));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
         let accepted = Arc::new(AtomicUsize::new(0));
         let counter = accepted.clone();
         tokio::spawn(async move {
@@ -62,11 +60,9 @@ async fn a_provider_that_never_answers_fails_the_request_after_its_retries() {
     for wire_api in [WireApi::Responses, WireApi::ResponsesWebsocket] {
         let server = SilentServer::start().await;
         // The mock only supplies the provider template; its address is replaced.
-        let mock = within(MockProvider::start(Script::new([])))
-            .await
-            .unwrap_or_else(|error| panic!("{error}"));
+        let mock = within(MockProvider::start(Script::new([]))).await.unwrap();
         let provider = silent_provider(&server, mock_provider_info(&mock, wire_api));
-        let client = ModelClient::new().unwrap_or_else(|error| panic!("{error}"));
+        let client = ModelClient::new().unwrap();
         let error = within(client.stream(&provider, &request(), &context()))
             .await
             .err();
@@ -93,9 +89,7 @@ async fn a_provider_that_never_answers_fails_the_request_after_its_retries() {
 #[tokio::test]
 async fn a_turn_against_a_silent_provider_ends_failed_naming_the_provider() {
     let server = SilentServer::start().await;
-    let mock = within(MockProvider::start(Script::new([])))
-        .await
-        .unwrap_or_else(|error| panic!("{error}"));
+    let mock = within(MockProvider::start(Script::new([]))).await.unwrap();
     let mut overrides: Vec<String> = mock_overrides(&mock)
         .into_iter()
         .map(|line| {
@@ -107,7 +101,7 @@ async fn a_turn_against_a_silent_provider_ends_failed_naming_the_provider() {
         })
         .collect();
     overrides.push("model_providers.mock.stream_idle_timeout_ms=200".to_string());
-    let home = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &overrides);
     daemon.initialize().await;
     let thread_id = daemon.start_thread(json!({})).await;

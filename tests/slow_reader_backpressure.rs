@@ -17,6 +17,8 @@
 //! limit. The completed message carries a short text: the item's text is kept in history, and
 //! what is measured here is what the streaming path holds, not what history holds.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::process::Stdio;
@@ -78,8 +80,8 @@ async fn a_client_that_stops_reading_for_five_seconds_loses_nothing_and_daemon_m
     let reply = large_turn();
     let provider = MockProvider::start(Script::new([Reply::Sse(reply)]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut command = Command::new(openturn_bin());
     for o in mock_overrides(&provider) {
         command.arg("-c").arg(o);
@@ -93,14 +95,11 @@ async fn a_client_that_stops_reading_for_five_seconds_loses_nothing_and_daemon_m
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let pid = child.id().unwrap_or_else(|| panic!("no pid"));
-    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+        .expect("spawn");
+    let pid = child.id().expect("no pid");
+    let mut stdin = child.stdin.take().expect("no stdin");
     // A small buffer, so our own reader holds little while paused.
-    let mut stdout = BufReader::with_capacity(
-        4096,
-        child.stdout.take().unwrap_or_else(|| panic!("no stdout")),
-    );
+    let mut stdout = BufReader::with_capacity(4096, child.stdout.take().expect("no stdout"));
 
     send(&mut stdin, json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "1"}}})).await;
     response(&mut stdout, 1).await;
@@ -146,7 +145,7 @@ async fn a_client_that_stops_reading_for_five_seconds_loses_nothing_and_daemon_m
         }
     }
     assert!(turn_start_answered, "turn/start was never answered");
-    let completed = completed.unwrap_or_else(|| panic!("no turn/completed"));
+    let completed = completed.expect("no turn/completed");
     assert_eq!(completed["params"]["turn"]["status"], "completed");
     assert_eq!(delta_count, DELTAS);
     let peak = peak_rss_kib(pid);
@@ -158,7 +157,7 @@ async fn a_client_that_stops_reading_for_five_seconds_loses_nothing_and_daemon_m
     drop(stdin);
     let status = tokio::time::timeout(TIMEOUT, child.wait())
         .await
-        .unwrap_or_else(|_| panic!("daemon did not exit on EOF"))
-        .unwrap_or_else(|e| panic!("wait: {e}"));
+        .expect("daemon did not exit on EOF")
+        .expect("wait");
     assert_eq!(status.code(), Some(0));
 }

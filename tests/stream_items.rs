@@ -4,6 +4,8 @@
 //! the raw-reasoning flag, a delta without an active item or naming another item, and ids for
 //! items the provider sent without one.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 

@@ -7,6 +7,8 @@
 //! reasoning, a commentary message and a tool call; what the test expects the retry to produce
 //! follows from which events were whole before the cut, as a real model would continue.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -144,7 +146,7 @@ async fn a_provider_cut_mid_response_then_a_successful_retry_duplicates_nothing(
         let cut = SseReply::new(events.clone()).with_fault(case.offset, Fault::Cut);
         let mut replies = vec![Reply::Sse(cut)];
         replies.extend(retry_replies(case.committed));
-        let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let workdir = tempfile::tempdir().unwrap();
         let params =
             json!({"approvalPolicy": "never", "cwd": workdir.path().display().to_string()});
         let mut s = session(

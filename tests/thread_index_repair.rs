@@ -4,6 +4,8 @@
 //! `thread/list` without rebuilding the index; and a rollout path that is a symbolic link is
 //! refused with an error naming the file, never followed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::os::unix::fs::MetadataExt;
@@ -30,7 +32,7 @@ fn index_path(home: &std::path::Path) -> std::path::PathBuf {
 
 #[tokio::test]
 async fn a_huge_name_and_first_message_are_stored_bounded_so_turns_do_not_grow_the_index() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let replies = (0..3).map(|n| text_reply(n, "ok")).collect();
     let provider = provider(replies).await;
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
@@ -43,15 +45,11 @@ async fn a_huge_name_and_first_message_are_stored_bounded_so_turns_do_not_grow_t
     daemon
         .ok("thread/name/set", json!({"threadId": id, "name": name}))
         .await;
-    let size_after_name = std::fs::metadata(index_path(home.path()))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .len();
+    let size_after_name = std::fs::metadata(index_path(home.path())).unwrap().len();
     text_turn(&mut daemon, &id, "second").await;
     text_turn(&mut daemon, &id, "third").await;
 
-    let size = std::fs::metadata(index_path(home.path()))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .len();
+    let size = std::fs::metadata(index_path(home.path())).unwrap().len();
     assert!(
         size_after_name < 64 * 1024 && size < 64 * 1024,
         "the index holds bounded entries: {size_after_name} bytes after the name, {size} after two turns"
@@ -68,7 +66,7 @@ async fn a_huge_name_and_first_message_are_stored_bounded_so_turns_do_not_grow_t
 
 #[tokio::test]
 async fn a_rollout_the_index_has_no_entry_for_is_listed_again_without_a_rebuild() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let provider = provider(vec![text_reply(0, "answer")]).await;
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
@@ -83,17 +81,17 @@ async fn a_rollout_the_index_has_no_entry_for_is_listed_again_without_a_rebuild(
     let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     std::fs::File::open(&day)
         .and_then(|folder| folder.set_modified(an_hour_ago))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let list = daemon.ok("thread/list", json!({})).await;
     assert_eq!(listed(&list, &known)["preview"], "indexed question");
-    let index_before = std::fs::metadata(index_path(home.path())).unwrap_or_else(|e| panic!("{e}"));
+    let index_before = std::fs::metadata(index_path(home.path())).unwrap();
 
     // A thread written while its index line could not be (another daemon on a full disk, or a
     // crash between the two writes): its rollout is complete, the index never heard of it.
     let source = rollout_of(home.path(), &known);
     let orphan = uuid::Uuid::now_v7().to_string();
     let text = std::fs::read_to_string(&source)
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
         .replace(&known, &orphan)
         .replace("indexed question", "orphaned question");
     let file_name = source
@@ -101,12 +99,12 @@ async fn a_rollout_the_index_has_no_entry_for_is_listed_again_without_a_rebuild(
         .and_then(|n| n.to_str())
         .unwrap_or_default()
         .replace(&known, &orphan);
-    std::fs::write(source.with_file_name(file_name), text).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(source.with_file_name(file_name), text).unwrap();
 
     let list = daemon.ok("thread/list", json!({})).await;
     assert_eq!(listed(&list, &orphan)["preview"], "orphaned question");
     assert_eq!(listed(&list, &known)["preview"], "indexed question");
-    let index_after = std::fs::metadata(index_path(home.path())).unwrap_or_else(|e| panic!("{e}"));
+    let index_after = std::fs::metadata(index_path(home.path())).unwrap();
     assert_eq!(
         (index_after.dev(), index_after.ino()),
         (index_before.dev(), index_before.ino()),
@@ -115,7 +113,7 @@ async fn a_rollout_the_index_has_no_entry_for_is_listed_again_without_a_rebuild(
     // The entry is now in the index itself: a fresh daemon lists it from there.
     daemon.close_stdin();
     assert_eq!(daemon.wait_exit().await, Some(0));
-    let index = std::fs::read_to_string(index_path(home.path())).unwrap_or_else(|e| panic!("{e}"));
+    let index = std::fs::read_to_string(index_path(home.path())).unwrap();
     assert!(index.contains(&orphan), "{index}");
     // The orphan can be resumed and read like any thread.
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
@@ -127,8 +125,8 @@ async fn a_rollout_the_index_has_no_entry_for_is_listed_again_without_a_rebuild(
 
 #[tokio::test]
 async fn a_rollout_path_that_is_a_symbolic_link_is_refused_naming_the_file() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
     let provider = provider(vec![text_reply(0, "answer")]).await;
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
@@ -140,9 +138,9 @@ async fn a_rollout_path_that_is_a_symbolic_link_is_refused_naming_the_file() {
     // The rollout is replaced by a link to a file elsewhere: appends must not land there.
     let rollout = rollout_of(home.path(), &id);
     let target = outside.path().join("elsewhere.jsonl");
-    std::fs::rename(&rollout, &target).unwrap_or_else(|e| panic!("{e}"));
-    std::os::unix::fs::symlink(&target, &rollout).unwrap_or_else(|e| panic!("{e}"));
-    let before = std::fs::read(&target).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::rename(&rollout, &target).unwrap();
+    std::os::unix::fs::symlink(&target, &rollout).unwrap();
+    let before = std::fs::read(&target).unwrap();
 
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
@@ -159,8 +157,5 @@ async fn a_rollout_path_that_is_a_symbolic_link_is_refused_naming_the_file() {
             "{message}"
         );
     }
-    assert_eq!(
-        std::fs::read(&target).unwrap_or_else(|e| panic!("{e}")),
-        before
-    );
+    assert_eq!(std::fs::read(&target).unwrap(), before);
 }

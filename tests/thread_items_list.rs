@@ -3,6 +3,8 @@
 //! the start cover every item exactly once, in order, each with its turn. Every answer is
 //! checked against the reference schema by the test support.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 

@@ -3,6 +3,8 @@
 //! the first call (which builds the index from the rollouts once) and of later pages (served from
 //! the index). No timing is asserted.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::time::Instant;
@@ -14,7 +16,7 @@ const THREADS: usize = 10_000;
 
 fn write_rollouts(home: &std::path::Path) {
     let day = home.join("sessions/2026/01/01");
-    std::fs::create_dir_all(&day).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&day).unwrap();
     for n in 0..THREADS {
         let id = uuid::Uuid::now_v7().to_string();
         let meta = json!({"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {
@@ -27,18 +29,16 @@ fn write_rollouts(home: &std::path::Path) {
             day.join(format!("rollout-2026-01-01T00-00-00-{id}.jsonl")),
             format!("{meta}\n{user}\n"),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     }
 }
 
 #[tokio::test]
 #[ignore = "benchmark: run explicitly with --ignored"]
 async fn thread_list_page_out_of_ten_thousand_threads() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     write_rollouts(home.path());
-    let provider = MockProvider::start(Script::new(Vec::new()))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     // One checked page proves the shapes; the timed ones skip the (debug-built) checker.

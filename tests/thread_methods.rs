@@ -2,6 +2,8 @@
 //! archived), read (with turns), name/set, archive/unarchive, loaded/list, unsubscribe and its
 //! fan-out rule, ephemeral threads; plus model/list and config/read.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::{json, Value};
@@ -30,11 +32,9 @@ async fn run_turn(daemon: &mut Daemon, thread_id: &str, text: &str) -> Vec<Value
 
 #[tokio::test]
 async fn list_pages_with_cursors_and_filters_and_hides_archived_threads() {
-    let provider = MockProvider::start(text_turns(4))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(text_turns(4)).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
     let cwd = work.path().display().to_string();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
@@ -170,10 +170,8 @@ async fn list_pages_with_cursors_and_filters_and_hides_archived_threads() {
 
 #[tokio::test]
 async fn read_returns_turns_with_items_and_pages_them() {
-    let provider = MockProvider::start(text_turns(3))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(text_turns(3)).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let id = daemon.start_thread(json!({})).await;
@@ -229,10 +227,8 @@ async fn read_returns_turns_with_items_and_pages_them() {
 
 #[tokio::test]
 async fn unsubscribed_connections_see_only_status_and_idle_threads_unload() {
-    let provider = MockProvider::start(text_turns(1))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(text_turns(1)).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut overrides = mock_overrides(&provider);
     overrides.push("thread_unload_delay_secs=1".to_string());
     let mut daemon = Daemon::spawn(home.path(), &overrides);
@@ -286,10 +282,8 @@ async fn unsubscribed_connections_see_only_status_and_idle_threads_unload() {
 
 #[tokio::test]
 async fn ephemeral_threads_write_nothing_and_are_never_listed() {
-    let provider = MockProvider::start(text_turns(1))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(text_turns(1)).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let started = daemon.ok("thread/start", json!({"ephemeral": true})).await;
@@ -321,17 +315,15 @@ async fn ephemeral_threads_write_nothing_and_are_never_listed() {
 
 #[tokio::test]
 async fn model_list_and_config_read_come_from_configuration() {
-    let provider = MockProvider::start(text_turns(0))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(text_turns(0)).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     std::fs::write(
         home.path().join("config.toml"),
         "approval_policy = \"never\"\n[models.gpt-5-mini]\ndisplay_name = \"GPT-5 mini\"\n\
          supported_reasoning_efforts = [\"low\"]\n[models.secret-model]\nhidden = true\n\
          [model_providers.other]\nbase_url = \"http://127.0.0.1:9\"\nexperimental_bearer_token = \"sk-hide\"\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let models = daemon.ok("model/list", json!({})).await;

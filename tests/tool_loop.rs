@@ -5,6 +5,8 @@
 //! command timeout kills its whole process group; `outputSchema` shapes its own turn's requests only;
 //! a rerouted model is announced once per turn.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -21,11 +23,8 @@ fn never_ask(cwd: &std::path::Path) -> Value {
 
 #[tokio::test]
 async fn a_tool_round_trip_whose_second_request_carries_the_output_with_the_same_call_id() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let cwd = workdir
-        .path()
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
+    let cwd = workdir.path().canonicalize().unwrap();
     let first = response(
         "r1",
         vec![
@@ -259,7 +258,7 @@ async fn eventually(check: impl Fn() -> bool) -> bool {
 
 #[tokio::test]
 async fn a_command_timeout_kills_the_whole_process_group() {
-    let workdir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().unwrap();
     let first = response(
         "r1",
         vec![exec_call(
@@ -276,8 +275,7 @@ async fn a_command_timeout_kills_the_whole_process_group() {
     let completed = items_of(&turn, "item/completed", "commandExecution");
     assert_eq!(completed[0]["status"], "failed", "{completed:#?}");
     assert_eq!(completed[0]["exitCode"], 124);
-    let pid =
-        std::fs::read_to_string(workdir.path().join("bg.pid")).unwrap_or_else(|e| panic!("{e}"));
+    let pid = std::fs::read_to_string(workdir.path().join("bg.pid")).unwrap();
     let pid = pid.trim().to_string();
     assert!(
         eventually(|| process_is_dead(&pid)).await,
@@ -328,7 +326,7 @@ async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_delta
 
 #[tokio::test]
 async fn an_output_schema_constrains_every_request_of_its_turn_and_no_later_turn() {
-    let cwd = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = tempfile::tempdir().unwrap();
     let first = response(
         "r1",
         vec![exec_call(
@@ -366,7 +364,7 @@ fn rerouted(id: &str, events: Vec<Vec<SseEvent>>) -> Reply {
 
 #[tokio::test]
 async fn a_rerouted_model_is_announced_once_per_turn_not_once_per_request() {
-    let cwd = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = tempfile::tempdir().unwrap();
     let call = exec_call("fc_1", "call_1", json!({"cmd": "echo hi", "login": false}));
     let script = Script::new([
         rerouted("r1", vec![call]),

@@ -2,6 +2,8 @@
 //! restart) reports the milliseconds `turn/completed` reported for the same turn, not the whole
 //! seconds between its start and end timestamps.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use std::time::Duration;
@@ -31,8 +33,8 @@ fn duration_of(turn: &Value) -> i64 {
 async fn thread_read_reports_the_duration_turn_completed_reported() {
     let provider = MockProvider::start(Script::new([paced_reply()]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let thread_id = daemon.start_thread(json!({})).await;
@@ -40,7 +42,7 @@ async fn thread_read_reports_the_duration_turn_completed_reported() {
     let completed = messages
         .iter()
         .find(|m| m["method"] == "turn/completed")
-        .unwrap_or_else(|| panic!("no turn/completed"));
+        .expect("no turn/completed");
     let live = duration_of(&completed["params"]["turn"]);
     assert!(live >= 100, "the paced turn took {live} ms");
 

@@ -4,6 +4,8 @@
 //! concatenated deltas equal the completed text; the second request carries the first turn's
 //! items as input; the rollout holds the thread's items; token usage always names a context window.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::{json, Value};
@@ -28,10 +30,8 @@ fn two_turn_script() -> Script {
 
 #[tokio::test]
 async fn two_text_turns_stream_in_order_and_carry_history() {
-    let provider = MockProvider::start(two_turn_script())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(two_turn_script()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
 
     let init = daemon.initialize().await;
@@ -126,9 +126,7 @@ async fn two_text_turns_stream_in_order_and_carry_history() {
         Some("Bearer sk-test-secret-key")
     );
     assert_eq!(requests[0].header("accept"), Some("text/event-stream"));
-    let input: &Vec<Value> = requests[1].body["input"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no input"));
+    let input: &Vec<Value> = requests[1].body["input"].as_array().expect("no input");
     let texts: Vec<(String, String)> = input
         .iter()
         .map(|item| {
@@ -157,7 +155,7 @@ async fn two_text_turns_stream_in_order_and_carry_history() {
     assert_eq!(daemon.wait_exit().await, Some(0));
     let files = rollout_files(home.path());
     assert_eq!(files.len(), 1, "{files:?}");
-    let rollout = std::fs::read_to_string(&files[0]).unwrap_or_else(|e| panic!("{e}"));
+    let rollout = std::fs::read_to_string(&files[0]).unwrap();
     assert!(rollout.contains(&thread_id));
     assert!(rollout.contains("Hello from mock"));
     assert!(rollout.contains("Second answer here"));
@@ -166,7 +164,7 @@ async fn two_text_turns_stream_in_order_and_carry_history() {
 
 #[tokio::test]
 async fn requests_before_initialize_are_refused_and_initialize_only_once() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &[]);
     let early = daemon.request("thread/start", json!({})).await;
     assert_eq!(early["error"]["message"], "Not initialized");
@@ -185,10 +183,8 @@ async fn requests_before_initialize_are_refused_and_initialize_only_once() {
 
 #[tokio::test]
 async fn a_missing_api_key_fails_the_turn_with_a_clear_error_and_the_daemon_lives_on() {
-    let provider = MockProvider::start(two_turn_script())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(two_turn_script()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn_with_env(home.path(), &mock_overrides(&provider), &[]);
     daemon.initialize().await;
     let thread_id = daemon.start_thread(json!({})).await;
@@ -216,7 +212,7 @@ async fn a_missing_api_key_fails_the_turn_with_a_clear_error_and_the_daemon_live
 
 #[tokio::test]
 async fn an_unknown_provider_or_unreachable_server_fails_clearly() {
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &["model_provider=\"nowhere\"".to_string()]);
     daemon.initialize().await;
     let refused = daemon.request("thread/start", json!({})).await;
@@ -258,10 +254,8 @@ async fn an_unknown_provider_or_unreachable_server_fails_clearly() {
 
 /// `modelContextWindow` of the one turn's `thread/tokenUsage/updated`, run with `extra` overrides.
 async fn context_window_reported(extra: &[&str]) -> Value {
-    let provider = MockProvider::start(two_turn_script())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(two_turn_script()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut overrides = mock_overrides(&provider);
     overrides.extend(extra.iter().map(|o| o.to_string()));
     let mut daemon = Daemon::spawn(home.path(), &overrides);

@@ -1,6 +1,8 @@
 //! `thread/start` parameters and `turn/start` overrides reach the provider's request, and
 //! `turn/start` overrides stick for later turns (docs/PROTOCOL.md §5.1).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 
 use serde_json::json;
@@ -10,9 +12,9 @@ use support::*;
 async fn start_params_and_sticky_turn_overrides_shape_the_requests() {
     let provider = MockProvider::start(Script::new([text_reply(0, "a"), text_reply(1, "b")]))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
     let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
     daemon.initialize().await;
     let started = daemon

@@ -3,6 +3,8 @@
 //! rollout it is rebuilt from — carries only the ids the provider issued. Provider ids are sent
 //! back for messages, reasoning and function calls, as the reference does.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
+
 mod support;
 mod turn_support;
 
@@ -72,7 +74,7 @@ async fn ids_openturn_assigned_stay_out_of_later_requests_and_provider_ids_are_k
         None,
     );
     let last = response("r3", vec![message("msg_3", &["Done."])], None);
-    let cwd = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = tempfile::tempdir().unwrap();
     let mut s = session(
         Script::new([without_ids, with_ids, last]),
         &[],

@@ -188,8 +188,7 @@ mod tests {
 
     #[test]
     fn url_free_leaves_neither_the_url_nor_its_query_in_a_message() {
-        let url = reqwest::Url::parse("ws://127.0.0.1:9/v1/responses?api-key=k1")
-            .unwrap_or_else(|e| panic!("{e}"));
+        let url = reqwest::Url::parse("ws://127.0.0.1:9/v1/responses?api-key=k1").unwrap();
         assert_eq!(
             url_free(&format!("Unable to connect to {url}"), &url),
             "Unable to connect to ws://127.0.0.1:9/v1/responses"

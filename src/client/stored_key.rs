@@ -128,49 +128,40 @@ mod tests {
 
     #[test]
     fn a_stored_key_round_trips_with_mode_0600_and_logout_removes_it() {
-        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = tempfile::tempdir().unwrap();
         let file = stored_key_path(home.path());
-        assert!(read_stored_key(&file)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .is_none());
-        write_stored_key(&file, &ApiKey::new("sk-one".to_string()))
-            .unwrap_or_else(|e| panic!("{e}"));
-        write_stored_key(&file, &ApiKey::new("sk-two".to_string()))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let key = read_stored_key(&file).unwrap_or_else(|e| panic!("{e}"));
+        assert!(read_stored_key(&file).unwrap().is_none());
+        write_stored_key(&file, &ApiKey::new("sk-one".to_string())).unwrap();
+        write_stored_key(&file, &ApiKey::new("sk-two".to_string())).unwrap();
+        let key = read_stored_key(&file).unwrap();
         assert_eq!(key.as_ref().map(ApiKey::expose), Some("sk-two"));
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&file)
-                .unwrap_or_else(|e| panic!("{e}"))
-                .permissions()
-                .mode();
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
         // No temporary file is left beside it.
         let names: Vec<_> = std::fs::read_dir(home.path())
-            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap()
             .flatten()
             .map(|entry| entry.file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from(STORED_KEY_FILE)]);
-        assert!(remove_stored_key(&file).unwrap_or_else(|e| panic!("{e}")));
-        assert!(!remove_stored_key(&file).unwrap_or_else(|e| panic!("{e}")));
-        assert!(read_stored_key(&file)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .is_none());
+        assert!(remove_stored_key(&file).unwrap());
+        assert!(!remove_stored_key(&file).unwrap());
+        assert!(read_stored_key(&file).unwrap().is_none());
     }
 
     #[test]
     fn a_malformed_file_is_an_error_that_does_not_quote_its_contents() {
-        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = tempfile::tempdir().unwrap();
         let file = stored_key_path(home.path());
         std::fs::write(
             &file,
             r#"{"auth_mode": "apikey", "OPENAI_API_KEY": 12345678}"#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         let error = read_stored_key(&file)
             .err()
             .map(|e| e.to_string())

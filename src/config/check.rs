@@ -443,7 +443,7 @@ mod tests {
     use super::*;
 
     fn table(text: &str) -> Table {
-        text.parse().unwrap_or_else(|e| panic!("{e}"))
+        text.parse().unwrap()
     }
 
     fn file() -> ConfigSource {
@@ -485,7 +485,7 @@ mod tests {
             &table("modle = \"x\"\n[model_providers.p]\nbas_url = \"http://h\"\nzzz = 1"),
             &file(),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         let summaries: Vec<&str> = warnings.iter().map(|w| w.summary.as_str()).collect();
         assert_eq!(
             summaries,

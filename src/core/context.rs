@@ -250,21 +250,21 @@ mod tests {
     use super::*;
 
     fn write(path: &Path, text: &str) {
-        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(path, text).unwrap();
     }
 
     #[test]
     fn docs_run_from_the_repository_root_down_to_the_cwd() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("repo");
         let sub = root.join("a/b");
-        std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(root.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
         // Above the repository: not part of it, never read.
         write(&dir.path().join(PROJECT_DOC_FILE), "outside");
         write(&root.join(PROJECT_DOC_FILE), "root rules");
         write(&sub.join(PROJECT_DOC_FILE), "sub rules");
-        let docs = project_docs(&sub, 1024).unwrap_or_else(|| panic!("no docs"));
+        let docs = project_docs(&sub, 1024).expect("no docs");
         assert_eq!(
             docs.text,
             format!(
@@ -273,7 +273,7 @@ mod tests {
             )
         );
         assert_eq!(docs.cut_warning, None);
-        let cut = project_docs(&sub, 12).unwrap_or_else(|| panic!("no docs"));
+        let cut = project_docs(&sub, 12).expect("no docs");
         assert!(
             cut.text
                 .contains("root rules\n\n[AGENTS.md cut: only the first 12 of 21 bytes"),
@@ -286,13 +286,13 @@ mod tests {
 
     #[test]
     fn outside_a_repository_only_the_cwd_counts() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let sub = dir.path().join("x");
-        std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&sub).unwrap();
         write(&dir.path().join(PROJECT_DOC_FILE), "parent");
         assert_eq!(project_docs(&sub, 1024), None);
         write(&sub.join(PROJECT_DOC_FILE), "here");
-        let docs = project_docs(&sub, 1024).unwrap_or_else(|| panic!("no docs"));
+        let docs = project_docs(&sub, 1024).expect("no docs");
         assert!(docs.text.contains("<INSTRUCTIONS>\nhere\n</INSTRUCTIONS>"));
     }
 

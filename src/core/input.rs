@@ -224,9 +224,9 @@ mod tests {
 
     #[test]
     fn a_read_stops_past_the_cap() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.png");
-        std::fs::write(&path, vec![0u8; 11]).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&path, vec![0u8; 11]).unwrap();
         assert!(matches!(read_capped(&path, 10), Err(ReadError::TooLarge)));
         assert!(matches!(read_capped(&path, 11), Ok(bytes) if bytes.len() == 11));
         assert!(matches!(

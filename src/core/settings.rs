@@ -506,7 +506,7 @@ mod tests {
         );
         let contents =
             crate::rollout::reader::parse_rollout(std::path::Path::new("x"), old.as_bytes())
-                .unwrap_or_else(|e| panic!("{e}"));
+                .unwrap();
         assert_eq!(contents.meta.settings, None);
         let merged = PersistedSettings::from_rollout(&contents);
         assert_eq!(merged.model.as_deref(), Some("gpt-5-mini"));
@@ -563,7 +563,7 @@ mod tests {
             },
             || Ok(PathBuf::from("/current")),
         )
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
     }
 
     #[test]

@@ -292,9 +292,8 @@ mod tests {
     use super::*;
 
     fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap_or(Path::new("/")))
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(path.parent().unwrap_or(Path::new("/"))).unwrap();
+        std::fs::write(path, text).unwrap();
     }
 
     #[test]
@@ -314,12 +313,12 @@ mod tests {
 
     #[test]
     fn repo_and_user_roots_are_listed_and_bad_files_become_errors() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let home_skills = dir.path().join("home/skills");
         let project = dir.path().join("project");
-        std::fs::create_dir_all(project.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(project.join(".git")).unwrap();
         let cwd = project.join("src/deep");
-        std::fs::create_dir_all(&cwd).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&cwd).unwrap();
         write(
             &project.join(".agents/skills/lint/SKILL.md"),
             "---\nname: lint\ndescription: Lints\n---\n",

@@ -514,7 +514,7 @@ mod tests {
             Vec::new(),
             None,
             events_tx,
-            ModelClient::new().unwrap_or_else(|e| panic!("{e}")),
+            ModelClient::new().unwrap(),
             CancellationToken::new(),
         ))
     }
@@ -527,12 +527,8 @@ mod tests {
     async fn a_closing_turn_takes_no_steer_and_new_input_starts_the_next_turn() {
         let thread = thread();
         // The gate stays closed: the turn task never reaches the provider.
-        let first = thread
-            .start_turn(text("one"), None, None)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let steered = thread
-            .start_turn(text("two"), None, None)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let first = thread.start_turn(text("one"), None, None).unwrap();
+        let steered = thread.start_turn(text("two"), None, None).unwrap();
         assert!(steered.steered);
         assert_eq!(steered.turn_id, first.turn_id);
         // Pending input keeps the turn open...
@@ -548,9 +544,7 @@ mod tests {
             thread.steer(&first.turn_id, text("late"), None),
             Err(CoreError::NoActiveTurnToSteer)
         ));
-        let next = thread
-            .start_turn(text("three"), None, None)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let next = thread.start_turn(text("three"), None, None).unwrap();
         assert!(!next.steered);
         assert_ne!(next.turn_id, first.turn_id);
         assert_eq!(thread.active_turn_id(), Some(next.turn_id.clone()));

@@ -9,7 +9,7 @@ use super::*;
 fn to_json(events: Vec<ExecEvent>) -> Vec<Value> {
     events
         .into_iter()
-        .map(|e| serde_json::to_value(e).unwrap_or_else(|e| panic!("{e}")))
+        .map(|e| serde_json::to_value(e).unwrap())
         .collect()
 }
 

@@ -229,7 +229,7 @@ mod tests {
     use super::*;
 
     fn servers(text: &str) -> Result<Vec<McpServerConfig>, String> {
-        servers_from_table(&text.parse::<Table>().unwrap_or_else(|e| panic!("{e}")))
+        servers_from_table(&text.parse::<Table>().unwrap())
     }
 
     #[test]
@@ -248,7 +248,7 @@ mod tests {
             enabled = false
             "#,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(read.len(), 2);
         assert_eq!(read[0].name, "docs");
         assert_eq!(read[0].tool_timeout, Duration::from_millis(2500));
@@ -290,7 +290,7 @@ mod tests {
         let read = servers(
             "[mcp_servers.x]\ncommand = \"a\"\nenabled_tools = [\"a\", \"b\"]\ndisabled_tools = [\"b\"]",
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert!(read[0].allows_tool("a"));
         assert!(!read[0].allows_tool("b"));
         assert!(!read[0].allows_tool("c"));

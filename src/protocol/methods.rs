@@ -141,7 +141,7 @@ mod tests {
     use super::*;
 
     fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_string()).unwrap_or_else(|e| panic!("{e}"))
+        RawValue::from_string(text.to_string()).unwrap()
     }
 
     #[test]

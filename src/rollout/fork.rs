@@ -136,7 +136,7 @@ mod tests {
         items.push(started("t2"));
         items.extend(user("t2"));
         items.push(answer());
-        let copied = fork_items(&items, None, 9).unwrap_or_else(|e| panic!("{e}"));
+        let copied = fork_items(&items, None, 9).unwrap();
         assert_eq!(&copied[..5], &items[..5]);
         let tail = &copied[5..];
         assert_eq!(tail.len(), 5, "{tail:?}");
@@ -155,7 +155,7 @@ mod tests {
         items.push(ended("t1"));
         items.push(started("t2"));
         items.push(ended("t2"));
-        let copied = fork_items(&items, Some("t1"), 9).unwrap_or_else(|e| panic!("{e}"));
+        let copied = fork_items(&items, Some("t1"), 9).unwrap();
         assert_eq!(copied, items[..4].to_vec());
         assert!(matches!(
             fork_items(&items, Some("nope"), 9),

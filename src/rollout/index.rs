@@ -532,34 +532,30 @@ mod tests {
 
     #[test]
     fn another_handles_appends_are_seen_and_the_latest_line_per_thread_wins() {
-        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = tempfile::tempdir().unwrap();
         // Two handles stand for two processes: each keeps its own cache.
         let writer = ThreadIndex::new(home.path());
         let reader = ThreadIndex::new(home.path());
-        writer
-            .upsert(&entry(home.path(), "a"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        writer.upsert(&entry(home.path(), "a")).unwrap();
         assert_eq!(reader.query(|e| e.len()).ok(), Some(1));
         let mut renamed = entry(home.path(), "a");
         renamed.name = Some("new".to_string());
-        writer.upsert(&renamed).unwrap_or_else(|e| panic!("{e}"));
-        writer
-            .upsert(&entry(home.path(), "b"))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let seen = reader.get("a").unwrap_or_else(|e| panic!("{e}"));
+        writer.upsert(&renamed).unwrap();
+        writer.upsert(&entry(home.path(), "b")).unwrap();
+        let seen = reader.get("a").unwrap();
         assert_eq!(seen.and_then(|e| e.name).as_deref(), Some("new"));
         assert_eq!(reader.query(|e| e.len()).ok(), Some(2));
     }
 
     #[test]
     fn compaction_rewrites_the_file_and_other_handles_reload_it() {
-        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = tempfile::tempdir().unwrap();
         let writer = ThreadIndex::new(home.path());
         let reader = ThreadIndex::new(home.path());
         let mut updated = entry(home.path(), "a");
         for n in 0..300 {
             updated.touch(n * 1000);
-            writer.upsert(&updated).unwrap_or_else(|e| panic!("{e}"));
+            writer.upsert(&updated).unwrap();
             if n == 10 {
                 assert_eq!(reader.query(|e| e.len()).ok(), Some(1));
             }
@@ -569,13 +565,13 @@ mod tests {
             .lines()
             .count();
         assert!(lines < 300, "the log was compacted: {lines} lines");
-        let seen = reader.get("a").unwrap_or_else(|e| panic!("{e}"));
+        let seen = reader.get("a").unwrap();
         assert_eq!(seen.map(|e| e.updated_at_ms), Some(299_000));
     }
 
     #[test]
     fn a_few_large_entries_are_compacted_by_size_not_only_by_line_count() {
-        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = tempfile::tempdir().unwrap();
         let index = ThreadIndex::new(home.path());
         // The working folder is not bounded like the name: 100 KB lines, far below the
         // line-count threshold, must still not pile up.
@@ -583,13 +579,13 @@ mod tests {
         large.cwd = "d".repeat(100_000);
         for n in 0..40 {
             large.touch(200_000 + n * 1000);
-            index.upsert(&large).unwrap_or_else(|e| panic!("{e}"));
+            index.upsert(&large).unwrap();
         }
         let size = std::fs::metadata(index.path())
             .map(|m| m.len())
             .unwrap_or(0);
         assert!(size < 1_100_000, "compacted by size: {size} bytes");
-        let seen = index.get("a").unwrap_or_else(|e| panic!("{e}"));
+        let seen = index.get("a").unwrap();
         assert_eq!(seen.map(|e| e.updated_at_ms), Some(239_000));
     }
 
@@ -602,30 +598,24 @@ mod tests {
 
     #[tokio::test]
     async fn writers_keep_the_index_current_and_a_missing_index_is_rebuilt() {
-        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = tempfile::tempdir().unwrap();
         let index = Arc::new(ThreadIndex::new(home.path()));
         let path = crate::rollout::paths::rollout_path(home.path(), "t1", chrono::Utc::now());
-        let writer =
-            RolloutWriter::create(&path, Some(index.clone())).unwrap_or_else(|e| panic!("{e}"));
+        let writer = RolloutWriter::create(&path, Some(index.clone())).unwrap();
         let append = |item| writer.append(item);
-        append(RolloutItem::SessionMeta(meta("t1")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        append(RolloutItem::SessionMeta(meta("t1"))).await.unwrap();
         append(RolloutItem::TurnItem {
             turn_id: "u".to_string(),
             item: serde_json::json!({"type": "user_message", "id": "i", "content": [{"type": "text", "text": "hello"}]}),
         })
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         append(RolloutItem::ThreadName {
             name: "named".to_string(),
         })
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-        let seen = index
-            .get("t1")
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("missing"));
+        .unwrap();
+        let seen = index.get("t1").unwrap().expect("missing");
         assert_eq!(
             (seen.preview.as_str(), seen.name.as_deref()),
             ("hello", Some("named"))
@@ -635,13 +625,10 @@ mod tests {
             RolloutWriter::open_append(&path, None, seen.clone()),
             Err(RolloutError::Busy(_))
         ));
-        writer.close().await.unwrap_or_else(|e| panic!("{e}"));
-        std::fs::remove_file(index.path()).unwrap_or_else(|e| panic!("{e}"));
+        writer.close().await.unwrap();
+        std::fs::remove_file(index.path()).unwrap();
         let fresh = ThreadIndex::new(home.path());
-        let rebuilt = fresh
-            .get("t1")
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("missing"));
+        let rebuilt = fresh.get("t1").unwrap().expect("missing");
         assert_eq!(
             (rebuilt.preview.as_str(), rebuilt.name.as_deref()),
             ("hello", Some("named"))

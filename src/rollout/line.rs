@@ -207,7 +207,7 @@ mod tests {
                 timestamp: "2026-11-30T12:00:00.000Z".into(),
                 item,
             };
-            let text = serde_json::to_string(&line).unwrap_or_else(|e| panic!("{e}"));
+            let text = serde_json::to_string(&line).unwrap();
             assert_eq!(parse(&text).ok(), Some(line), "{text}");
         }
     }

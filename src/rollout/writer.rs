@@ -374,14 +374,13 @@ mod tests {
 
     #[tokio::test]
     async fn an_index_update_that_failed_is_retried_with_the_next_line() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         // The index's home is a plain file at first, so its lock cannot be taken.
         let index_home = dir.path().join("index_home");
-        std::fs::write(&index_home, "").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&index_home, "").unwrap();
         let index = Arc::new(ThreadIndex::new(&index_home));
         let path = dir.path().join("rollout-2026-01-01T00-00-00-t1.jsonl");
-        let writer =
-            RolloutWriter::create(&path, Some(index.clone())).unwrap_or_else(|e| panic!("{e}"));
+        let writer = RolloutWriter::create(&path, Some(index.clone())).unwrap();
         let meta = SessionMeta {
             id: "t1".to_string(),
             created_at: 100,
@@ -397,17 +396,17 @@ mod tests {
         writer
             .append(RolloutItem::SessionMeta(meta))
             .await
-            .unwrap_or_else(|e| panic!("the rollout line is written: {e}"));
+            .expect("the rollout line is written");
         // The index becomes writable; the next line changes nothing the index shows, yet the
         // entry that could not be written before is written now.
-        std::fs::remove_file(&index_home).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir(&index_home).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_file(&index_home).unwrap();
+        std::fs::create_dir(&index_home).unwrap();
         writer
             .append(RolloutItem::ResponseItem(ResponseItem::user_text("hi")))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let entry = index.get("t1").unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
+        let entry = index.get("t1").unwrap();
         assert_eq!(entry.map(|e| e.path), Some(path));
-        writer.close().await.unwrap_or_else(|e| panic!("{e}"));
+        writer.close().await.unwrap();
     }
 }

@@ -249,12 +249,11 @@ mod tests {
         assert_eq!(turns[0].items.len(), 1);
         assert_eq!(turns[1].items.len(), 1);
         assert_eq!(turns[2].status, TurnStatus::InProgress);
-        let page = turns_page(&items, &[], None, Some(2), None).unwrap_or_else(|e| panic!("{e}"));
+        let page = turns_page(&items, &[], None, Some(2), None).unwrap();
         let ids: Vec<&str> = page.turns.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["b", "c"]);
         assert_eq!(page.backwards_cursor.as_deref(), Some("b"));
-        let before =
-            turns_page(&items, &[], None, Some(2), Some("b")).unwrap_or_else(|e| panic!("{e}"));
+        let before = turns_page(&items, &[], None, Some(2), Some("b")).unwrap();
         assert_eq!(before.turns.len(), 1);
         assert_eq!(before.backwards_cursor, None);
     }

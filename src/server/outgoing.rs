@@ -278,15 +278,12 @@ mod tests {
 
     #[test]
     fn line_separators_are_escaped_inside_strings() {
-        let line = encode_line(&serde_json::json!({"t": "a\u{2028}b\u{2029}c"}))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let line = encode_line(&serde_json::json!({"t": "a\u{2028}b\u{2029}c"})).unwrap();
         assert_eq!(&line[..], b"{\"t\":\"a\\u2028b\\u2029c\"}\n");
-        let back: serde_json::Value =
-            serde_json::from_slice(&line).unwrap_or_else(|e| panic!("{e}"));
+        let back: serde_json::Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(back["t"], "a\u{2028}b\u{2029}c");
         // Other characters starting with 0xE2 0x80 (an em dash) are left alone.
-        let dash =
-            encode_line(&serde_json::json!({"t": "a\u{2014}b"})).unwrap_or_else(|e| panic!("{e}"));
+        let dash = encode_line(&serde_json::json!({"t": "a\u{2014}b"})).unwrap();
         assert_eq!(&dash[..], "{\"t\":\"a\u{2014}b\"}\n".as_bytes());
     }
 }

@@ -442,7 +442,7 @@ mod tests {
     fn method_and_params(notifications: Vec<ServerNotification>) -> Vec<serde_json::Value> {
         notifications
             .iter()
-            .map(|n| serde_json::to_value(n).unwrap_or_else(|e| panic!("{e}")))
+            .map(|n| serde_json::to_value(n).unwrap())
             .collect()
     }
 
@@ -479,9 +479,7 @@ mod tests {
                     notification: self,
                     emitted_at_ms: 7,
                 };
-                encode_line(&envelope)
-                    .unwrap_or_else(|e| panic!("{e}"))
-                    .to_vec()
+                encode_line(&envelope).unwrap().to_vec()
             }
         }
     }

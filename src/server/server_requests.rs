@@ -413,7 +413,7 @@ mod tests {
     use tokio::sync::mpsc;
 
     fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_string()).unwrap_or_else(|e| panic!("{e}"))
+        RawValue::from_string(text.to_string()).unwrap()
     }
 
     fn approval() -> ClientRequestKind {
@@ -438,7 +438,7 @@ mod tests {
     async fn lines(rx: &mut mpsc::Receiver<bytes::Bytes>) -> Vec<serde_json::Value> {
         let mut out = Vec::new();
         while let Ok(line) = rx.try_recv() {
-            out.push(serde_json::from_slice(&line).unwrap_or_else(|e| panic!("{e}")));
+            out.push(serde_json::from_slice(&line).unwrap());
         }
         out
     }

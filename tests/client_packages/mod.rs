@@ -123,9 +123,7 @@ pub async fn start_scenarios() -> Scenarios {
     ];
     let mut providers = BTreeMap::new();
     for (name, replies) in scripts {
-        let provider = MockProvider::start(Script::new(replies))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let provider = MockProvider::start(Script::new(replies)).await.unwrap();
         providers.insert(name, provider);
     }
     Scenarios { providers }
@@ -139,7 +137,7 @@ impl Scenarios {
             .iter()
             .map(|(name, provider)| (*name, provider.base_url()))
             .collect();
-        serde_json::to_string(&map).unwrap_or_else(|e| panic!("{e}"))
+        serde_json::to_string(&map).unwrap()
     }
 
     fn bodies(&self, name: &str) -> Vec<Value> {
@@ -183,7 +181,7 @@ pub async fn run_suite(
     let output = tokio::time::timeout(limit, command.output())
         .await
         .unwrap_or_else(|_| panic!("the client suite ran longer than {limit:?}"))
-        .unwrap_or_else(|e| panic!("starting the client suite: {e}"));
+        .expect("starting the client suite");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

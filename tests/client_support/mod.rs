@@ -21,7 +21,7 @@ pub fn full_response_path() -> PathBuf {
 }
 
 pub fn full_response_script() -> Script {
-    Script::from_file(full_response_path()).unwrap_or_else(|error| panic!("{error}"))
+    Script::from_file(full_response_path()).unwrap()
 }
 
 /// A provider for `mock` speaking `wire_api`, without auth or retries unless a test adds them.
@@ -72,7 +72,7 @@ pub fn context() -> RequestContext {
 pub async fn within<F: std::future::Future>(future: F) -> F::Output {
     tokio::time::timeout(STEP, future)
         .await
-        .unwrap_or_else(|_| panic!("test step timed out"))
+        .expect("test step timed out")
 }
 
 /// Every item of the stream up to its end.

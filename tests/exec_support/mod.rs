@@ -63,17 +63,14 @@ pub fn exec_command(home: &Path, provider: &MockProvider, args: &[&str]) -> Comm
 
 /// Runs `command` with `stdin` as its input, to its exit.
 pub async fn run_exec(mut command: Command, stdin: &str) -> ExecRun {
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
-    let mut input = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-    input
-        .write_all(stdin.as_bytes())
-        .await
-        .unwrap_or_else(|e| panic!("stdin: {e}"));
+    let mut child = command.spawn().expect("spawn");
+    let mut input = child.stdin.take().expect("no stdin");
+    input.write_all(stdin.as_bytes()).await.expect("stdin");
     drop(input);
     let output = tokio::time::timeout(TIMEOUT, child.wait_with_output())
         .await
-        .unwrap_or_else(|_| panic!("openturn exec did not exit in time"))
-        .unwrap_or_else(|e| panic!("wait: {e}"));
+        .expect("openturn exec did not exit in time")
+        .expect("wait");
     ExecRun {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -89,8 +86,7 @@ pub async fn exec(home: &Path, provider: &MockProvider, args: &[&str], stdin: &s
 /// The events schema with every `$ref` replaced by its definition (the schema is not
 /// recursive), so the shared validator can check it.
 fn inlined_schema() -> Value {
-    let document: Value =
-        serde_json::from_str(EVENTS_SCHEMA).unwrap_or_else(|e| panic!("events schema: {e}"));
+    let document: Value = serde_json::from_str(EVENTS_SCHEMA).expect("events schema");
     fn inline(value: &Value, definitions: &Value) -> Value {
         match value {
             Value::Object(map) => {

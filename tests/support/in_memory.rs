@@ -35,7 +35,7 @@ pub fn mock_config(home: &Path, provider: &MockProvider, extra: &[&str]) -> Conf
     std::env::set_var("OPENTURN_TEST_KEY", "sk-test-secret-key");
     let mut overrides = mock_overrides(provider);
     overrides.extend(extra.iter().map(|o| o.to_string()));
-    Config::load(home, &overrides).unwrap_or_else(|e| panic!("config: {e}"))
+    Config::load(home, &overrides).expect("config")
 }
 
 impl InMemory {
@@ -70,14 +70,8 @@ impl InMemory {
     pub async fn send(&mut self, message: Value) {
         let mut line = message.to_string().into_bytes();
         line.push(b'\n');
-        let to_server = self
-            .to_server
-            .as_mut()
-            .unwrap_or_else(|| panic!("input already closed"));
-        to_server
-            .write_all(&line)
-            .await
-            .unwrap_or_else(|e| panic!("write: {e}"));
+        let to_server = self.to_server.as_mut().expect("input already closed");
+        to_server.write_all(&line).await.expect("write");
     }
 
     /// Closes the server's input (EOF: the server shuts down).
@@ -88,8 +82,8 @@ impl InMemory {
     async fn read_next(&mut self) -> Option<Value> {
         let line = tokio::time::timeout(self.timeout, self.from_server.next_line())
             .await
-            .unwrap_or_else(|_| panic!("timed out waiting for the server"))
-            .unwrap_or_else(|e| panic!("read: {e}"))?;
+            .expect("timed out waiting for the server")
+            .expect("read")?;
         Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")))
     }
 
@@ -159,8 +153,8 @@ impl InMemory {
         while self.read_next().await.is_some() {}
         tokio::time::timeout(self.timeout, &mut self.server)
             .await
-            .unwrap_or_else(|_| panic!("serve did not return after EOF"))
-            .unwrap_or_else(|e| panic!("server task: {e}"))
-            .unwrap_or_else(|e| panic!("serve: {e}"));
+            .expect("serve did not return after EOF")
+            .expect("server task")
+            .expect("serve");
     }
 }

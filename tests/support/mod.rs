@@ -24,9 +24,7 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A mock provider serving `replies` in order.
 pub async fn provider(replies: Vec<Reply>) -> MockProvider {
-    MockProvider::start(Script::new(replies))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
+    MockProvider::start(Script::new(replies)).await.unwrap()
 }
 
 /// Whether process `pid` is gone or a zombie (dead, not yet reaped).
@@ -108,19 +106,13 @@ impl Daemon {
     }
 
     pub async fn send_raw(&mut self, line: &[u8]) {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .unwrap_or_else(|| panic!("stdin closed"));
-        stdin
-            .write_all(line)
-            .await
-            .unwrap_or_else(|e| panic!("write: {e}"));
-        stdin.flush().await.unwrap_or_else(|e| panic!("flush: {e}"));
+        let stdin = self.stdin.as_mut().expect("stdin closed");
+        stdin.write_all(line).await.expect("write");
+        stdin.flush().await.expect("flush");
     }
 
     pub async fn send(&mut self, message: Value) {
-        let mut line = serde_json::to_vec(&message).unwrap_or_else(|e| panic!("{e}"));
+        let mut line = serde_json::to_vec(&message).unwrap();
         line.push(b'\n');
         self.send_raw(&line).await;
     }
@@ -321,8 +313,8 @@ impl Daemon {
     pub async fn wait_exit(&mut self) -> Option<i32> {
         let status = tokio::time::timeout(TIMEOUT, self.child.wait())
             .await
-            .unwrap_or_else(|_| panic!("daemon did not exit"))
-            .unwrap_or_else(|e| panic!("wait: {e}"));
+            .expect("daemon did not exit")
+            .expect("wait");
         status.code()
     }
 }
@@ -436,10 +428,8 @@ impl Daemon {
     /// Spawns a prepared command (stdin and stdout must be piped) and starts reading its stdout;
     /// a piped stderr is echoed with a prefix and kept for tests that inspect the logs.
     pub fn from_command(mut command: Command) -> Daemon {
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn openturn: {e}"));
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let mut child = command.spawn().expect("spawn openturn");
+        let stdout = child.stdout.take().expect("no stdout");
         let stdin = child.stdin.take();
         let stderr_lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         if let Some(stderr) = child.stderr.take() {

@@ -12,10 +12,7 @@ use super::TIMEOUT;
 pub async fn send(stdin: &mut ChildStdin, message: Value) {
     let mut line = message.to_string().into_bytes();
     line.push(b'\n');
-    stdin
-        .write_all(&line)
-        .await
-        .unwrap_or_else(|e| panic!("write: {e}"));
+    stdin.write_all(&line).await.expect("write");
 }
 
 /// Reads one JSON line.
@@ -23,8 +20,8 @@ pub async fn read_json(stdout: &mut BufReader<ChildStdout>) -> Value {
     let mut line = String::new();
     let read = tokio::time::timeout(TIMEOUT, stdout.read_line(&mut line))
         .await
-        .unwrap_or_else(|_| panic!("timed out reading the daemon's stdout"))
-        .unwrap_or_else(|e| panic!("read: {e}"));
+        .expect("timed out reading the daemon's stdout")
+        .expect("read");
     assert!(read > 0, "daemon closed stdout");
     serde_json::from_str(&line).unwrap_or_else(|e| panic!("non-JSON line {line:?}: {e}"))
 }

@@ -13,7 +13,7 @@ const SUBSET: &str = include_str!("../fixtures/schema/core_subset.json");
 
 fn subset() -> &'static Value {
     static PARSED: OnceLock<Value> = OnceLock::new();
-    PARSED.get_or_init(|| serde_json::from_str(SUBSET).unwrap_or_else(|e| panic!("schema: {e}")))
+    PARSED.get_or_init(|| serde_json::from_str(SUBSET).expect("schema"))
 }
 
 /// Checks a response to `method` (its `result`). Methods outside the subset are not checked.

@@ -27,10 +27,8 @@ pub struct Session {
 
 /// Starts the daemon against `script` with extra `-c` overrides and `thread/start` params.
 pub async fn session(script: Script, extra: &[&str], thread_params: Value) -> Session {
-    let provider = MockProvider::start(script)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = MockProvider::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
     let mut overrides = mock_overrides(&provider);
     overrides.extend(extra.iter().map(|o| o.to_string()));
     let mut daemon = Daemon::spawn(home.path(), &overrides);
@@ -94,7 +92,7 @@ pub fn rollout_lines(home: &Path) -> Vec<Value> {
     let files = rollout_files(home);
     assert_eq!(files.len(), 1, "one rollout file expected: {files:?}");
     std::fs::read_to_string(&files[0])
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
         .collect()

@@ -266,7 +266,7 @@ mod tests {
                 output: "z".repeat(2_000 + n * 37),
             });
         }
-        let input = summarization_input(&history, 3_000).unwrap_or_else(|| panic!("no input"));
+        let input = summarization_input(&history, 3_000).expect("no input");
         assert!(estimate_items(&input) <= 3_000);
         assert!(!is_tool_output(&input[0]));
         assert_eq!(

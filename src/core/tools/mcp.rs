@@ -368,11 +368,9 @@ mod tests {
     use crate::mcp::config::servers_from_table;
 
     fn settings() -> ThreadSettings {
-        let table = "[mcp_servers.docs]\ncommand = \"x\""
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let table = "[mcp_servers.docs]\ncommand = \"x\"".parse().unwrap();
         ThreadSettings {
-            mcp_servers: servers_from_table(&table).unwrap_or_else(|e| panic!("{e}")),
+            mcp_servers: servers_from_table(&table).unwrap(),
             ..ThreadSettings::for_tests()
         }
     }

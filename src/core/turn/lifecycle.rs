@@ -219,7 +219,7 @@ mod tests {
         );
         tokio::time::timeout(std::time::Duration::from_secs(5), finished.cancelled())
             .await
-            .unwrap_or_else(|_| panic!("the turn's finish was never signalled"));
+            .expect("the turn's finish was never signalled");
     }
 
     #[tokio::test]

@@ -479,8 +479,7 @@ mod tests {
             preview: String::new(),
             archived: false,
         };
-        let rollout =
-            RolloutWriter::open_append(full, None, entry).unwrap_or_else(|e| panic!("{e}"));
+        let rollout = RolloutWriter::open_append(full, None, entry).unwrap();
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(8);
         let thread = Arc::new(Thread::new(
             ThreadId::new(),
@@ -491,7 +490,7 @@ mod tests {
             Vec::new(),
             Some(rollout),
             events_tx,
-            ModelClient::new().unwrap_or_else(|e| panic!("{e}")),
+            ModelClient::new().unwrap(),
             CancellationToken::new(),
         ));
         let turn = TurnContext {

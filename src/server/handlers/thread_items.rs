@@ -225,8 +225,7 @@ mod tests {
         let mut seen = Vec::new();
         let mut cursor = None;
         for _ in 0..10 {
-            let response = page(&all, &params(cursor.clone(), Some(2), None))
-                .unwrap_or_else(|e| panic!("{e}"));
+            let response = page(&all, &params(cursor.clone(), Some(2), None)).unwrap();
             seen.extend(ids(&response).into_iter().map(str::to_string));
             match response.next_cursor {
                 Some(next) => cursor = Some(ThreadItemsListCursor::Cursor(next)),
@@ -243,11 +242,10 @@ mod tests {
                 Some(SortDirection::Desc),
             ),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         assert_eq!(ids(&newest), vec!["i4"]);
         assert_eq!(newest.next_cursor.as_deref(), Some("3"));
-        let back = page(&all, &params(None, Some(3), Some(SortDirection::Desc)))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let back = page(&all, &params(None, Some(3), Some(SortDirection::Desc))).unwrap();
         assert_eq!(ids(&back), vec!["i4", "i3", "i2"]);
         // Reversing from a descending page continues after its newest item: nothing.
         assert_eq!(back.backwards_cursor, None);
@@ -261,11 +259,9 @@ mod tests {
                 item_id: id.into(),
             }))
         };
-        let after =
-            page(&all, &params(anchor("i1"), Some(2), None)).unwrap_or_else(|e| panic!("{e}"));
+        let after = page(&all, &params(anchor("i1"), Some(2), None)).unwrap();
         assert_eq!(ids(&after), vec!["i2", "i3"]);
-        let before = page(&all, &params(anchor("i1"), None, Some(SortDirection::Desc)))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let before = page(&all, &params(anchor("i1"), None, Some(SortDirection::Desc))).unwrap();
         assert_eq!(ids(&before), vec!["i0"]);
         assert!(page(&all, &params(anchor("nope"), None, None)).is_err());
         assert!(page(
@@ -274,8 +270,7 @@ mod tests {
         )
         .is_err());
         assert!(page(&all, &params(None, Some(0), None)).is_err());
-        let empty = page(&[], &params(None, None, Some(SortDirection::Desc)))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let empty = page(&[], &params(None, None, Some(SortDirection::Desc))).unwrap();
         assert!(empty.data.is_empty() && empty.next_cursor.is_none());
     }
 }

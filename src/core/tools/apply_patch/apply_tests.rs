@@ -15,11 +15,10 @@ fn read(dir: &Path, name: &str) -> Option<String> {
 
 #[test]
 fn add_update_delete_and_move_apply_exactly() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.path().join("old.txt"), "keep\nchange me\n")
-        .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.path().join("gone.txt"), "bye\n").unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(dir.path().join("old.txt"), "keep\nchange me\n").unwrap();
+    std::fs::write(dir.path().join("gone.txt"), "bye\n").unwrap();
     let patch = "*** Begin Patch
 *** Add File: sub/new.txt
 +hello
@@ -37,7 +36,7 @@ fn add_update_delete_and_move_apply_exactly() {
 +changed
 *** Delete File: gone.txt
 *** End Patch";
-    run(dir.path(), patch).unwrap_or_else(|e| panic!("{e}"));
+    run(dir.path(), patch).unwrap();
     assert_eq!(read(dir.path(), "sub/new.txt").as_deref(), Some("hello\n"));
     assert_eq!(
         read(dir.path(), "a.txt").as_deref(),
@@ -51,7 +50,7 @@ fn add_update_delete_and_move_apply_exactly() {
     assert_eq!(read(dir.path(), "gone.txt"), None);
     // No staging file is left behind.
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
         .filter_map(|entry| entry.ok())
         .filter(|entry| {
             entry
@@ -65,9 +64,9 @@ fn add_update_delete_and_move_apply_exactly() {
 
 #[test]
 fn a_hunk_that_does_not_match_changes_no_file() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.path().join("b.txt"), "alpha\nbeta\n").unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "alpha\nbeta\n").unwrap();
     let patch = "*** Begin Patch
 *** Update File: a.txt
 -one
@@ -92,11 +91,11 @@ fn a_hunk_that_does_not_match_changes_no_file() {
 
 #[test]
 fn a_failed_rename_rolls_back_the_files_already_written() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
     // The target of the second change is a directory, so its rename fails after a.txt's.
-    std::fs::create_dir(dir.path().join("blocker")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.path().join("blocker/inner"), "x").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir(dir.path().join("blocker")).unwrap();
+    std::fs::write(dir.path().join("blocker/inner"), "x").unwrap();
     let patch = "*** Begin Patch
 *** Update File: a.txt
 -one
@@ -124,7 +123,7 @@ fn hunks_apply_in_order_with_context_headers_and_end_of_file() {
         panic!("update expected")
     };
     assert_eq!(
-        apply_hunks(old, hunks, "f").unwrap_or_else(|e| panic!("{e}")),
+        apply_hunks(old, hunks, "f").unwrap(),
         "fn a() {\n    x\n}\nfn b() {\n    y\n}\nz\n"
     );
 }

@@ -368,9 +368,9 @@ mod gate_tests {
     /// target leaves it: the reference's table (docs/APPLY_PATCH.md).
     #[test]
     fn the_gate_follows_the_writable_area_and_the_approval_policy() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let cwd = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let cwd = dir.path().canonicalize().unwrap();
         let inside = vec![add(cwd.join("a.txt"))];
         let escaping = vec![PlannedChange {
             kind: PlannedKind::Update {
