@@ -10,7 +10,7 @@ use super::super::approval::{
 use super::super::event::EventMsg;
 use super::super::items::{ToolContent, ToolItemStatus, TurnItem};
 use super::super::turn::{persist_turn_item, TurnContext};
-use super::ToolOutput;
+use super::output::ToolOutput;
 
 const INVALID_REPLY: &str = "dynamic tool response was invalid";
 const FAILED_REPLY: &str = "dynamic tool request failed";

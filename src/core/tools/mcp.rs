@@ -14,7 +14,7 @@ use super::super::event::EventMsg;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::settings::{ApprovalPolicy, ThreadSettings};
 use super::super::turn::{persist_turn_item, TurnContext};
-use super::ToolOutput;
+use super::output::ToolOutput;
 
 /// The namespace of a server's tools.
 const NAMESPACE_PREFIX: &str = "mcp__";

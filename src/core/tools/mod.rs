@@ -8,6 +8,7 @@ pub(crate) mod apply_patch;
 pub(crate) mod client_tool;
 pub(crate) mod head_tail;
 pub(crate) mod mcp;
+pub(crate) mod output;
 pub(crate) mod process;
 pub(crate) mod process_tree;
 pub(crate) mod request_user_input;
@@ -24,30 +25,7 @@ use super::approval::ClientToolCall;
 use super::settings::ThreadSettings;
 use super::turn::TurnContext;
 
-/// What goes back to the model for one call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ToolOutput {
-    pub call_id: String,
-    /// Answer a `custom_tool_call` with `custom_tool_call_output`.
-    pub custom: bool,
-    pub text: String,
-}
-
-impl ToolOutput {
-    pub(crate) fn into_item(self) -> ResponseItem {
-        if self.custom {
-            ResponseItem::CustomToolCallOutput {
-                call_id: self.call_id,
-                output: self.text,
-            }
-        } else {
-            ResponseItem::FunctionCallOutput {
-                call_id: self.call_id,
-                output: self.text,
-            }
-        }
-    }
-}
+pub(crate) use output::ToolOutput;
 
 /// A call that will run.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@ use super::super::approval::{
 };
 use super::super::event::EventMsg;
 use super::super::turn::TurnContext;
-use super::ToolOutput;
+use super::output::ToolOutput;
 
 pub(crate) const TOOL_NAME: &str = "request_user_input";
 

@@ -32,9 +32,9 @@ use super::super::sandboxing::CommandSandbox;
 use super::super::settings::{ApprovalPolicy, SandboxMode};
 use super::super::turn::{persist_turn_item, TurnContext};
 use super::head_tail::HeadTail;
+use super::output::ToolOutput;
 use super::process::{exit_code_of, OutputPipes};
 use super::process_tree;
-use super::ToolOutput;
 
 pub(crate) const TOOL_NAME: &str = "exec_command";
 

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::super::event::{EventMsg, PlanStep, PlanStepStatus};
 use super::super::turn::TurnContext;
-use super::ToolOutput;
+use super::output::ToolOutput;
 
 pub(crate) const TOOL_NAME: &str = "update_plan";
 

@@ -8,10 +8,11 @@ use serde_json::{json, Value};
 
 use super::super::super::event::EventMsg;
 use super::super::super::items::{FileChangeEntry, FileChangeKind, ToolItemStatus, TurnItem};
+use super::super::super::models::ApplyPatchForm;
 use super::super::super::sandboxing::CommandSandbox;
 use super::super::super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
 use super::super::super::turn::{persist_turn_item, TurnContext};
-use super::super::ToolOutput;
+use super::super::output::ToolOutput;
 use super::apply::{commit_changes, plan_changes, PlannedChange, PlannedKind};
 use super::parser::{parse_patch, FileOp, HunkLine, Patch};
 use crate::sandbox::WritableArea;
@@ -28,13 +29,6 @@ by the new file's lines, each prefixed with `+`; `*** Delete File: <path>`; or `
 locate it) and lists lines prefixed with ` ` (unchanged context, about three lines before and \
 after), `-` (removed) or `+` (added); `*** End of File` after a hunk anchors it at the end of the \
 file. Paths are relative to the working directory. Either every file changes or none does.";
-
-/// How the tool is offered: models that take custom tools get the freeform definition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApplyPatchForm {
-    Freeform,
-    Function,
-}
 
 pub(crate) fn spec(form: ApplyPatchForm) -> Value {
     match form {
