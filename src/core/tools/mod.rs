@@ -6,6 +6,7 @@
 
 pub(crate) mod apply_patch;
 pub(crate) mod client_tool;
+pub(crate) mod handle;
 pub(crate) mod head_tail;
 pub(crate) mod mcp;
 pub(crate) mod output;
@@ -23,7 +24,7 @@ use crate::wire::ResponseItem;
 
 use super::approval::ClientToolCall;
 use super::settings::ThreadSettings;
-use super::turn::TurnContext;
+use handle::TurnHandle;
 
 pub(crate) use output::ToolOutput;
 
@@ -227,7 +228,7 @@ fn route_function_call(
 }
 
 /// Runs a call to its output. `None` when the turn was cancelled before an answer existed.
-pub(crate) async fn run(turn: TurnContext, call: ToolCall) -> Option<ToolOutput> {
+pub(crate) async fn run(turn: TurnHandle, call: ToolCall) -> Option<ToolOutput> {
     match call {
         ToolCall::Shell { call_id, args } => shell::run(&turn, call_id, args).await,
         ToolCall::Client(call) => client_tool::run(&turn, call).await,

@@ -11,7 +11,7 @@ use super::super::super::items::{FileChangeEntry, FileChangeKind, ToolItemStatus
 use super::super::super::models::ApplyPatchForm;
 use super::super::super::sandboxing::CommandSandbox;
 use super::super::super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
-use super::super::super::turn::{persist_turn_item, TurnContext};
+use super::super::handle::{persist_turn_item, TurnHandle};
 use super::super::output::ToolOutput;
 use super::apply::{commit_changes, plan_changes, PlannedChange, PlannedKind};
 use super::parser::{parse_patch, FileOp, HunkLine, Patch};
@@ -232,7 +232,7 @@ fn streamed_diff(op: &FileOp) -> String {
     }
 }
 
-async fn emit_item(turn: &TurnContext, item: TurnItem, completed: bool) {
+async fn emit_item(turn: &TurnHandle, item: TurnItem, completed: bool) {
     let turn_id = turn.turn_id.clone();
     if completed {
         persist_turn_item(turn, &item).await;
@@ -246,7 +246,7 @@ async fn emit_item(turn: &TurnContext, item: TurnItem, completed: bool) {
 /// `workdir`; the thread's cwd when `None`). `None` when the turn ended while waiting for the
 /// user.
 pub(crate) async fn run(
-    turn: &TurnContext,
+    turn: &TurnHandle,
     call_id: String,
     custom: bool,
     input: &str,
@@ -257,7 +257,7 @@ pub(crate) async fn run(
         custom,
         text,
     };
-    let settings = turn.thread.settings();
+    let settings = turn.env.settings();
     let patch = match parse_patch(input) {
         Ok(patch) => patch,
         Err(error) => return Some(output(format!("apply_patch failed: {error}"))),
