@@ -19,6 +19,7 @@ pub mod settings;
 pub mod skills;
 pub(crate) mod text;
 pub mod thread;
+mod tool_environment;
 pub(crate) mod tools;
 pub mod turn;
 

@@ -11,7 +11,13 @@
 
 use std::collections::BTreeMap;
 
-pub use crate::core::tools::apply_patch::tool::ApplyPatchForm;
+/// How the `apply_patch` tool is offered: models that take custom tools get the freeform
+/// definition. A property of the model, so it lives with the catalogue, not with the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApplyPatchForm {
+    Freeform,
+    Function,
+}
 
 /// What one model does with reasoning.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,6 +15,7 @@ use super::event::EventMsg;
 use super::input::PreparedInput;
 use super::items::UserInput;
 use super::settings::{PersistedSettings, ThreadSettings};
+use super::tools::handle::TurnHandle;
 use super::turn::{self, TurnContext};
 
 /// A thread id: a UUID (v7 for threads we create), kept as its canonical string.
@@ -343,9 +344,14 @@ impl Thread {
         drop(state);
         let (gate_tx, gate_rx) = tokio::sync::oneshot::channel();
         let context = TurnContext {
+            handle: TurnHandle::new(
+                turn_id.clone(),
+                cancel,
+                self.events_tx.clone(),
+                self.rollout.clone(),
+                self.clone(),
+            ),
             thread: self.clone(),
-            turn_id: turn_id.clone(),
-            cancel,
             pending_input,
             finished,
             provider_turn_state: Default::default(),
@@ -353,7 +359,6 @@ impl Thread {
             rerouted_announced: Arc::default(),
             skills_instructions: None,
             service_tier: options.service_tier,
-            file_snapshots: Default::default(),
         };
         self.tasks.spawn(async move {
             // Either outcome means "go": the caller answered, or gave up the gate.

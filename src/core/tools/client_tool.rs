@@ -9,8 +9,8 @@ use super::super::approval::{
 };
 use super::super::event::EventMsg;
 use super::super::items::{ToolContent, ToolItemStatus, TurnItem};
-use super::super::turn::{persist_turn_item, TurnContext};
-use super::ToolOutput;
+use super::handle::{persist_turn_item, TurnHandle};
+use super::output::ToolOutput;
 
 const INVALID_REPLY: &str = "dynamic tool response was invalid";
 const FAILED_REPLY: &str = "dynamic tool request failed";
@@ -29,7 +29,7 @@ fn item(call: &ClientToolCall, status: ToolItemStatus) -> TurnItem {
 }
 
 /// Asks the client to run the call. `None` when the turn ended before an answer.
-pub(crate) async fn run(turn: &TurnContext, call: ClientToolCall) -> Option<ToolOutput> {
+pub(crate) async fn run(turn: &TurnHandle, call: ClientToolCall) -> Option<ToolOutput> {
     let clock = Instant::now();
     turn.emit(EventMsg::ItemStarted {
         turn_id: turn.turn_id.clone(),

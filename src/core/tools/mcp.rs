@@ -13,8 +13,8 @@ use crate::mcp::{McpServers, McpTool};
 use super::super::event::EventMsg;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::settings::{ApprovalPolicy, ThreadSettings};
-use super::super::turn::{persist_turn_item, TurnContext};
-use super::ToolOutput;
+use super::handle::{persist_turn_item, TurnHandle};
+use super::output::ToolOutput;
 
 /// The namespace of a server's tools.
 const NAMESPACE_PREFIX: &str = "mcp__";
@@ -161,7 +161,7 @@ pub(crate) fn route(
 }
 
 /// Runs the call to its output. `None` when the turn was cancelled first.
-pub(crate) async fn run(turn: &TurnContext, call: McpCall) -> Option<ToolOutput> {
+pub(crate) async fn run(turn: &TurnHandle, call: McpCall) -> Option<ToolOutput> {
     let clock = Instant::now();
     let (server, tool) = item_names(&call);
     let item =
@@ -251,8 +251,8 @@ fn item_names(call: &McpCall) -> (String, String) {
     }
 }
 
-async fn call_server(turn: &TurnContext, call: &McpCall) -> Result<Answer, String> {
-    let Some(servers) = turn.thread.mcp_servers().cloned() else {
+async fn call_server(turn: &TurnHandle, call: &McpCall) -> Result<Answer, String> {
+    let Some(servers) = turn.env.mcp_servers() else {
         return Err("no MCP server is running for this thread".to_string());
     };
     let text = |key: &str| call.arguments.get(key).and_then(Value::as_str);
@@ -307,8 +307,8 @@ async fn call_server(turn: &TurnContext, call: &McpCall) -> Result<Answer, Strin
 
 /// Whether the tool may run: without asking under `never` or for a tool the server marked
 /// read-only; otherwise the user is asked through an elicitation request.
-async fn approved(turn: &TurnContext, server: &str, tool: &McpTool, arguments: &Value) -> bool {
-    if tool.read_only || turn.thread.settings().approval_policy == ApprovalPolicy::Never {
+async fn approved(turn: &TurnHandle, server: &str, tool: &McpTool, arguments: &Value) -> bool {
+    if tool.read_only || turn.env.settings().approval_policy == ApprovalPolicy::Never {
         return true;
     }
     let params = json!({
@@ -328,7 +328,10 @@ async fn approved(turn: &TurnContext, server: &str, tool: &McpTool, arguments: &
         waiting,
     };
     turn.emit(waiting(true)).await;
-    let answer = super::super::mcp::ask(&turn.thread, server.to_string(), params).await;
+    let answer = turn
+        .env
+        .ask_mcp_elicitation(server.to_string(), params)
+        .await;
     turn.emit(waiting(false)).await;
     answer.get("action").and_then(Value::as_str) == Some("accept")
 }

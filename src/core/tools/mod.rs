@@ -6,8 +6,10 @@
 
 pub(crate) mod apply_patch;
 pub(crate) mod client_tool;
+pub(crate) mod handle;
 pub(crate) mod head_tail;
 pub(crate) mod mcp;
+pub(crate) mod output;
 pub(crate) mod process;
 pub(crate) mod process_tree;
 pub(crate) mod request_user_input;
@@ -22,32 +24,9 @@ use crate::wire::ResponseItem;
 
 use super::approval::ClientToolCall;
 use super::settings::ThreadSettings;
-use super::turn::TurnContext;
+use handle::TurnHandle;
 
-/// What goes back to the model for one call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ToolOutput {
-    pub call_id: String,
-    /// Answer a `custom_tool_call` with `custom_tool_call_output`.
-    pub custom: bool,
-    pub text: String,
-}
-
-impl ToolOutput {
-    pub(crate) fn into_item(self) -> ResponseItem {
-        if self.custom {
-            ResponseItem::CustomToolCallOutput {
-                call_id: self.call_id,
-                output: self.text,
-            }
-        } else {
-            ResponseItem::FunctionCallOutput {
-                call_id: self.call_id,
-                output: self.text,
-            }
-        }
-    }
-}
+pub(crate) use output::ToolOutput;
 
 /// A call that will run.
 #[derive(Debug, Clone, PartialEq)]
@@ -249,7 +228,7 @@ fn route_function_call(
 }
 
 /// Runs a call to its output. `None` when the turn was cancelled before an answer existed.
-pub(crate) async fn run(turn: TurnContext, call: ToolCall) -> Option<ToolOutput> {
+pub(crate) async fn run(turn: TurnHandle, call: ToolCall) -> Option<ToolOutput> {
     match call {
         ToolCall::Shell { call_id, args } => shell::run(&turn, call_id, args).await,
         ToolCall::Client(call) => client_tool::run(&turn, call).await,

@@ -10,8 +10,8 @@ use super::super::approval::{
     await_reply, ClientReply, ClientRequest, ClientRequestKind, UserInputRequest, UserQuestion,
 };
 use super::super::event::EventMsg;
-use super::super::turn::TurnContext;
-use super::ToolOutput;
+use super::handle::TurnHandle;
+use super::output::ToolOutput;
 
 pub(crate) const TOOL_NAME: &str = "request_user_input";
 
@@ -84,7 +84,7 @@ pub(crate) fn spec() -> Value {
 
 /// Asks the client. `None` when the turn ended before an answer.
 pub(crate) async fn run(
-    turn: &TurnContext,
+    turn: &TurnHandle,
     call_id: String,
     args: RequestUserInputArgs,
 ) -> Option<ToolOutput> {

@@ -30,11 +30,11 @@ use super::super::event::EventMsg;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::sandboxing::CommandSandbox;
 use super::super::settings::{ApprovalPolicy, SandboxMode};
-use super::super::turn::{persist_turn_item, TurnContext};
+use super::handle::{persist_turn_item, TurnHandle};
 use super::head_tail::HeadTail;
+use super::output::ToolOutput;
 use super::process::{exit_code_of, OutputPipes};
 use super::process_tree;
-use super::ToolOutput;
 
 pub(crate) const TOOL_NAME: &str = "exec_command";
 
@@ -270,12 +270,8 @@ impl Invocation {
 }
 
 /// Runs one `exec_command` call. `None` when the turn ended first (the item stays open).
-pub(crate) async fn run(
-    turn: &TurnContext,
-    call_id: String,
-    args: ShellArgs,
-) -> Option<ToolOutput> {
-    let settings = turn.thread.settings();
+pub(crate) async fn run(turn: &TurnHandle, call_id: String, args: ShellArgs) -> Option<ToolOutput> {
+    let settings = turn.env.settings();
     let cwd = match &args.workdir {
         Some(dir) if Path::new(dir).is_absolute() => PathBuf::from(dir),
         Some(dir) => settings.cwd.join(dir),
@@ -334,11 +330,7 @@ pub(crate) async fn run(
     let asked = match gated {
         Gate::Run { .. } => false,
         // An approval "for this session" covers this command line in this directory only.
-        Gate::Ask { .. } => !turn
-            .thread
-            .state()
-            .approved_commands
-            .contains(&invocation.approval_key()),
+        Gate::Ask { .. } => !turn.env.approved_for_session(&invocation.approval_key()),
         Gate::Refuse(text) => return Some(refuse(turn, &invocation, text).await),
     };
     // Asking announces the item (without a process yet); otherwise it is announced once the
@@ -353,8 +345,8 @@ pub(crate) async fn run(
 
 /// Tells the user, once per thread and sandbox mode, that commands under it cannot be confined
 /// here and will be refused or asked about instead.
-async fn warn_unsupported_once(turn: &TurnContext, sandbox: &CommandSandbox, reason: &str) {
-    if !turn.thread.state().sandbox_warnings.insert(sandbox.name()) {
+async fn warn_unsupported_once(turn: &TurnHandle, sandbox: &CommandSandbox, reason: &str) {
+    if !turn.env.first_sandbox_warning(sandbox.name()) {
         return;
     }
     turn.emit(EventMsg::Warning {
@@ -369,7 +361,7 @@ async fn warn_unsupported_once(turn: &TurnContext, sandbox: &CommandSandbox, rea
 }
 
 /// A command the thread's policies forbid: announced and completed as declined, never run.
-async fn refuse(turn: &TurnContext, invocation: &Invocation, text: String) -> ToolOutput {
+async fn refuse(turn: &TurnHandle, invocation: &Invocation, text: String) -> ToolOutput {
     tracing::info!(
         call_id = %invocation.call_id,
         "refused a command the thread's sandbox cannot confine"
@@ -381,7 +373,7 @@ async fn refuse(turn: &TurnContext, invocation: &Invocation, text: String) -> To
 
 /// Asks; `Some(None)` to go ahead, `Some(Some(output))` when refused, `None` when the turn ended.
 async fn ask_approval(
-    turn: &TurnContext,
+    turn: &TurnHandle,
     invocation: &Invocation,
     reason: Option<String>,
 ) -> Option<Option<ToolOutput>> {
@@ -411,10 +403,7 @@ async fn ask_approval(
     let (status, text) = match reply {
         ClientReply::Decision(CommandDecision::Accept) => return Some(None),
         ClientReply::Decision(CommandDecision::AcceptForSession) => {
-            turn.thread
-                .state()
-                .approved_commands
-                .insert(invocation.approval_key());
+            turn.env.approve_for_session(invocation.approval_key());
             return Some(None);
         }
         ClientReply::Cancelled => return None,
@@ -443,7 +432,7 @@ async fn ask_approval(
     Some(Some(invocation.output(text.to_string())))
 }
 
-async fn emit_item(turn: &TurnContext, item: &TurnItem, completed: bool) {
+async fn emit_item(turn: &TurnHandle, item: &TurnItem, completed: bool) {
     let turn_id = turn.turn_id.clone();
     if completed {
         persist_turn_item(turn, item).await;
@@ -474,7 +463,7 @@ struct RunResult {
 }
 
 async fn execute(
-    turn: &TurnContext,
+    turn: &TurnHandle,
     invocation: &Invocation,
     announced: bool,
 ) -> Option<ToolOutput> {
@@ -549,7 +538,7 @@ fn model_output(result: &RunResult, exit_code: Option<i32>, elapsed: Duration) -
 
 /// Runs the process to its end (or kill). Unless `announced`, emits the item's start once the
 /// process exists, so the start carries its id.
-async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: bool) -> RunResult {
+async fn run_process(turn: &TurnHandle, invocation: &Invocation, announced: bool) -> RunResult {
     let mut result = RunResult {
         exit_code: None,
         output: String::new(),
@@ -635,7 +624,7 @@ async fn run_process(turn: &TurnContext, invocation: &Invocation, announced: boo
 }
 
 async fn forward_output(
-    turn: &TurnContext,
+    turn: &TurnHandle,
     invocation: &Invocation,
     result: &mut RunResult,
     text: String,

@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::super::event::{EventMsg, PlanStep, PlanStepStatus};
-use super::super::turn::TurnContext;
-use super::ToolOutput;
+use super::handle::TurnHandle;
+use super::output::ToolOutput;
 
 pub(crate) const TOOL_NAME: &str = "update_plan";
 
@@ -78,7 +78,7 @@ pub(crate) fn spec() -> Value {
 }
 
 /// Tells the client and acknowledges to the model.
-pub(crate) async fn run(turn: &TurnContext, call_id: String, args: UpdatePlanArgs) -> ToolOutput {
+pub(crate) async fn run(turn: &TurnHandle, call_id: String, args: UpdatePlanArgs) -> ToolOutput {
     turn.emit(EventMsg::PlanUpdated {
         turn_id: turn.turn_id.clone(),
         explanation: args.explanation,

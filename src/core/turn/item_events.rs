@@ -378,7 +378,10 @@ async fn commit_tool_call(turn: &TurnContext, state: &mut ResponseState, item: R
         Routed::Run(call) => {
             state.needs_follow_up = true;
             let call_id = call.call_id().to_string();
-            let handle = turn.thread.tasks.spawn(tools::run(turn.clone(), call));
+            let handle = turn
+                .thread
+                .tasks
+                .spawn(tools::run(turn.handle.clone(), call));
             state
                 .in_flight
                 .push_back(InFlightTool::Running { call_id, handle });

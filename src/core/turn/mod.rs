@@ -29,17 +29,20 @@ use super::items::TurnItem;
 use super::now_unix_seconds;
 use super::thread::{PendingInput, Thread};
 
+pub(crate) use super::tools::handle::persist_turn_item;
+use super::tools::handle::TurnHandle;
 pub(crate) use active_item::forget_legacy_assigned_id;
 pub(crate) use sampling::SamplingError;
 
 use super::compact::prompt::TURN_ABORTED_NOTE;
 
-/// Everything one turn's task needs. Cloned into each tool task of the turn.
+/// Everything one turn's task needs: the handle its tools get, and the turn loop's own state.
+/// Cloned into each tool task of the turn (as its [`TurnHandle`]).
 #[derive(Clone)]
 pub(crate) struct TurnContext {
+    /// Turn id, cancellation, event and rollout access: all a tool may touch of the turn.
+    pub handle: TurnHandle,
     pub thread: Arc<Thread>,
-    pub turn_id: String,
-    pub cancel: CancellationToken,
     pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
     /// Cancelled once this turn's terminal event is out (see `ActiveTurn::finished`).
     pub finished: CancellationToken,
@@ -55,33 +58,19 @@ pub(crate) struct TurnContext {
     pub skills_instructions: Option<String>,
     /// `serviceTierForTurn`: this turn's tier, over the thread's.
     pub service_tier: Option<String>,
-    /// Each file this turn's patches touched, as it was before the turn's first change to it
-    /// (`None`: it did not exist): the base of `turn/diff/updated`.
-    pub file_snapshots: Arc<std::sync::Mutex<crate::core::tools::apply_patch::TurnSnapshots>>,
+}
+
+/// The turn loop reads the handle's fields (`turn_id`, `cancel`) and calls its `emit` and
+/// `persist` as its own: a turn is its tools' handle plus the loop's state.
+impl std::ops::Deref for TurnContext {
+    type Target = TurnHandle;
+
+    fn deref(&self) -> &TurnHandle {
+        &self.handle
+    }
 }
 
 impl TurnContext {
-    /// Sends an event to the server; waits when the client is slow (bounded channel).
-    pub(crate) async fn emit(&self, event: EventMsg) {
-        if self.thread.events_tx.send(event).await.is_err() {
-            tracing::debug!(turn_id = %self.turn_id, "event receiver gone");
-        }
-    }
-
-    /// Appends to the rollout, best effort: a failure becomes a warning, never a rollback.
-    pub(crate) async fn persist(&self, item: RolloutItem) {
-        let Some(rollout) = &self.thread.rollout else {
-            return;
-        };
-        if let Err(error) = rollout.append(item).await {
-            tracing::warn!(%error, "rollout append failed");
-            self.emit(EventMsg::Warning {
-                message: format!("could not save to the rollout: {error}"),
-            })
-            .await;
-        }
-    }
-
     /// Records a complete model-visible item: live history first, then the rollout.
     pub(crate) async fn record_history(&self, item: ResponseItem) {
         self.thread.state().history.push(item.clone());
@@ -353,19 +342,6 @@ async fn deliver_pending_input(turn: &TurnContext) {
     }
 }
 
-pub(crate) async fn persist_turn_item(turn: &TurnContext, item: &TurnItem) {
-    match serde_json::to_value(item) {
-        Ok(value) => {
-            turn.persist(RolloutItem::TurnItem {
-                turn_id: turn.turn_id.clone(),
-                item: value,
-            })
-            .await
-        }
-        Err(error) => tracing::warn!(%error, "turn item not serializable"),
-    }
-}
-
 /// Writes the turn's end to the rollout and syncs it: the turn boundary is durable.
 async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: lifecycle::TurnTimes) {
     let error = match outcome {
@@ -494,9 +470,14 @@ mod tests {
             CancellationToken::new(),
         ));
         let turn = TurnContext {
+            handle: TurnHandle::new(
+                "t".into(),
+                CancellationToken::new(),
+                thread.events_tx.clone(),
+                thread.rollout.clone(),
+                thread.clone(),
+            ),
             thread: thread.clone(),
-            turn_id: "t".into(),
-            cancel: CancellationToken::new(),
             pending_input: Arc::default(),
             finished: CancellationToken::new(),
             provider_turn_state: Default::default(),
@@ -504,7 +485,6 @@ mod tests {
             skills_instructions: None,
             service_tier: None,
             rerouted_announced: Arc::default(),
-            file_snapshots: Default::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
         assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);

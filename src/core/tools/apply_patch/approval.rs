@@ -4,11 +4,11 @@ use super::super::super::approval::{
     await_reply, ClientReply, ClientRequest, ClientRequestKind, CommandDecision,
 };
 use super::super::super::event::EventMsg;
-use super::super::super::turn::TurnContext;
+use super::super::handle::TurnHandle;
 
 /// `Some(None)` to apply, `Some(Some(text))` when declined (the text goes to the model), `None`
 /// when the turn ended first.
-pub(crate) async fn ask(turn: &TurnContext, item_id: &str) -> Option<Option<String>> {
+pub(crate) async fn ask(turn: &TurnHandle, item_id: &str) -> Option<Option<String>> {
     let waiting = |waiting| EventMsg::WaitingOnApproval {
         turn_id: turn.turn_id.clone(),
         waiting,

@@ -11,5 +11,3 @@ pub(crate) mod matcher;
 pub(crate) mod parser;
 pub(crate) mod tool;
 pub(crate) mod turn_diff;
-
-pub(crate) use turn_diff::TurnSnapshots;

@@ -8,10 +8,11 @@ use serde_json::{json, Value};
 
 use super::super::super::event::EventMsg;
 use super::super::super::items::{FileChangeEntry, FileChangeKind, ToolItemStatus, TurnItem};
+use super::super::super::models::ApplyPatchForm;
 use super::super::super::sandboxing::CommandSandbox;
 use super::super::super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
-use super::super::super::turn::{persist_turn_item, TurnContext};
-use super::super::ToolOutput;
+use super::super::handle::{persist_turn_item, TurnHandle};
+use super::super::output::ToolOutput;
 use super::apply::{commit_changes, plan_changes, PlannedChange, PlannedKind};
 use super::parser::{parse_patch, FileOp, HunkLine, Patch};
 use crate::sandbox::WritableArea;
@@ -28,13 +29,6 @@ by the new file's lines, each prefixed with `+`; `*** Delete File: <path>`; or `
 locate it) and lists lines prefixed with ` ` (unchanged context, about three lines before and \
 after), `-` (removed) or `+` (added); `*** End of File` after a hunk anchors it at the end of the \
 file. Paths are relative to the working directory. Either every file changes or none does.";
-
-/// How the tool is offered: models that take custom tools get the freeform definition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApplyPatchForm {
-    Freeform,
-    Function,
-}
 
 pub(crate) fn spec(form: ApplyPatchForm) -> Value {
     match form {
@@ -238,7 +232,7 @@ fn streamed_diff(op: &FileOp) -> String {
     }
 }
 
-async fn emit_item(turn: &TurnContext, item: TurnItem, completed: bool) {
+async fn emit_item(turn: &TurnHandle, item: TurnItem, completed: bool) {
     let turn_id = turn.turn_id.clone();
     if completed {
         persist_turn_item(turn, &item).await;
@@ -252,7 +246,7 @@ async fn emit_item(turn: &TurnContext, item: TurnItem, completed: bool) {
 /// `workdir`; the thread's cwd when `None`). `None` when the turn ended while waiting for the
 /// user.
 pub(crate) async fn run(
-    turn: &TurnContext,
+    turn: &TurnHandle,
     call_id: String,
     custom: bool,
     input: &str,
@@ -263,7 +257,7 @@ pub(crate) async fn run(
         custom,
         text,
     };
-    let settings = turn.thread.settings();
+    let settings = turn.env.settings();
     let patch = match parse_patch(input) {
         Ok(patch) => patch,
         Err(error) => return Some(output(format!("apply_patch failed: {error}"))),

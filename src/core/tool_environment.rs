@@ -1,0 +1,47 @@
+//! How a thread serves as the environment of its turns' tools: settings, session approvals,
+//! sandbox warnings and MCP servers, read and recorded on the thread's state.
+//!
+//! Kept apart from `thread.rs` because answering an MCP elicitation goes through the thread's
+//! MCP glue, which itself builds on the thread; nothing imports this file (it only implements).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::mcp::McpServers;
+
+use super::settings::ThreadSettings;
+use super::thread::Thread;
+use super::tools::handle::{ApprovalKey, ToolEnvironment};
+
+impl ToolEnvironment for Thread {
+    fn settings(&self) -> ThreadSettings {
+        Thread::settings(self)
+    }
+
+    fn approved_for_session(&self, key: &ApprovalKey) -> bool {
+        self.state().approved_commands.contains(key)
+    }
+
+    fn approve_for_session(&self, key: ApprovalKey) {
+        self.state().approved_commands.insert(key);
+    }
+
+    fn first_sandbox_warning(&self, sandbox: &'static str) -> bool {
+        self.state().sandbox_warnings.insert(sandbox)
+    }
+
+    fn mcp_servers(&self) -> Option<Arc<McpServers>> {
+        Thread::mcp_servers(self).cloned()
+    }
+
+    fn ask_mcp_elicitation(
+        &self,
+        server: String,
+        params: Value,
+    ) -> Pin<Box<dyn Future<Output = Value> + Send + '_>> {
+        Box::pin(super::mcp::ask(self, server, params))
+    }
+}

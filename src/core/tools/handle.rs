@@ -1,0 +1,117 @@
+//! What a tool sees of the turn that called it: a small handle, never the turn itself.
+//!
+//! A tool emits events, persists its items, asks the client and watches for the turn's end
+//! through [`TurnHandle`]; it reads the thread's settings and the approvals already granted
+//! through [`ToolEnvironment`]. The turn builds the handle and depends on the tools through
+//! `tools::run`; the tools depend on this file only, so neither the turn loop nor the thread is
+//! imported by any tool.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::McpServers;
+use crate::rollout::{RolloutItem, RolloutWriter};
+
+use super::super::event::EventMsg;
+use super::super::items::TurnItem;
+use super::super::settings::ThreadSettings;
+use super::apply_patch::turn_diff::TurnSnapshots;
+
+/// A command line in a directory: what an approval "for this session" covers.
+pub(crate) type ApprovalKey = (String, PathBuf);
+
+/// The thread-level things a tool reads or records: the settings in force when it runs, the
+/// approvals granted for the session, the MCP servers, and elicitations (questions an MCP server
+/// has put to the user). The thread implements it; a tool never holds the thread.
+pub(crate) trait ToolEnvironment: Send + Sync {
+    /// The thread's settings now (cwd, sandbox, approval policy, model).
+    fn settings(&self) -> ThreadSettings;
+    /// Whether the user already approved this command line here for the session.
+    fn approved_for_session(&self, key: &ApprovalKey) -> bool;
+    /// Remembers an "accept for session" answer.
+    fn approve_for_session(&self, key: ApprovalKey);
+    /// True the first time a sandbox's "cannot be enforced" warning is due on this thread.
+    fn first_sandbox_warning(&self, sandbox: &'static str) -> bool;
+    /// The thread's MCP servers, once started.
+    fn mcp_servers(&self) -> Option<Arc<McpServers>>;
+    /// Asks the client an MCP elicitation and waits for its answer (the answer's JSON).
+    fn ask_mcp_elicitation(
+        &self,
+        server: String,
+        params: Value,
+    ) -> Pin<Box<dyn Future<Output = Value> + Send + '_>>;
+}
+
+/// The turn as a tool sees it. Cloned into each tool task of the turn.
+#[derive(Clone)]
+pub(crate) struct TurnHandle {
+    pub turn_id: String,
+    /// Cancelled when the turn is interrupted (or a tool's answer ends it).
+    pub cancel: CancellationToken,
+    /// Each file this turn's patches touched, as it was before the turn's first change to it
+    /// (`None`: it did not exist): the base of `turn/diff/updated`.
+    pub file_snapshots: Arc<Mutex<TurnSnapshots>>,
+    pub env: Arc<dyn ToolEnvironment>,
+    events: mpsc::Sender<EventMsg>,
+    rollout: Option<RolloutWriter>,
+}
+
+impl TurnHandle {
+    pub(crate) fn new(
+        turn_id: String,
+        cancel: CancellationToken,
+        events: mpsc::Sender<EventMsg>,
+        rollout: Option<RolloutWriter>,
+        env: Arc<dyn ToolEnvironment>,
+    ) -> Self {
+        TurnHandle {
+            turn_id,
+            cancel,
+            file_snapshots: Arc::default(),
+            env,
+            events,
+            rollout,
+        }
+    }
+
+    /// Sends an event to the server; waits when the client is slow (bounded channel).
+    pub(crate) async fn emit(&self, event: EventMsg) {
+        if self.events.send(event).await.is_err() {
+            tracing::debug!(turn_id = %self.turn_id, "event receiver gone");
+        }
+    }
+
+    /// Appends to the rollout, best effort: a failure becomes a warning, never a rollback.
+    pub(crate) async fn persist(&self, item: RolloutItem) {
+        let Some(rollout) = &self.rollout else {
+            return;
+        };
+        if let Err(error) = rollout.append(item).await {
+            tracing::warn!(%error, "rollout append failed");
+            self.emit(EventMsg::Warning {
+                message: format!("could not save to the rollout: {error}"),
+            })
+            .await;
+        }
+    }
+}
+
+/// Records a turn item (as the client saw it) in the rollout, so a resumed thread shows it.
+pub(crate) async fn persist_turn_item(turn: &TurnHandle, item: &TurnItem) {
+    match serde_json::to_value(item) {
+        Ok(value) => {
+            turn.persist(RolloutItem::TurnItem {
+                turn_id: turn.turn_id.clone(),
+                item: value,
+            })
+            .await
+        }
+        Err(error) => tracing::warn!(%error, "turn item not serializable"),
+    }
+}
