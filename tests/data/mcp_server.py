@@ -104,7 +104,19 @@ def send(message):
     sys.stdout.flush()
 
 
+# Messages read while a tool waited for its elicitation answer: served after it, in order. (A
+# single-threaded server must not drop a call that arrived meanwhile: the client may issue
+# several calls at once.)
+DEFERRED = []
+
+
 def read_message():
+    if DEFERRED:
+        return DEFERRED.pop(0)
+    return read_line()
+
+
+def read_line():
     line = sys.stdin.readline()
     if not line:
         return None
@@ -156,11 +168,12 @@ def call_tool(params, next_id):
             },
         })
         while True:
-            answer = read_message()
+            answer = read_line()
             if answer is None:
                 sys.exit(0)
             if answer.get("id") == request_id and "method" not in answer:
                 return text_result(json.dumps(answer.get("result", answer.get("error"))))
+            DEFERRED.append(answer)
     if name == "die":
         os._exit(0)
     if name == "env":
