@@ -15,8 +15,6 @@ use super::event::EventMsg;
 use super::input::PreparedInput;
 use super::items::UserInput;
 use super::settings::{PersistedSettings, ThreadSettings};
-use super::tools::handle::TurnHandle;
-use super::turn::{self, TurnContext};
 
 /// A thread id: a UUID (v7 for threads we create), kept as its canonical string.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -111,7 +109,7 @@ pub struct StartedTurn {
 
 /// See [`StartedTurn::gate`].
 #[derive(Debug)]
-pub struct TurnGate(tokio::sync::oneshot::Sender<()>);
+pub struct TurnGate(pub(crate) tokio::sync::oneshot::Sender<()>);
 
 impl TurnGate {
     pub fn open(self) {
@@ -121,9 +119,32 @@ impl TurnGate {
 
 /// What a new turn does: sample the model for the user's input, or only compact the history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum TurnKind {
+pub(crate) enum TurnKind {
     Sampling,
     Compaction,
+}
+
+/// What the thread did with input (see [`Thread::admit_input`]).
+pub(crate) enum Admission {
+    /// A turn was running: the input joins it at its next sampling boundary.
+    Steered { turn_id: String },
+    /// A new turn is now the thread's active one; the caller runs it.
+    New(AdmittedTurn),
+}
+
+/// A turn the thread made active but does not run: the turn module builds the turn from it
+/// and spawns it on the thread's task tracker.
+pub(crate) struct AdmittedTurn {
+    pub turn_id: String,
+    /// A child of the thread's shutdown token; `interrupt` cancels it.
+    pub cancel: CancellationToken,
+    pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
+    /// Cancelled once the turn's terminal event is out.
+    pub finished: CancellationToken,
+    pub options: TurnOptions,
+    /// The ending turn this one waits for, when input arrived while it was closing.
+    pub previous_finished: Option<CancellationToken>,
+    pub kind: TurnKind,
 }
 
 /// What one `turn/start` asks of its own turn only.
@@ -250,46 +271,29 @@ impl Thread {
         Ok(())
     }
 
-    /// Starts a turn, or, when one is running, steers the input into it and returns its id.
-    /// `output_schema` (a JSON Schema for the final message) applies to a new turn only; steered
-    /// input joins a turn whose requests are already shaped.
-    pub fn start_turn(
-        self: &Arc<Self>,
-        input: PreparedInput,
-        client_id: Option<String>,
-        output_schema: Option<serde_json::Value>,
-    ) -> Result<StartedTurn, CoreError> {
-        let options = TurnOptions {
-            output_schema,
-            service_tier: None,
-        };
-        self.start_turn_with(input, client_id, options)
-    }
-
-    /// [`Thread::start_turn`] with every per-turn option; like `output_schema`, the options
-    /// shape a new turn only and are dropped when the input steers a running one.
-    pub fn start_turn_with(
+    /// Admits input: steers it into the running turn, or makes a new turn the active one (the
+    /// caller runs it, see `turn::start`). The options shape a new turn only and are dropped
+    /// when the input steers a running one.
+    pub(crate) fn admit_input(
         self: &Arc<Self>,
         input: PreparedInput,
         client_id: Option<String>,
         options: TurnOptions,
-    ) -> Result<StartedTurn, CoreError> {
+    ) -> Admission {
         let state = self.state();
         let previous_finished = match &state.active {
             Some(active) if !active.closing => {
                 push_pending(active, input, client_id);
-                return Ok(StartedTurn {
+                return Admission::Steered {
                     turn_id: active.turn_id.clone(),
-                    steered: true,
-                    gate: None,
-                });
+                };
             }
             // The running turn is ending: this input starts the next turn, after it.
             Some(active) => Some(active.finished.clone()),
             None => None,
         };
         let pending = vec![PendingInput::new(input, client_id)];
-        Ok(self.launch_turn(
+        Admission::New(self.admit_turn(
             state,
             pending,
             options,
@@ -298,10 +302,10 @@ impl Thread {
         ))
     }
 
-    /// Starts a turn that only compacts the history (`thread/compact/start`). Refused while a
+    /// Admits a turn that only compacts the history (`thread/compact/start`). Refused while a
     /// turn runs; when one is ending, the compaction follows it. The compaction turn takes no
     /// input: a `turn/start` meanwhile starts the next turn after it.
-    pub fn start_compaction(self: &Arc<Self>) -> Result<StartedTurn, CoreError> {
+    pub(crate) fn admit_compaction(self: &Arc<Self>) -> Result<AdmittedTurn, CoreError> {
         let state = self.state();
         let previous_finished = match &state.active {
             Some(active) if !active.closing => {
@@ -310,7 +314,7 @@ impl Thread {
             Some(active) => Some(active.finished.clone()),
             None => None,
         };
-        Ok(self.launch_turn(
+        Ok(self.admit_turn(
             state,
             Vec::new(),
             TurnOptions::default(),
@@ -319,16 +323,16 @@ impl Thread {
         ))
     }
 
-    /// Makes a new turn the active one (under the lock the caller holds, so nothing slips in
-    /// between the check and this) and spawns its task behind a gate.
-    fn launch_turn(
+    /// Makes a new turn the active one, under the lock the caller holds, so nothing slips in
+    /// between the check and this. Nothing runs yet: the turn module spawns it.
+    fn admit_turn(
         self: &Arc<Self>,
         mut state: MutexGuard<'_, ThreadState>,
         pending: Vec<PendingInput>,
         options: TurnOptions,
         previous_finished: Option<CancellationToken>,
         kind: TurnKind,
-    ) -> StartedTurn {
+    ) -> AdmittedTurn {
         let turn_id = uuid::Uuid::now_v7().to_string();
         let cancel = self.shutdown.child_token();
         let finished = CancellationToken::new();
@@ -341,40 +345,14 @@ impl Thread {
             closing: kind == TurnKind::Compaction,
             finished: finished.clone(),
         });
-        drop(state);
-        let (gate_tx, gate_rx) = tokio::sync::oneshot::channel();
-        let context = TurnContext {
-            handle: TurnHandle::new(
-                turn_id.clone(),
-                cancel,
-                self.events_tx.clone(),
-                self.rollout.clone(),
-                self.clone(),
-            ),
-            thread: self.clone(),
+        AdmittedTurn {
+            turn_id,
+            cancel,
             pending_input,
             finished,
-            provider_turn_state: Default::default(),
-            output_schema: options.output_schema,
-            rerouted_announced: Arc::default(),
-            skills_instructions: None,
-            service_tier: options.service_tier,
-        };
-        self.tasks.spawn(async move {
-            // Either outcome means "go": the caller answered, or gave up the gate.
-            let _ = gate_rx.await;
-            if let Some(previous) = previous_finished {
-                previous.cancelled().await;
-            }
-            match kind {
-                TurnKind::Sampling => turn::run_turn(context).await,
-                TurnKind::Compaction => turn::run_compaction_turn(context).await,
-            }
-        });
-        StartedTurn {
-            turn_id,
-            steered: false,
-            gate: Some(TurnGate(gate_tx)),
+            options,
+            previous_finished,
+            kind,
         }
     }
 

@@ -27,9 +27,11 @@ use super::super::event::{EventMsg, TurnOutcome};
 use super::super::items::TurnItem;
 use super::super::settings::ThreadSettings;
 use super::super::tools;
+use super::super::tools::handle::persist_turn_item;
 use super::request::build_request;
 use super::sampling::{emit_usage, SamplingError};
-use super::{client_turn_error, persist_turn_item, stream_turn_error, TurnContext};
+use super::turn_context::TurnContext;
+use super::turn_error::{client_turn_error, stream_turn_error};
 
 /// Most compactions one turn may run: a model whose work cannot be summarized small enough
 /// fails the turn with a clear error instead of compacting forever.

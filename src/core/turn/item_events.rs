@@ -14,12 +14,13 @@ use super::super::text::citation::parse_memory_citation;
 use super::super::text::{
     citations_in, split_complete_text, AssistantTextParser, PlanSegment, TextChunk,
 };
+use super::super::tools::handle::persist_turn_item;
 use super::super::tools::{self, Routed, ToolOutput};
 use super::active_item::{
     client_item_id, report_protocol_error, ActiveItem, ActiveKind, ProtocolError, ToolInputStream,
 };
 use super::sampling::{InFlightTool, ResponseState};
-use super::{persist_turn_item, TurnContext};
+use super::turn_context::TurnContext;
 
 /// Plan mode: the turn's plan item, opened by the first `<proposed_plan>` and completed once.
 #[derive(Debug)]

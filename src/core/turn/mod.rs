@@ -12,78 +12,28 @@ mod item_events;
 mod lifecycle;
 mod request;
 mod sampling;
-
-use std::sync::{Arc, Mutex};
-
-use tokio_util::sync::CancellationToken;
+mod start;
+mod turn_context;
+mod turn_error;
 
 use crate::client::retry::backoff;
-use crate::client::{ClientError, TurnState};
+
 use crate::rollout::RolloutItem;
-use crate::wire::{ResponseItem, StreamError};
+use crate::wire::ResponseItem;
 
 use super::context;
 use super::error::{TurnError, TurnErrorKind};
 use super::event::{EventMsg, TurnOutcome};
 use super::items::TurnItem;
 use super::now_unix_seconds;
-use super::thread::{PendingInput, Thread};
 
 pub(crate) use super::tools::handle::persist_turn_item;
-use super::tools::handle::TurnHandle;
 pub(crate) use active_item::forget_legacy_assigned_id;
 pub(crate) use sampling::SamplingError;
+pub(crate) use turn_context::TurnContext;
+use turn_error::{client_turn_error, stream_turn_error, too_many_requests_error};
 
 use super::compact::prompt::TURN_ABORTED_NOTE;
-
-/// Everything one turn's task needs: the handle its tools get, and the turn loop's own state.
-/// Cloned into each tool task of the turn (as its [`TurnHandle`]).
-#[derive(Clone)]
-pub(crate) struct TurnContext {
-    /// Turn id, cancellation, event and rollout access: all a tool may touch of the turn.
-    pub handle: TurnHandle,
-    pub thread: Arc<Thread>,
-    pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
-    /// Cancelled once this turn's terminal event is out (see `ActiveTurn::finished`).
-    pub finished: CancellationToken,
-    /// The provider's sticky routing value, echoed on every request of this turn.
-    pub provider_turn_state: TurnState,
-    /// `turn/start`'s `outputSchema`: constrains this turn's final message, not later turns'.
-    pub output_schema: Option<serde_json::Value>,
-    /// Set once `model/rerouted` went out: every request of a rerouted turn carries the header,
-    /// but the client should hear about it once per turn.
-    pub rerouted_announced: Arc<std::sync::atomic::AtomicBool>,
-    /// The developer-message section naming the skills on disk, read once when the turn starts
-    /// so every request of the turn shows the model the same list.
-    pub skills_instructions: Option<String>,
-    /// `serviceTierForTurn`: this turn's tier, over the thread's.
-    pub service_tier: Option<String>,
-}
-
-/// The turn loop reads the handle's fields (`turn_id`, `cancel`) and calls its `emit` and
-/// `persist` as its own: a turn is its tools' handle plus the loop's state.
-impl std::ops::Deref for TurnContext {
-    type Target = TurnHandle;
-
-    fn deref(&self) -> &TurnHandle {
-        &self.handle
-    }
-}
-
-impl TurnContext {
-    /// Records a complete model-visible item: live history first, then the rollout.
-    pub(crate) async fn record_history(&self, item: ResponseItem) {
-        self.thread.state().history.push(item.clone());
-        self.persist(RolloutItem::ResponseItem(item)).await;
-    }
-
-    fn take_pending_input(&self) -> Vec<PendingInput> {
-        match self.pending_input.lock() {
-            Ok(mut pending) => std::mem::take(&mut *pending),
-            Err(_) => Vec::new(),
-        }
-    }
-}
 
 pub(crate) async fn run_turn(mut turn: TurnContext) {
     turn.skills_instructions = find_skills_instructions(&turn).await;
@@ -363,75 +313,17 @@ async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: lifec
     }
 }
 
-fn stream_turn_error(error: &StreamError, retries: u32) -> TurnError {
-    use crate::wire::ApiError;
-    let kind = match error {
-        StreamError::Api(ApiError::ContextWindowExceeded(_)) => {
-            TurnErrorKind::ContextWindowExceeded
-        }
-        StreamError::Api(ApiError::QuotaExceeded(_))
-        | StreamError::Api(ApiError::UsageNotIncluded) => TurnErrorKind::UsageLimitExceeded,
-        StreamError::Api(ApiError::ServerOverloaded(_)) => TurnErrorKind::ServerOverloaded,
-        StreamError::Api(ApiError::RateLimited { .. }) => TurnErrorKind::RateLimitExceeded,
-        StreamError::Api(ApiError::InvalidRequest(_)) => TurnErrorKind::BadRequest,
-        StreamError::Api(_) => TurnErrorKind::Other,
-        _ if retries > 0 => TurnErrorKind::ResponseTooManyFailedAttempts { status: None },
-        _ => TurnErrorKind::ResponseStreamDisconnected { status: None },
-    };
-    TurnError {
-        message: error.to_string(),
-        kind,
-        details: None,
-    }
-}
-
-/// The turn hit `max_sampling_requests_per_turn` while the model still wanted to go on.
-fn too_many_requests_error(max_requests: u32) -> TurnError {
-    TurnError {
-        message: format!(
-            "the turn was stopped after {max_requests} sampling requests while the model still \
-             asked to continue; raise max_sampling_requests_per_turn in config.toml if this \
-             task needs more"
-        ),
-        kind: TurnErrorKind::Other,
-        details: None,
-    }
-}
-
-/// What a client sees when no stream could be opened. A status the provider answered travels
-/// with the info (`httpStatusCode`), so a client can tell a rejected key (401) or a rate limit
-/// that outlasted the retries (429) from a billing problem, which only a quota code means.
-fn client_turn_error(error: &ClientError) -> TurnError {
-    let kind = match error {
-        ClientError::MissingApiKey { .. } => TurnErrorKind::Unauthorized,
-        ClientError::Unauthorized { .. } => {
-            TurnErrorKind::HttpConnectionFailed { status: Some(401) }
-        }
-        ClientError::Http { .. } if error.is_quota_exhausted() => TurnErrorKind::UsageLimitExceeded,
-        ClientError::Http { status: 429, .. } => {
-            TurnErrorKind::ResponseTooManyFailedAttempts { status: Some(429) }
-        }
-        ClientError::Http { status, .. } if *status >= 500 => TurnErrorKind::InternalServerError,
-        ClientError::Http { status, .. } if *status == 400 => TurnErrorKind::BadRequest,
-        ClientError::Http { status, .. } => TurnErrorKind::HttpConnectionFailed {
-            status: Some(*status),
-        },
-        ClientError::Connect { .. } => TurnErrorKind::HttpConnectionFailed { status: None },
-        ClientError::Config { .. } => TurnErrorKind::Other,
-    };
-    TurnError {
-        message: error.to_string(),
-        kind,
-        details: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use tokio_util::sync::CancellationToken;
+
     use crate::client::ModelClient;
     use crate::core::settings::ThreadSettings;
+    use crate::core::thread::Thread;
     use crate::core::thread::ThreadId;
+    use crate::core::tools::handle::TurnHandle;
     use crate::rollout::RolloutWriter;
 
     #[tokio::test]

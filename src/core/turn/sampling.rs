@@ -26,7 +26,7 @@ use super::super::tools::{self, ToolOutput};
 use super::active_item::{ActiveItemSlot, ToolInputStream};
 use super::item_events::{self, PlanItemState};
 use super::request::build_request;
-use super::TurnContext;
+use super::turn_context::TurnContext;
 
 #[derive(Debug)]
 pub(crate) enum SamplingError {

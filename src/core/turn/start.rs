@@ -1,0 +1,106 @@
+//! Starting turns: the thread admits input (steered into the running turn, or a new active
+//! turn), and this file runs what it admitted. The thread never spawns a turn itself, so
+//! `thread.rs` does not depend on the turn loop; the turn loop depends on the thread.
+
+use std::sync::Arc;
+
+use super::super::error::CoreError;
+use super::super::input::PreparedInput;
+use super::super::thread::{
+    Admission, AdmittedTurn, StartedTurn, Thread, TurnGate, TurnKind, TurnOptions,
+};
+use super::super::tools::handle::TurnHandle;
+use super::turn_context::TurnContext;
+use super::{run_compaction_turn, run_turn};
+
+impl Thread {
+    /// Starts a turn, or, when one is running, steers the input into it and returns its id.
+    /// `output_schema` (a JSON Schema for the final message) applies to a new turn only; steered
+    /// input joins a turn whose requests are already shaped.
+    pub fn start_turn(
+        self: &Arc<Self>,
+        input: PreparedInput,
+        client_id: Option<String>,
+        output_schema: Option<serde_json::Value>,
+    ) -> Result<StartedTurn, CoreError> {
+        let options = TurnOptions {
+            output_schema,
+            service_tier: None,
+        };
+        self.start_turn_with(input, client_id, options)
+    }
+
+    /// [`Thread::start_turn`] with every per-turn option; like `output_schema`, the options
+    /// shape a new turn only and are dropped when the input steers a running one.
+    pub fn start_turn_with(
+        self: &Arc<Self>,
+        input: PreparedInput,
+        client_id: Option<String>,
+        options: TurnOptions,
+    ) -> Result<StartedTurn, CoreError> {
+        Ok(match self.admit_input(input, client_id, options) {
+            Admission::Steered { turn_id } => StartedTurn {
+                turn_id,
+                steered: true,
+                gate: None,
+            },
+            Admission::New(admitted) => launch(self, admitted),
+        })
+    }
+
+    /// Starts a turn that only compacts the history (`thread/compact/start`). Refused while a
+    /// turn runs; when one is ending, the compaction follows it. The compaction turn takes no
+    /// input: a `turn/start` meanwhile starts the next turn after it.
+    pub fn start_compaction(self: &Arc<Self>) -> Result<StartedTurn, CoreError> {
+        let admitted = self.admit_compaction()?;
+        Ok(launch(self, admitted))
+    }
+}
+
+/// Spawns an admitted turn's task behind a gate: it emits nothing before the caller answered
+/// its request, and nothing before the turn it follows has ended.
+fn launch(thread: &Arc<Thread>, admitted: AdmittedTurn) -> StartedTurn {
+    let AdmittedTurn {
+        turn_id,
+        cancel,
+        pending_input,
+        finished,
+        options,
+        previous_finished,
+        kind,
+    } = admitted;
+    let (gate_tx, gate_rx) = tokio::sync::oneshot::channel();
+    let context = TurnContext {
+        handle: TurnHandle::new(
+            turn_id.clone(),
+            cancel,
+            thread.events_tx.clone(),
+            thread.rollout.clone(),
+            thread.clone(),
+        ),
+        thread: thread.clone(),
+        pending_input,
+        finished,
+        provider_turn_state: Default::default(),
+        output_schema: options.output_schema,
+        rerouted_announced: Arc::default(),
+        skills_instructions: None,
+        service_tier: options.service_tier,
+    };
+    thread.tasks.spawn(async move {
+        // Either outcome means "go": the caller answered, or gave up the gate.
+        let _ = gate_rx.await;
+        if let Some(previous) = previous_finished {
+            previous.cancelled().await;
+        }
+        match kind {
+            TurnKind::Sampling => run_turn(context).await,
+            TurnKind::Compaction => run_compaction_turn(context).await,
+        }
+    });
+    StartedTurn {
+        turn_id,
+        steered: false,
+        gate: Some(TurnGate(gate_tx)),
+    }
+}
