@@ -11,12 +11,12 @@ use crate::client::retry::backoff;
 use crate::rollout::RolloutItem;
 use crate::wire::ResponseItem;
 
+use super::super::clock::now_unix_seconds;
 use super::super::compact::prompt::TURN_ABORTED_NOTE;
 use super::super::context;
 use super::super::error::{TurnError, TurnErrorKind};
 use super::super::event::{EventMsg, TurnOutcome};
 use super::super::items::TurnItem;
-use super::super::now_unix_seconds;
 use super::super::skills;
 use super::super::thread::TurnKind;
 use super::super::tools::handle::persist_turn_item;
