@@ -264,7 +264,10 @@ fn the_scan_sees_use_lists_inline_paths_and_module_declarations() {
 #[test]
 fn an_item_of_a_mod_rs_used_by_its_child_is_a_circle() {
     let sources = [
-        ("core/turn/mod.rs", "mod start;\npub(crate) fn run_turn() {}\n"),
+        (
+            "core/turn/mod.rs",
+            "mod start;\npub(crate) fn run_turn() {}\n",
+        ),
         ("core/turn/start.rs", "use super::run_turn;\n"),
         ("core/turn/usage.rs", "use super::start;\n"),
     ];
