@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod approval;
+pub mod clock;
 pub mod compact;
 pub mod context;
 pub mod error;
@@ -23,6 +24,7 @@ mod tool_environment;
 pub(crate) mod tools;
 pub mod turn;
 
+pub use clock::{now_unix_millis, now_unix_seconds};
 pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};
 pub use input::{LocalImageError, PreparedInput};
@@ -38,13 +40,3 @@ pub use settings::{
     ThreadSettings,
 };
 pub use thread::{StartedTurn, Thread, ThreadId, TurnGate, TurnOptions};
-
-/// Unix seconds now.
-pub fn now_unix_seconds() -> i64 {
-    chrono::Utc::now().timestamp()
-}
-
-/// Unix milliseconds now.
-pub fn now_unix_millis() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}

@@ -29,9 +29,10 @@ use super::super::settings::ThreadSettings;
 use super::super::tools;
 use super::super::tools::handle::persist_turn_item;
 use super::request::build_request;
-use super::sampling::{emit_usage, SamplingError};
+use super::sampling::SamplingError;
 use super::turn_context::TurnContext;
 use super::turn_error::{client_turn_error, stream_turn_error};
+use super::usage::{emit_usage, record_token_count};
 
 /// Most compactions one turn may run: a model whose work cannot be summarized small enough
 /// fails the turn with a clear error instead of compacting forever.
@@ -150,21 +151,7 @@ async fn report_context_size(
         total_tokens: estimated,
         ..TokenUsage::default()
     };
-    let model_context_window = Some(settings.context_window());
-    turn.persist(RolloutItem::TokenUsage {
-        turn_id: turn.turn_id.clone(),
-        total,
-        last,
-        model_context_window,
-    })
-    .await;
-    turn.emit(EventMsg::TokenCount {
-        turn_id: turn.turn_id.clone(),
-        total,
-        last,
-        model_context_window,
-    })
-    .await;
+    record_token_count(turn, total, last, Some(settings.context_window())).await;
 }
 
 /// Whether a request failed because the provider found it too long for the model's context:

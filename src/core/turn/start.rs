@@ -11,7 +11,7 @@ use super::super::thread::{
 };
 use super::super::tools::handle::TurnHandle;
 use super::turn_context::TurnContext;
-use super::{run_compaction_turn, run_turn};
+use super::turn_loop::{run_compaction_turn, run_turn};
 
 impl Thread {
     /// Starts a turn, or, when one is running, steers the input into it and returns its id.

@@ -12,7 +12,7 @@
 use crate::core::tools::apply_patch::{self, parser::PatchStream};
 use crate::wire::ResponseItem;
 
-use super::super::text::AssistantTextParser;
+use crate::core::text::AssistantTextParser;
 
 /// A provider event that breaks the stream's ownership rules.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,0 +1,372 @@
+//! The turn loop: record the user's input, sample until nothing more is needed, end exactly once.
+//!
+//! A turn samples one response at a time ([`super::sampling`]). It follows up when the model
+//! asked to continue (`end_turn == false`) or input was steered in meanwhile. A retryable stream
+//! error re-samples from the current history (items already committed stay committed, once) up
+//! to the provider's `stream_max_retries`. Whatever ends the turn, `run_turn` emits exactly one
+//! `TurnEnded`: it is the only place that does, and it does so on every path out.
+
+use crate::client::retry::backoff;
+
+use crate::rollout::RolloutItem;
+use crate::wire::ResponseItem;
+
+use super::super::clock::now_unix_seconds;
+use super::super::compact::prompt::TURN_ABORTED_NOTE;
+use super::super::context;
+use super::super::error::{TurnError, TurnErrorKind};
+use super::super::event::{EventMsg, TurnOutcome};
+use super::super::items::TurnItem;
+use super::super::skills;
+use super::super::thread::TurnKind;
+use super::super::tools::handle::persist_turn_item;
+use super::compaction;
+use super::lifecycle::{TurnEnd, TurnTimes};
+use super::sampling::{self, SamplingError};
+use super::turn_context::TurnContext;
+use super::turn_error::{client_turn_error, stream_turn_error, too_many_requests_error};
+use super::usage;
+
+pub(crate) async fn run_turn(mut turn: TurnContext) {
+    let mut end = begin_turn(&mut turn, TurnKind::Sampling).await;
+    record_context(&turn).await;
+    let outcome = sample_until_done(&turn).await;
+    // Whatever the outcome, the turn takes no more input from here on.
+    turn.thread.close_turn(&turn.turn_id);
+    if outcome == TurnOutcome::Interrupted {
+        // The model should know its last turn was cut short, not believe it finished.
+        turn.record_history(ResponseItem::user_text(TURN_ABORTED_NOTE))
+            .await;
+    }
+    let times = end.stop();
+    record_turn_end(&turn, &outcome, times).await;
+    end.end(outcome).await;
+}
+
+/// A turn that only compacts the history (`thread/compact/start`): the compaction is its one
+/// item, and it ends like any turn, exactly once.
+pub(crate) async fn run_compaction_turn(mut turn: TurnContext) {
+    let mut end = begin_turn(&mut turn, TurnKind::Compaction).await;
+    let outcome = match compaction::compact(&turn).await {
+        Ok(()) => TurnOutcome::Completed {
+            final_items: Vec::new(),
+        },
+        Err(outcome) => outcome,
+    };
+    turn.thread.close_turn(&turn.turn_id);
+    let times = end.stop();
+    record_turn_end(&turn, &outcome, times).await;
+    end.end(outcome).await;
+}
+
+/// What every turn does first: reads the skills its requests will name, starts its clock,
+/// announces it and records its start. The returned guard ends the turn exactly once.
+async fn begin_turn(turn: &mut TurnContext, kind: TurnKind) -> TurnEnd {
+    turn.skills_instructions = find_skills_instructions(turn).await;
+    let started_at = now_unix_seconds();
+    let end = TurnEnd::new(
+        turn.turn_id.clone(),
+        started_at,
+        turn.thread.events_tx.clone(),
+        Some(turn.thread.clone()),
+        turn.finished.clone(),
+    );
+    turn.emit(EventMsg::TurnStarted {
+        turn_id: turn.turn_id.clone(),
+        started_at,
+    })
+    .await;
+    // Sticky overrides this turn brought (or a resume's) are recorded before the turn, so a
+    // daemon restart resumes the thread with them. A compaction turn samples nothing with them:
+    // they wait for the next sampling turn.
+    if kind == TurnKind::Sampling {
+        if let Some(settings) = turn.thread.take_settings_change() {
+            turn.persist(RolloutItem::SettingsChanged {
+                settings: settings.to_value(),
+            })
+            .await;
+        }
+    }
+    turn.persist(RolloutItem::TurnStarted {
+        turn_id: turn.turn_id.clone(),
+        started_at,
+    })
+    .await;
+    end
+}
+
+/// Scans the skill folders off the async threads: a slow disk must not stall other turns.
+async fn find_skills_instructions(turn: &TurnContext) -> Option<String> {
+    let settings = turn.thread.settings();
+    let (roots, cwd, toggles) = (
+        settings.user_skill_roots,
+        settings.cwd,
+        settings.skill_toggles,
+    );
+    tokio::task::spawn_blocking(move || {
+        let mut listing = skills::list_skills(&roots, &cwd);
+        listing
+            .skills
+            .retain(|skill| skills::is_enabled(skill, &toggles));
+        skills::skills_instructions(&listing.skills)
+    })
+    .await
+    .unwrap_or_default()
+}
+
+async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
+    let settings = turn.thread.settings();
+    let max_retries = settings.provider.stream_max_retries;
+    let max_requests = settings.max_sampling_requests_per_turn;
+    let mut retries = 0u32;
+    // Every request counts, retries included: each one is a round trip the provider bills.
+    let mut requests_sent = 0u32;
+    let mut compactions = 0u32;
+    loop {
+        if turn.cancel.is_cancelled() {
+            return TurnOutcome::Interrupted;
+        }
+        if requests_sent >= max_requests {
+            return TurnOutcome::Failed(too_many_requests_error(max_requests));
+        }
+        requests_sent += 1;
+        deliver_pending_input(turn).await;
+        // Before the turn's first request and between requests of the turn alike: a request
+        // that would reach the limit is preceded by a compaction.
+        if let Err(outcome) = compaction::compact_if_needed(turn, &mut compactions).await {
+            return outcome;
+        }
+        match sampling::sample_once(turn).await {
+            Ok(result) => {
+                retries = 0;
+                if !result.needs_follow_up && turn.thread.close_turn_unless_pending(&turn.turn_id) {
+                    return TurnOutcome::Completed {
+                        final_items: result.final_items,
+                    };
+                }
+            }
+            Err(SamplingError::Interrupted) => return TurnOutcome::Interrupted,
+            Err(failure)
+                if compaction::is_context_window_error(&failure)
+                    && compactions < compaction::MAX_COMPACTIONS_PER_TURN =>
+            {
+                compactions += 1;
+                tracing::info!(turn_id = %turn.turn_id, "the provider found the request too long; compacting");
+                if let Err(outcome) = compaction::compact(turn).await {
+                    return outcome;
+                }
+            }
+            Err(failure)
+                if failure
+                    .stream_error()
+                    .is_some_and(|error| error.is_retryable() && retries < max_retries) =>
+            {
+                retries += 1;
+                if !announce_retry(turn, failure, retries, max_retries).await {
+                    return TurnOutcome::Interrupted;
+                }
+            }
+            Err(SamplingError::Stream(error)) => {
+                return TurnOutcome::Failed(stream_turn_error(&error, retries))
+            }
+            Err(SamplingError::StreamAfterHeaders {
+                error,
+                rate_limits,
+                usage,
+            }) => {
+                usage::emit_failed_usage(turn, rate_limits, usage).await;
+                return TurnOutcome::Failed(stream_turn_error(&error, retries));
+            }
+            Err(SamplingError::Client(error)) => {
+                return TurnOutcome::Failed(client_turn_error(&error))
+            }
+        }
+    }
+}
+
+/// Tells the client a failed response is being retried, then waits out the backoff; false when
+/// the turn was interrupted meanwhile. A failed response that reported usage has it counted
+/// first (those tokens were consumed); one that reported none adds nothing, so a retry that
+/// succeeds is counted once.
+async fn announce_retry(
+    turn: &TurnContext,
+    failure: SamplingError,
+    retries: u32,
+    max_retries: u32,
+) -> bool {
+    let error = match failure {
+        SamplingError::StreamAfterHeaders {
+            error,
+            rate_limits,
+            usage: Some(usage),
+        } => {
+            usage::emit_failed_usage(turn, rate_limits, Some(usage)).await;
+            error
+        }
+        SamplingError::Stream(error) | SamplingError::StreamAfterHeaders { error, .. } => error,
+        // The caller retries stream errors only; anything else has nothing to announce.
+        SamplingError::Interrupted | SamplingError::Client(_) => return true,
+    };
+    let delay = backoff(retries, error.retry_delay());
+    turn.emit(EventMsg::Error {
+        turn_id: turn.turn_id.clone(),
+        error: TurnError {
+            message: format!("Reconnecting... {retries}/{max_retries}"),
+            kind: TurnErrorKind::ResponseStreamDisconnected { status: None },
+            details: Some(error.to_string()),
+        },
+        will_retry: true,
+    })
+    .await;
+    tokio::select! {
+        _ = turn.cancel.cancelled() => false,
+        _ = tokio::time::sleep(delay) => true,
+    }
+}
+
+/// Tells the model where it works, before the turn's input: the first time, the project's
+/// `AGENTS.md` and the environment; afterwards the environment again only when it changed (a new
+/// cwd, sandbox or policy, a new day). The last block told is read back from history, so a
+/// resumed thread decides exactly as the original would have.
+async fn record_context(turn: &TurnContext) {
+    let settings = turn.thread.settings();
+    let environment = context::environment_context(&settings);
+    let told_before = {
+        let state = turn.thread.state();
+        context::last_environment_context(&state.history).map(str::to_string)
+    };
+    let mut texts = Vec::new();
+    match told_before {
+        Some(told) if told == environment => return,
+        Some(_) => {}
+        None => {
+            if let Some(docs) = context::project_docs(&settings.cwd, settings.project_doc_max_bytes)
+            {
+                if let Some(message) = docs.cut_warning {
+                    turn.emit(EventMsg::Warning { message }).await;
+                }
+                texts.push(docs.text);
+            }
+        }
+    }
+    texts.push(environment);
+    turn.record_history(context::context_message(texts)).await;
+}
+
+/// Moves queued user input into history and announces it as user-message items.
+async fn deliver_pending_input(turn: &TurnContext) {
+    for pending in turn.take_pending_input() {
+        let item = TurnItem::UserMessage {
+            id: uuid::Uuid::now_v7().to_string(),
+            content: pending.input.clone(),
+            client_id: pending.client_id,
+        };
+        turn.emit(EventMsg::ItemStarted {
+            turn_id: turn.turn_id.clone(),
+            item: item.clone(),
+        })
+        .await;
+        turn.record_history(pending.message).await;
+        persist_turn_item(turn, &item).await;
+        turn.emit(EventMsg::ItemCompleted {
+            turn_id: turn.turn_id.clone(),
+            item,
+        })
+        .await;
+    }
+}
+
+/// Writes the turn's end to the rollout and syncs it: the turn boundary is durable.
+async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: TurnTimes) {
+    let error = match outcome {
+        TurnOutcome::Failed(error) => serde_json::to_value(error).ok(),
+        _ => None,
+    };
+    turn.persist(RolloutItem::TurnEnded {
+        turn_id: turn.turn_id.clone(),
+        status: outcome.status().to_string(),
+        error,
+        completed_at: times.completed_at,
+        duration_ms: Some(times.duration_ms),
+    })
+    .await;
+    if let Some(rollout) = &turn.thread.rollout {
+        if let Err(error) = rollout.flush().await {
+            tracing::warn!(%error, "rollout fsync at turn end failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use tokio_util::sync::CancellationToken;
+
+    use crate::client::ModelClient;
+    use crate::core::settings::ThreadSettings;
+    use crate::core::thread::Thread;
+    use crate::core::thread::ThreadId;
+    use crate::core::tools::handle::TurnHandle;
+    use crate::rollout::RolloutWriter;
+
+    #[tokio::test]
+    async fn a_failed_rollout_append_warns_and_live_history_keeps_the_item() {
+        // Every write to /dev/full fails with ENOSPC.
+        let full = std::path::Path::new("/dev/full");
+        let entry = crate::rollout::IndexEntry {
+            id: "t".into(),
+            path: full.to_path_buf(),
+            created_at: 0,
+            updated_at: 0,
+            updated_at_ms: 0,
+            cwd: "/".into(),
+            model: None,
+            model_provider: "mock".into(),
+            source: None,
+            originator: None,
+            cli_version: String::new(),
+            forked_from_id: None,
+            name: None,
+            preview: String::new(),
+            archived: false,
+        };
+        let rollout = RolloutWriter::open_append(full, None, entry).unwrap();
+        let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(8);
+        let thread = Arc::new(Thread::new(
+            ThreadId::new(),
+            0,
+            false,
+            None,
+            ThreadSettings::for_tests(),
+            Vec::new(),
+            Some(rollout),
+            events_tx,
+            ModelClient::new().unwrap(),
+            CancellationToken::new(),
+        ));
+        let turn = TurnContext {
+            handle: TurnHandle::new(
+                "t".into(),
+                CancellationToken::new(),
+                thread.events_tx.clone(),
+                thread.rollout.clone(),
+                thread.clone(),
+            ),
+            thread: thread.clone(),
+            pending_input: Arc::default(),
+            finished: CancellationToken::new(),
+            provider_turn_state: Default::default(),
+            output_schema: None,
+            skills_instructions: None,
+            service_tier: None,
+            rerouted_announced: Arc::default(),
+        };
+        turn.record_history(ResponseItem::user_text("kept")).await;
+        assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);
+        match events_rx.try_recv() {
+            Ok(EventMsg::Warning { message }) => assert!(message.contains("rollout"), "{message}"),
+            other => panic!("expected a warning, got {other:?}"),
+        }
+    }
+}
