@@ -13,17 +13,17 @@ use tokio_util::task::TaskTracker;
 use super::context::ServerContext;
 
 /// Total time allowed for a graceful shutdown.
-pub const SHUTDOWN_BUDGET: Duration = Duration::from_millis(1800);
+pub(crate) const SHUTDOWN_BUDGET: Duration = Duration::from_millis(1800);
 
 /// How a connection learns that its client went away, other than by EOF on its input.
 #[derive(Clone, Default)]
-pub struct ClientEnds {
+pub(crate) struct ClientEnds {
     /// The client closed stdout: a write failed, or the descriptor reported a hangup.
-    pub output_closed: CancellationToken,
+    pub(crate) output_closed: CancellationToken,
     /// The client closed stdin (its descriptor reported a hangup). Lines it sent before may
     /// still be unread, so the request loop heeds this only while it cannot read because it
     /// waits for room in the outgoing queue.
-    pub input_hung_up: CancellationToken,
+    pub(crate) input_hung_up: CancellationToken,
 }
 
 /// SIGTERM, SIGINT and SIGHUP as one awaitable source.
@@ -33,13 +33,13 @@ pub struct ClientEnds {
 /// group of its own, so the hangup does not reach them) left running. It is handled like
 /// SIGTERM instead — unless the process started with SIGHUP ignored (`nohup`), which asks for
 /// the opposite and is respected.
-pub struct TerminationSignals {
+pub(crate) struct TerminationSignals {
     #[cfg(unix)]
     sources: Vec<(&'static str, tokio::signal::unix::Signal)>,
 }
 
 impl TerminationSignals {
-    pub fn new() -> TerminationSignals {
+    pub(crate) fn new() -> TerminationSignals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
@@ -60,7 +60,7 @@ impl TerminationSignals {
     }
 
     /// Resolves with the signal's name; never resolves when signals are unavailable.
-    pub async fn recv(&mut self) -> &'static str {
+    pub(crate) async fn recv(&mut self) -> &'static str {
         #[cfg(unix)]
         {
             std::future::poll_fn(|cx| {

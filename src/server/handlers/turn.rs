@@ -16,7 +16,7 @@ use super::reply::{After, Reply};
 /// Starts a turn (or steers a running one), answers, and only then lets the turn emit: the
 /// response precedes `turn/started`. The input is prepared (local images read) first, so input
 /// that cannot be sent is refused before anything changes: no overrides applied, no turn.
-pub async fn turn_start(
+pub(crate) async fn turn_start(
     context: &ServerContext,
     params: TurnStartParams,
 ) -> Reply<TurnStartResponse> {
@@ -61,7 +61,7 @@ pub async fn turn_start(
 
 /// A client's service tier as the provider spells it: `fast` is the priority tier; other names
 /// (`flex`, `priority`, …) pass through. An empty or malformed name is refused, naming `field`.
-pub fn upstream_service_tier(
+pub(crate) fn upstream_service_tier(
     tier: Option<&str>,
     field: &str,
 ) -> Result<Option<String>, HandlerError> {
@@ -116,7 +116,7 @@ async fn prepare_input(
         .map_err(crate::core::CoreError::from)?)
 }
 
-pub async fn turn_steer(
+pub(crate) async fn turn_steer(
     context: &ServerContext,
     params: TurnSteerParams,
 ) -> Result<TurnSteerResponse, HandlerError> {
@@ -130,7 +130,7 @@ pub async fn turn_steer(
     Ok(TurnSteerResponse { turn_id })
 }
 
-pub fn turn_interrupt(
+pub(crate) fn turn_interrupt(
     context: &ServerContext,
     params: TurnInterruptParams,
 ) -> Result<EmptyResponse, HandlerError> {
