@@ -97,11 +97,18 @@ fn hangup_ignored_at_start() -> bool {
     }
 }
 
-/// A connection's tasks beside the read loop, and the tokens that stop them. The dispatcher and
-/// the writer are joined by handle; everything else a request or a thread starts is on one of the
-/// two trackers, so nothing outlives the connection.
+/// A connection's tasks beside the read loop, and the tokens that stop them: every root
+/// cancellation token and task tracker of a connection is a field here, and every other token is
+/// a child of one of them. The dispatcher and the writer are joined by handle; everything else a
+/// request or a thread starts is on one of the two trackers or under [`Lifecycle::threads_stop`],
+/// so nothing outlives the connection.
 #[derive(Default)]
 pub(crate) struct Lifecycle {
+    /// How the client signals that it went away, besides EOF on its input.
+    pub(crate) client_ends: ClientEnds,
+    /// The root of core's token tree (thread manager → thread → turn → sampling request and MCP
+    /// servers). Cancelled at phase 1: every running turn is interrupted.
+    pub(crate) threads_stop: CancellationToken,
     /// Request handlers that run beside the dispatcher: concurrent reads, `command/exec`, and a
     /// line's routing cut short by shutdown.
     pub(crate) handlers: TaskTracker,
@@ -116,13 +123,16 @@ pub(crate) struct Lifecycle {
     pub(crate) output_abandoned: CancellationToken,
     /// Cancelled at phase 6: the writer writes what is queued, flushes and ends.
     pub(crate) writer_finish: CancellationToken,
+    /// Stops the stdin/stdout hangup watchers (`stdio::watch_stdio`); cancelled by a drop guard
+    /// when the connection's serve returns, after every phase, however it returns.
+    pub(crate) stdio_watchers_stop: CancellationToken,
 }
 
 impl Lifecycle {
     /// Stops the connection, in this order, within [`SHUTDOWN_BUDGET`]:
     ///
-    /// 1. interrupt every turn, then answer pending server requests `Cancelled` (in the other
-    ///    order a turn could take the missing answer as a refusal and sample again);
+    /// 1. interrupt every turn (`threads_stop`), then answer pending server requests `Cancelled`
+    ///    (in the other order a turn could take the missing answer as a refusal and sample again);
     /// 2. wait for the turns (each records and fsyncs its end) and the dispatcher (it answers
     ///    what was queued) together;
     /// 3. at half the budget, abandon the client's output (`output_abandoned`);
@@ -130,7 +140,8 @@ impl Lifecycle {
     ///    EOF started meanwhile;
     /// 5. stop and wait for the projections (`projections_stop`): each drains what its thread
     ///    already emitted first;
-    /// 6. finish the writer (`writer_finish`) and give it a last 200 ms.
+    /// 6. finish the writer (`writer_finish`) and give it a last 200 ms;
+    /// 7. kill what is left of any command's process tree, so no child outlives the daemon.
     pub(crate) async fn shut_down(
         &self,
         context: &ServerContext,
@@ -138,7 +149,7 @@ impl Lifecycle {
         writer: JoinHandle<()>,
     ) {
         // Phase 1.
-        context.threads.interrupt_all();
+        self.threads_stop.cancel();
         context.server_requests.drain();
         let drain = async {
             // Phase 2. The dispatcher ends once the ingress sender is gone (the caller dropped
@@ -184,5 +195,8 @@ impl Lifecycle {
         {
             tracing::warn!("stdout writer did not finish in time");
         }
+        // Phase 7. Turns and command/exec requests killed their commands as they ended; this
+        // catches what is left (a command whose task never got to clean up).
+        crate::core::tools::process_tree::kill_all().await;
     }
 }
