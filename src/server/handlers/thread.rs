@@ -312,7 +312,7 @@ fn settings_from(
     params: &ThreadStartParams,
     persisted: Option<&RolloutContents>,
 ) -> Result<ThreadSettings, HandlerError> {
-    check_model_param(params.model.as_deref())?;
+    super::params::check_model_param(params.model.as_deref())?;
     let requested = SettingsOverrides {
         model: params.model.clone(),
         provider_id: params.model_provider.clone(),
@@ -327,7 +327,7 @@ fn settings_from(
             .map(|tools| convert::dynamic_tools_in(tools))
             .transpose()
             .map_err(HandlerError::InvalidParams)?,
-        service_tier: super::turn::upstream_service_tier(
+        service_tier: super::params::upstream_service_tier(
             params.service_tier.as_deref(),
             "serviceTier",
         )?,
@@ -379,18 +379,6 @@ fn configured_settings(context: &ServerContext, config: &Config) -> ConfiguredSe
 /// rollouts and credentials must not be rewritable by what the model runs.
 pub(super) fn protected_home(config: &Config) -> PathBuf {
     std::path::absolute(&config.home).unwrap_or_else(|_| config.home.clone())
-}
-
-/// An empty `model` would only fail later, at the provider, with a less useful message.
-pub(super) fn check_model_param(model: Option<&str>) -> Result<(), HandlerError> {
-    match model {
-        Some(model) if model.trim().is_empty() => Err(HandlerError::InvalidParams(
-            "`model` must not be empty: name a model, or leave `model` out to use the \
-             configured one"
-                .to_string(),
-        )),
-        _ => Ok(()),
-    }
 }
 
 fn absolute_cwd(cwd: &str) -> Result<PathBuf, HandlerError> {

@@ -11,6 +11,7 @@ use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::projection::in_progress_turn;
+use super::params::upstream_service_tier;
 use super::reply::{After, Reply};
 
 /// Starts a turn (or steers a running one), answers, and only then lets the turn emit: the
@@ -22,7 +23,7 @@ pub(crate) async fn turn_start(
 ) -> Reply<TurnStartResponse> {
     let started = async {
         let thread = context.threads.get(&params.thread_id)?;
-        super::thread::check_model_param(params.model.as_deref())?;
+        super::params::check_model_param(params.model.as_deref())?;
         let cwd = match &params.cwd {
             Some(cwd) => cwd.into(),
             None => thread.settings().cwd,
@@ -57,30 +58,6 @@ pub(crate) async fn turn_start(
         }
         Err(error) => Reply::plain(Err(error)),
     }
-}
-
-/// A client's service tier as the provider spells it: `fast` is the priority tier; other names
-/// (`flex`, `priority`, …) pass through. An empty or malformed name is refused, naming `field`.
-pub(crate) fn upstream_service_tier(
-    tier: Option<&str>,
-    field: &str,
-) -> Result<Option<String>, HandlerError> {
-    let Some(tier) = tier else {
-        return Ok(None);
-    };
-    let valid = !tier.is_empty()
-        && tier
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if !valid {
-        return Err(HandlerError::InvalidParams(format!(
-            "`{field}`: `{tier}` is not a service tier name (e.g. `flex` or `fast`)"
-        )));
-    }
-    Ok(Some(match tier {
-        "fast" => "priority".to_string(),
-        other => other.to_string(),
-    }))
 }
 
 /// `turn/start` overrides stick for later turns.
