@@ -106,7 +106,12 @@ where
     }
     context
         .lifecycle
-        .shut_down(&context, dispatcher, writer)
+        .shut_down(
+            &context.threads,
+            &context.server_requests,
+            dispatcher,
+            writer,
+        )
         .await;
     Ok(())
 }

@@ -10,7 +10,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::context::ServerContext;
+use crate::core::ThreadManager;
+
+use super::server_requests::ServerRequests;
 
 /// Total time allowed for a graceful shutdown.
 pub(crate) const SHUTDOWN_BUDGET: Duration = Duration::from_millis(1800);
@@ -144,13 +146,14 @@ impl Lifecycle {
     /// 7. kill what is left of any command's process tree, so no child outlives the daemon.
     pub(crate) async fn shut_down(
         &self,
-        context: &ServerContext,
+        threads: &ThreadManager,
+        server_requests: &ServerRequests,
         dispatcher: JoinHandle<()>,
         writer: JoinHandle<()>,
     ) {
         // Phase 1.
         self.threads_stop.cancel();
-        context.server_requests.drain();
+        server_requests.drain();
         let drain = async {
             // Phase 2. The dispatcher ends once the ingress sender is gone (the caller dropped
             // it) and the queue is empty; a client that stopped reading stdout can keep it
@@ -165,7 +168,7 @@ impl Lifecycle {
                 self.output_abandoned.cancel();
             };
             let turns_and_dispatcher = async {
-                tokio::join!(context.threads.shutdown(), dispatcher_done);
+                tokio::join!(threads.shutdown(), dispatcher_done);
             };
             tokio::pin!(turns_and_dispatcher);
             tokio::select! {
@@ -176,7 +179,7 @@ impl Lifecycle {
             // meanwhile; turns started after the first call are cancelled at once by the
             // manager's shutdown token.
             self.handlers_stop.cancel();
-            context.threads.shutdown().await;
+            threads.shutdown().await;
             self.handlers.close();
             self.handlers.wait().await;
             // Phase 5.
