@@ -305,7 +305,7 @@ impl Config {
                 .max(1),
             project_doc_max_bytes: parsed
                 .project_doc_max_bytes
-                .unwrap_or(crate::core::context::DEFAULT_PROJECT_DOC_MAX_BYTES),
+                .unwrap_or(crate::core::settings::DEFAULT_PROJECT_DOC_MAX_BYTES),
             model_auto_compact_token_limit: parsed.model_auto_compact_token_limit,
             compact_prompt: parsed.compact_prompt,
             model_catalog: std::sync::Arc::new(model_catalog(&table)),

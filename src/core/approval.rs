@@ -165,7 +165,7 @@ impl ClientRequest {
         let (reply, reply_rx) = ReplySlot::new();
         let request = ClientRequest {
             turn_id,
-            started_at_ms: super::now_unix_millis(),
+            started_at_ms: super::clock::now_unix_millis(),
             kind,
             reply,
         };

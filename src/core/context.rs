@@ -15,8 +15,6 @@ use crate::wire::ResponseItem;
 
 use super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
 
-/// `project_doc_max_bytes` when config.toml does not say.
-pub const DEFAULT_PROJECT_DOC_MAX_BYTES: usize = 32 * 1024;
 /// The file name looked for in every folder from the repository root down to the cwd.
 const PROJECT_DOC_FILE: &str = "AGENTS.md";
 const ENVIRONMENT_OPEN: &str = "<environment_context>";

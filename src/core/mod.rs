@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod approval;
+pub(crate) mod clock;
 pub mod compact;
 pub mod context;
 pub mod error;
@@ -38,13 +39,3 @@ pub use settings::{
     ThreadSettings,
 };
 pub use thread::{StartedTurn, Thread, ThreadId, TurnGate, TurnOptions};
-
-/// Unix seconds now.
-pub fn now_unix_seconds() -> i64 {
-    chrono::Utc::now().timestamp()
-}
-
-/// Unix milliseconds now.
-pub fn now_unix_millis() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}

@@ -383,6 +383,10 @@ pub const DEFAULT_CONTEXT_WINDOW: i64 = 272_000 * 95 / 100;
 /// rest is room for the model's answer and for the estimate being off.
 pub const AUTO_COMPACT_PERCENT: i64 = 80;
 
+/// `project_doc_max_bytes` when config.toml does not say: how much of the project's `AGENTS.md`
+/// files the context (`context.rs`) includes.
+pub const DEFAULT_PROJECT_DOC_MAX_BYTES: usize = 32 * 1024;
+
 impl ThreadSettings {
     /// The snapshot of these settings that the rollout keeps.
     pub fn persisted(&self) -> PersistedSettings {
@@ -473,7 +477,7 @@ impl ThreadSettings {
             dynamic_tools: Vec::new(),
             mcp_servers: Vec::new(),
             max_sampling_requests_per_turn: 1000,
-            project_doc_max_bytes: super::context::DEFAULT_PROJECT_DOC_MAX_BYTES,
+            project_doc_max_bytes: DEFAULT_PROJECT_DOC_MAX_BYTES,
             model_catalog: Default::default(),
             user_skill_roots: Vec::new(),
             service_tier: None,

@@ -13,9 +13,9 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::super::clock::now_unix_seconds;
 use super::super::error::{TurnError, TurnErrorKind};
 use super::super::event::{EventMsg, TurnOutcome};
-use super::super::now_unix_seconds;
 use super::super::thread::Thread;
 
 /// Ends a turn. See the module docs.

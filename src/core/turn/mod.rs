@@ -21,11 +21,11 @@ use crate::client::retry::backoff;
 use crate::rollout::RolloutItem;
 use crate::wire::ResponseItem;
 
+use super::clock::now_unix_seconds;
 use super::context;
 use super::error::{TurnError, TurnErrorKind};
 use super::event::{EventMsg, TurnOutcome};
 use super::items::TurnItem;
-use super::now_unix_seconds;
 
 pub(crate) use super::tools::handle::persist_turn_item;
 pub(crate) use active_item::forget_legacy_assigned_id;
