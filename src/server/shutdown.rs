@@ -100,15 +100,16 @@ fn hangup_ignored_at_start() -> bool {
 }
 
 /// A connection's tasks beside the read loop, and the tokens that stop them: every root
-/// cancellation token and task tracker of a connection is a field here, and every other token is
-/// a child of one of them. The dispatcher and the writer are joined by handle; everything else a
+/// cancellation token and task tracker of a connection is a field here; every other token is a
+/// child of one of them, or belongs to a value whose drop cancels it (a response stream, dropped
+/// by its turn). The dispatcher and the writer are joined by handle; everything else a
 /// request or a thread starts is on one of the two trackers or under [`Lifecycle::threads_stop`],
 /// so nothing outlives the connection.
 #[derive(Default)]
 pub(crate) struct Lifecycle {
     /// How the client signals that it went away, besides EOF on its input.
     pub(crate) client_ends: ClientEnds,
-    /// The root of core's token tree (thread manager → thread → turn → sampling request and MCP
+    /// The root of core's token tree (thread manager → thread → turn, and each thread's MCP
     /// servers). Cancelled at phase 1: every running turn is interrupted.
     pub(crate) threads_stop: CancellationToken,
     /// Request handlers that run beside the dispatcher: concurrent reads, `command/exec`, and a
@@ -131,7 +132,8 @@ pub(crate) struct Lifecycle {
 }
 
 impl Lifecycle {
-    /// Stops the connection, in this order, within [`SHUTDOWN_BUDGET`]:
+    /// Stops the connection, in this order; phases 1 to 5 run within [`SHUTDOWN_BUDGET`], and 6
+    /// and 7 run even when it ran out:
     ///
     /// 1. interrupt every turn (`threads_stop`), then answer pending server requests `Cancelled`
     ///    (in the other order a turn could take the missing answer as a refusal and sample again);
