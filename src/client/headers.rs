@@ -6,6 +6,7 @@
 //! asked us to echo.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
@@ -121,4 +122,17 @@ pub(super) fn read_facts(headers: &HeaderMap, turn_state: &TurnState) -> Respons
 
 pub(super) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+/// `retry-after-ms` (milliseconds) or `retry-after` (seconds, possibly fractional). HTTP dates are
+/// not honoured: providers of this API send delays.
+pub(super) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    if let Some(ms) =
+        header_str(headers, "retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok())
+    {
+        return Duration::try_from_secs_f64(ms / 1000.0).ok();
+    }
+    header_str(headers, "retry-after")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
 }

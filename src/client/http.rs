@@ -7,18 +7,15 @@
 //! An error body is read only up to [`MAX_ERROR_BODY_BYTES`]: it is shown to the user, not
 //! parsed at length, and a provider or proxy must not be able to make us buffer without limit.
 
-use std::time::Duration;
-
 use futures::StreamExt;
-use reqwest::header::HeaderMap;
 
 use crate::wire::sse::SseEventStream;
 
 use super::error::{error_chain, ClientError};
-use super::headers::{header_str, read_facts, request_headers, Accept, HeaderInputs};
+use super::headers::{read_facts, request_headers, retry_after, Accept, HeaderInputs};
 use super::provider::ProviderInfo;
+use super::request_context::RequestContext;
 use super::stream::{ResponseStream, StreamDiagnostics};
-use super::transport::RequestContext;
 
 /// The most bytes of a non-success response body that are read.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -96,17 +93,4 @@ async fn bounded_text(mut response: reqwest::Response, limit: usize) -> String {
         }
     }
     String::from_utf8_lossy(&body).into_owned()
-}
-
-/// `retry-after-ms` (milliseconds) or `retry-after` (seconds, possibly fractional). HTTP dates are
-/// not honoured: providers of this API send delays.
-pub(super) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    if let Some(ms) =
-        header_str(headers, "retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok())
-    {
-        return Duration::try_from_secs_f64(ms / 1000.0).ok();
-    }
-    header_str(headers, "retry-after")
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
 }

@@ -16,9 +16,9 @@ use std::time::Duration;
 use crate::wire::ResponsesRequest;
 
 use super::error::ClientError;
-use super::headers::TurnState;
 use super::http::open_sse_stream;
 use super::provider::{ProviderInfo, WireApi};
+use super::request_context::RequestContext;
 use super::retry::backoff;
 use super::stream::ResponseStream;
 use super::websocket::open_websocket_stream;
@@ -26,16 +26,6 @@ use super::websocket::open_websocket_stream;
 /// How long establishing a TCP (and TLS) connection may take. The whole attempt is bounded too,
 /// by the provider's idle timeout; this keeps a black-holed address from using all of it.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Per-request facts that are not part of the body.
-#[derive(Debug, Clone, Default)]
-pub struct RequestContext {
-    pub thread_id: String,
-    /// The client's name (`clientInfo.name`), sent as the `originator` header.
-    pub originator: String,
-    /// Shared by all requests of one turn: create one per turn and clone it into each request.
-    pub turn_state: TurnState,
-}
 
 /// A connection pool plus the request logic. Cheap to clone.
 #[derive(Clone)]

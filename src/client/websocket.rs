@@ -14,11 +14,10 @@ use crate::wire::websocket::{response_create_message, WebSocketEventStream, WebS
 use crate::wire::ResponsesRequest;
 
 use super::error::{error_chain, shown_url, url_free, ClientError};
-use super::headers::{read_facts, request_headers, Accept, HeaderInputs};
-use super::http::retry_after;
+use super::headers::{read_facts, request_headers, retry_after, Accept, HeaderInputs};
 use super::provider::ProviderInfo;
+use super::request_context::RequestContext;
 use super::stream::{ResponseStream, StreamDiagnostics};
-use super::transport::RequestContext;
 
 /// Connects, sends `response.create`, and hands the socket to a [`ResponseStream`].
 pub(super) async fn open_websocket_stream(

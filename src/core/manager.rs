@@ -42,12 +42,14 @@ pub struct ThreadManager {
 }
 
 impl ThreadManager {
-    pub fn new(home: PathBuf) -> Result<ThreadManager, CoreError> {
+    /// `shutdown` is the root of every thread's and turn's token: the caller that owns the
+    /// process's lifecycle cancels it to interrupt every turn.
+    pub fn new(home: PathBuf, shutdown: CancellationToken) -> Result<ThreadManager, CoreError> {
         let client = ModelClient::new().map_err(|e| CoreError::Startup(e.to_string()))?;
         Ok(ThreadManager {
             client,
             threads: Mutex::new(HashMap::new()),
-            shutdown: CancellationToken::new(),
+            shutdown,
             index: Arc::new(ThreadIndex::new(&home)),
             home,
         })
@@ -280,12 +282,6 @@ impl ThreadManager {
         let mut ids: Vec<String> = self.threads().keys().cloned().collect();
         ids.sort();
         ids
-    }
-
-    /// Marks every running turn interrupted, at once and without waiting. Whatever a turn does
-    /// next (a tool that gets no approval, a finished response) it ends `interrupted`.
-    pub fn interrupt_all(&self) {
-        self.shutdown.cancel();
     }
 
     /// Interrupts every running turn, waits for them to record their end, flushes rollouts.

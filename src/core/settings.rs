@@ -383,7 +383,8 @@ pub const DEFAULT_CONTEXT_WINDOW: i64 = 272_000 * 95 / 100;
 /// rest is room for the model's answer and for the estimate being off.
 pub const AUTO_COMPACT_PERCENT: i64 = 80;
 
-/// `project_doc_max_bytes` when config.toml does not say.
+/// `project_doc_max_bytes` when config.toml does not say: how much of the project's `AGENTS.md`
+/// files the context (`context.rs`) includes.
 pub const DEFAULT_PROJECT_DOC_MAX_BYTES: usize = 32 * 1024;
 
 impl ThreadSettings {

@@ -76,6 +76,9 @@ impl MockProvider {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared::new(script));
+        // A root token of its own: the mock provider is a separate server (a test and demo
+        // double of the provider), not part of a daemon connection's lifecycle. It is owned by
+        // this value and cancelled when it is stopped or dropped.
         let cancel = CancellationToken::new();
         let server_task = tokio::spawn(server::accept_loop(
             listener,

@@ -37,6 +37,7 @@ pub(super) async fn accept_loop(
     shared: Arc<Shared>,
     cancel: CancellationToken,
 ) {
+    // The mock provider's own tracker (see `MockProvider::start`): waited for right here.
     let connections = TaskTracker::new();
     loop {
         let accepted = tokio::select! {

@@ -21,12 +21,12 @@ use std::sync::{Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 
 use super::error::RolloutError;
-use super::index_repair::RepairState;
 use super::line::SessionMeta;
 use super::lock::FileLock;
 use super::paths::create_private_dirs;
 use super::paths::{archived_dir, sessions_dir};
 use super::reader::{read_rollout, RolloutContents};
+use super::repair_state::RepairState;
 
 /// Bump when the entry format changes: an index of another version is rebuilt.
 pub const INDEX_VERSION: u32 = 1;

@@ -19,24 +19,10 @@ use super::index::{IndexEntry, ThreadIndex};
 use super::lock::FileLock;
 use super::paths::{archived_dir, sessions_dir};
 use super::reader::read_rollout;
+use super::repair_state::ScannedDir;
 
 /// How long a folder must have stayed unchanged before its listing is trusted.
 const SETTLE: Duration = Duration::from_secs(2);
-
-#[derive(Default)]
-pub(crate) struct RepairState {
-    /// Folders whose every rollout was indexed, with their modification time then.
-    scanned: HashMap<PathBuf, ScannedDir>,
-    /// Rollouts that could not be read, with the length they had then: not read again at
-    /// every listing until they change.
-    unreadable: HashMap<PathBuf, u64>,
-}
-
-#[derive(Clone)]
-struct ScannedDir {
-    modified: SystemTime,
-    subdirs: Vec<PathBuf>,
-}
 
 /// One pass over a rollout tree: the files of the folders that were listed, and the listings
 /// that may be remembered once their files are indexed.

@@ -14,6 +14,7 @@ pub mod line;
 pub mod lock;
 pub mod paths;
 pub mod reader;
+mod repair_state;
 pub mod writer;
 
 pub use error::RolloutError;

@@ -198,10 +198,6 @@ fn grant(
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    reason = "a failing test should stop at the line that failed"
-)]
 mod tests {
     use super::*;
 

@@ -114,10 +114,6 @@ impl PreparedSandbox {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    reason = "a failing test should stop at the line that failed"
-)]
 mod tests {
     use super::super::writable::resolve_protected;
     use super::*;

@@ -127,10 +127,6 @@ fn seccomp_errno_available() -> bool {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    reason = "a failing test should stop at the line that failed"
-)]
 mod tests {
     use super::*;
 

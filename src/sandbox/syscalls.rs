@@ -190,10 +190,6 @@ fn seccomp_error(error: impl std::fmt::Display) -> SandboxError {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    reason = "a failing test should stop at the line that failed"
-)]
 mod tests {
     use super::*;
 

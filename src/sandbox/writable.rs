@@ -240,10 +240,6 @@ pub(super) fn resolve_protected(path: &Path) -> Result<PathBuf, SandboxError> {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    reason = "a failing test should stop at the line that failed"
-)]
 mod tests {
     use std::path::Path;
 

@@ -13,63 +13,63 @@ use super::outgoing::OutgoingSender;
 
 /// Per-connection handshake state.
 #[derive(Debug, Default, Clone)]
-pub struct ConnectionState {
-    pub initialized: bool,
-    pub client_name: String,
-    pub client_version: String,
-    pub experimental_api: bool,
+pub(crate) struct ConnectionState {
+    pub(crate) initialized: bool,
+    pub(crate) client_name: String,
+    pub(crate) client_version: String,
+    pub(crate) experimental_api: bool,
     /// Extra user skill folders set with `skills/extraRoots/set`.
-    pub skill_extra_roots: Vec<std::path::PathBuf>,
+    pub(crate) skill_extra_roots: Vec<std::path::PathBuf>,
 }
 
 /// What the connection knows about the threads loaded in this process.
 #[derive(Default)]
-pub struct LoadedThreads {
+pub(crate) struct LoadedThreads {
     /// Threads whose turn traffic this connection receives (start/resume/fork subscribe).
-    pub subscribed: HashSet<String>,
+    pub(crate) subscribed: HashSet<String>,
     /// The last status announced per loaded thread, for `thread/list` and `thread/read`.
-    pub statuses: HashMap<String, ThreadStatus>,
+    pub(crate) statuses: HashMap<String, ThreadStatus>,
     /// Each loaded thread's projection task; it ends once the thread is dropped.
-    pub projections: HashMap<String, JoinHandle<()>>,
+    pub(crate) projections: HashMap<String, JoinHandle<()>>,
 }
 
-pub struct ServerContext {
-    pub config: Config,
-    pub threads: ThreadManager,
+pub(crate) struct ServerContext {
+    pub(crate) config: Config,
+    pub(crate) threads: ThreadManager,
     /// Requests we sent the client and are waiting on (approvals, client tools).
-    pub server_requests: std::sync::Arc<super::server_requests::ServerRequests>,
-    pub outgoing: OutgoingSender,
-    pub connection: Mutex<ConnectionState>,
-    pub loaded: Mutex<LoadedThreads>,
+    pub(crate) server_requests: std::sync::Arc<super::server_requests::ServerRequests>,
+    pub(crate) outgoing: OutgoingSender,
+    pub(crate) connection: Mutex<ConnectionState>,
+    pub(crate) loaded: Mutex<LoadedThreads>,
     /// The connection's tasks and the tokens that stop them, in shutdown order.
-    pub lifecycle: super::shutdown::Lifecycle,
+    pub(crate) lifecycle: super::shutdown::Lifecycle,
 }
 
 impl ServerContext {
-    pub fn connection(&self) -> MutexGuard<'_, ConnectionState> {
+    pub(crate) fn connection(&self) -> MutexGuard<'_, ConnectionState> {
         match self.connection.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         }
     }
 
-    pub fn loaded(&self) -> MutexGuard<'_, LoadedThreads> {
+    pub(crate) fn loaded(&self) -> MutexGuard<'_, LoadedThreads> {
         match self.loaded.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         }
     }
 
-    pub fn is_subscribed(&self, thread_id: &str) -> bool {
+    pub(crate) fn is_subscribed(&self, thread_id: &str) -> bool {
         self.loaded().subscribed.contains(thread_id)
     }
 
-    pub fn subscribe(&self, thread_id: &str) {
+    pub(crate) fn subscribe(&self, thread_id: &str) {
         self.loaded().subscribed.insert(thread_id.to_string());
     }
 
     /// The live status of a loaded thread; `notLoaded` otherwise.
-    pub fn status_of(&self, thread_id: &str) -> ThreadStatus {
+    pub(crate) fn status_of(&self, thread_id: &str) -> ThreadStatus {
         if self.threads.get(thread_id).is_err() {
             return ThreadStatus::NotLoaded;
         }

@@ -16,7 +16,7 @@ use crate::protocol::item::{
 use crate::protocol::notification::TokenUsageBreakdown;
 use crate::protocol::turn::{TurnError, TurnPlanStep, TurnPlanStepStatus, UserInput};
 
-pub fn thread_item(
+pub(crate) fn thread_item(
     item: &core::TurnItem,
     started_at_ms: Option<i64>,
     completed_at_ms: Option<i64>,
@@ -162,7 +162,7 @@ fn mcp_result_out(result: &serde_json::Value) -> McpToolCallResult {
 }
 
 /// A server's start-up state as `mcpServer/startupStatus/updated` tells it.
-pub fn mcp_startup_status(
+pub(crate) fn mcp_startup_status(
     thread_id: String,
     server: String,
     state: &crate::mcp::StartupState,
@@ -182,7 +182,7 @@ pub fn mcp_startup_status(
     }
 }
 
-pub fn file_change_out(change: &core::FileChangeEntry) -> FileUpdateChange {
+pub(crate) fn file_change_out(change: &core::FileChangeEntry) -> FileUpdateChange {
     FileUpdateChange {
         path: change.path.clone(),
         kind: match &change.kind {
@@ -196,7 +196,7 @@ pub fn file_change_out(change: &core::FileChangeEntry) -> FileUpdateChange {
     }
 }
 
-pub fn tool_status(status: core::ToolItemStatus) -> &'static str {
+pub(crate) fn tool_status(status: core::ToolItemStatus) -> &'static str {
     match status {
         core::ToolItemStatus::InProgress => "inProgress",
         core::ToolItemStatus::Completed => "completed",
@@ -205,7 +205,7 @@ pub fn tool_status(status: core::ToolItemStatus) -> &'static str {
     }
 }
 
-pub fn tool_content_out(content: &core::ToolContent) -> DynamicToolCallOutputContentItem {
+pub(crate) fn tool_content_out(content: &core::ToolContent) -> DynamicToolCallOutputContentItem {
     match content {
         core::ToolContent::InputText { text } => {
             DynamicToolCallOutputContentItem::InputText { text: text.clone() }
@@ -218,7 +218,7 @@ pub fn tool_content_out(content: &core::ToolContent) -> DynamicToolCallOutputCon
     }
 }
 
-pub fn tool_content_in(content: DynamicToolCallOutputContentItem) -> core::ToolContent {
+pub(crate) fn tool_content_in(content: DynamicToolCallOutputContentItem) -> core::ToolContent {
     match content {
         DynamicToolCallOutputContentItem::InputText { text } => {
             core::ToolContent::InputText { text }
@@ -232,7 +232,7 @@ pub fn tool_content_in(content: DynamicToolCallOutputContentItem) -> core::ToolC
 /// `dynamicTools` entries of `thread/start`: `{type?: "function", name, description,
 /// inputSchema}` or `{type: "namespace", name, tools: [...]}`. Entries that are not tool
 /// definitions are refused by name.
-pub fn dynamic_tools_in(tools: &[Value]) -> Result<Vec<core::DynamicToolSpec>, String> {
+pub(crate) fn dynamic_tools_in(tools: &[Value]) -> Result<Vec<core::DynamicToolSpec>, String> {
     let mut out = Vec::new();
     for (index, tool) in tools.iter().enumerate() {
         match tool.get("type").and_then(Value::as_str) {
@@ -298,7 +298,7 @@ fn user_input_out(input: &core::UserInput) -> UserInput {
 }
 
 /// Client input → core input. Remote image URLs are refused, as the reference does.
-pub fn user_input_in(input: &[UserInput]) -> Result<Vec<core::UserInput>, String> {
+pub(crate) fn user_input_in(input: &[UserInput]) -> Result<Vec<core::UserInput>, String> {
     input
         .iter()
         .map(|part| match part {
@@ -329,7 +329,7 @@ pub fn user_input_in(input: &[UserInput]) -> Result<Vec<core::UserInput>, String
         .collect()
 }
 
-pub fn turn_error(error: &core::TurnError) -> TurnError {
+pub(crate) fn turn_error(error: &core::TurnError) -> TurnError {
     TurnError {
         message: error.message.clone(),
         codex_error_info: Some(error_info(&error.kind)),
@@ -362,7 +362,7 @@ fn error_info(kind: &TurnErrorKind) -> Value {
     }
 }
 
-pub fn usage(usage: &TokenUsage) -> TokenUsageBreakdown {
+pub(crate) fn usage(usage: &TokenUsage) -> TokenUsageBreakdown {
     TokenUsageBreakdown {
         total_tokens: usage.total_tokens,
         input_tokens: usage.input_tokens,
@@ -373,7 +373,7 @@ pub fn usage(usage: &TokenUsage) -> TokenUsageBreakdown {
     }
 }
 
-pub fn approval_policy_out(policy: core::ApprovalPolicy) -> AskForApproval {
+pub(crate) fn approval_policy_out(policy: core::ApprovalPolicy) -> AskForApproval {
     match policy {
         core::ApprovalPolicy::Untrusted => AskForApproval::Untrusted,
         core::ApprovalPolicy::OnRequest => AskForApproval::OnRequest,
@@ -381,7 +381,7 @@ pub fn approval_policy_out(policy: core::ApprovalPolicy) -> AskForApproval {
     }
 }
 
-pub fn approval_policy_in(policy: AskForApproval) -> core::ApprovalPolicy {
+pub(crate) fn approval_policy_in(policy: AskForApproval) -> core::ApprovalPolicy {
     match policy {
         AskForApproval::Untrusted => core::ApprovalPolicy::Untrusted,
         AskForApproval::OnRequest => core::ApprovalPolicy::OnRequest,
@@ -389,7 +389,7 @@ pub fn approval_policy_in(policy: AskForApproval) -> core::ApprovalPolicy {
     }
 }
 
-pub fn sandbox_mode_in(mode: SandboxMode) -> core::SandboxMode {
+pub(crate) fn sandbox_mode_in(mode: SandboxMode) -> core::SandboxMode {
     match mode {
         SandboxMode::ReadOnly => core::SandboxMode::ReadOnly,
         SandboxMode::WorkspaceWrite => core::SandboxMode::WorkspaceWrite,
@@ -400,7 +400,7 @@ pub fn sandbox_mode_in(mode: SandboxMode) -> core::SandboxMode {
 /// A `sandboxPolicy` object as (mode, extra writable roots, network access). An external
 /// sandbox is the user's own confinement of the whole daemon, so openturn adds none: it maps to
 /// `danger-full-access`. Relative writable roots are left out (a grant must name a fixed place).
-pub fn sandbox_policy_in(policy: &SandboxPolicy) -> (core::SandboxMode, Vec<PathBuf>, bool) {
+pub(crate) fn sandbox_policy_in(policy: &SandboxPolicy) -> (core::SandboxMode, Vec<PathBuf>, bool) {
     match policy {
         SandboxPolicy::DangerFullAccess | SandboxPolicy::ExternalSandbox { .. } => {
             (core::SandboxMode::DangerFullAccess, Vec::new(), true)
@@ -426,7 +426,7 @@ pub fn sandbox_policy_in(policy: &SandboxPolicy) -> (core::SandboxMode, Vec<Path
 
 /// The thread's sandbox as the protocol reports it: the mode, its network access and, for
 /// `workspace-write`, every writable root (the cwd first).
-pub fn sandbox_policy_out(settings: &core::ThreadSettings) -> SandboxPolicy {
+pub(crate) fn sandbox_policy_out(settings: &core::ThreadSettings) -> SandboxPolicy {
     let network_access = settings.sandbox_network_access;
     match settings.sandbox {
         core::SandboxMode::ReadOnly => SandboxPolicy::ReadOnly { network_access },
@@ -457,7 +457,7 @@ fn memory_citation_out(citation: &core::MemoryCitation) -> Value {
 }
 
 /// A plan step as `turn/plan/updated` carries it.
-pub fn plan_step(step: &core::event::PlanStep) -> TurnPlanStep {
+pub(crate) fn plan_step(step: &core::event::PlanStep) -> TurnPlanStep {
     TurnPlanStep {
         step: step.step.clone(),
         status: match step.status {

@@ -31,14 +31,14 @@ use super::stdio::{InputLine, LineReader};
 
 /// How many read-only requests may run beside the ordered ones; beyond that the dispatcher waits
 /// for one to finish (bounded work, and the queue's -32001 still applies behind it).
-pub const MAX_CONCURRENT_READS: usize = 8;
+pub(crate) const MAX_CONCURRENT_READS: usize = 8;
 
-pub type IngressSender = mpsc::Sender<(RequestId, Queued)>;
+pub(crate) type IngressSender = mpsc::Sender<(RequestId, Queued)>;
 
 /// One request as it waits in the ingress queue. Requests that failed to decode queue too, so
 /// their errors keep arrival order and the handshake applies to them like to any request.
 #[derive(Debug)]
-pub enum Queued {
+pub(crate) enum Queued {
     /// Boxed: decoded params can be large, the undecodable case is small.
     Request(Box<ClientRequest>),
     Undecodable {
@@ -50,7 +50,7 @@ pub enum Queued {
 
 /// Why the read loop ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StopReason {
+pub(crate) enum StopReason {
     StdinEof,
     StdinError(String),
     Signal(&'static str),
@@ -69,7 +69,7 @@ const STALLED_AFTER_INPUT_CLOSED: Duration = Duration::from_millis(100);
 /// full. That wait must not hide a signal, a closed stdout or a closed stdin, so it is raced
 /// against them. A routing cut short this way goes on beside the shutdown until it gives up on
 /// the client's output, so its reply still goes out if the client reads again in time.
-pub async fn read_loop<R: AsyncBufRead + Unpin>(
+pub(crate) async fn read_loop<R: AsyncBufRead + Unpin>(
     context: &Arc<ServerContext>,
     mut reader: LineReader<R>,
     ingress_tx: IngressSender,
@@ -229,7 +229,7 @@ fn runs_concurrently(request: &ClientRequest) -> bool {
 
 /// Runs queued requests, enforcing the handshake: ordered ones one at a time in arrival order,
 /// read-only ones concurrently (see the module docs). Each gets exactly one response.
-pub async fn run_dispatcher(
+pub(crate) async fn run_dispatcher(
     context: Arc<ServerContext>,
     mut ingress_rx: mpsc::Receiver<(RequestId, Queued)>,
 ) {

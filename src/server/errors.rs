@@ -13,7 +13,7 @@ use crate::rollout::RolloutError;
 
 /// Everything a request handler can fail with.
 #[derive(Debug, thiserror::Error)]
-pub enum HandlerError {
+pub(crate) enum HandlerError {
     #[error(transparent)]
     Core(#[from] CoreError),
     #[error(transparent)]
@@ -28,7 +28,7 @@ pub enum HandlerError {
     Internal(String),
 }
 
-pub fn handler_error(error: &HandlerError) -> ErrorObject {
+pub(crate) fn handler_error(error: &HandlerError) -> ErrorObject {
     match error {
         // Rollout failures read the same whether core or a handler met them: `thread/resume`
         // of a corrupt file names the file and line exactly as `thread/read` does.
@@ -80,7 +80,7 @@ fn thread_busy(message: String) -> ErrorObject {
     ErrorObject::new(INVALID_REQUEST, message).with_data(json!({ "reason": "thread_busy" }))
 }
 
-pub fn decode_error(error: &DecodeError) -> ErrorObject {
+pub(crate) fn decode_error(error: &DecodeError) -> ErrorObject {
     match error {
         DecodeError::UnknownMethod(method) => {
             ErrorObject::new(METHOD_NOT_FOUND, format!("Method not found: `{method}`"))
@@ -90,15 +90,15 @@ pub fn decode_error(error: &DecodeError) -> ErrorObject {
     }
 }
 
-pub fn overloaded() -> ErrorObject {
+pub(crate) fn overloaded() -> ErrorObject {
     ErrorObject::new(SERVER_OVERLOADED, "Server overloaded; retry later.")
         .with_data(json!({ "reason": "ingress_queue_full", "codexErrorInfo": "server_overloaded" }))
 }
 
-pub fn not_initialized() -> ErrorObject {
+pub(crate) fn not_initialized() -> ErrorObject {
     ErrorObject::new(INVALID_REQUEST, "Not initialized")
 }
 
-pub fn already_initialized() -> ErrorObject {
+pub(crate) fn already_initialized() -> ErrorObject {
     ErrorObject::new(INVALID_REQUEST, "Already initialized")
 }

@@ -25,7 +25,7 @@ const EVENTS_PER_ROUND: usize = 64;
 /// never carries more than about this much.
 const LINES_FLUSH_BYTES: usize = 32 * 1024;
 
-pub fn spawn_thread_projection(
+pub(crate) fn spawn_thread_projection(
     context: &Arc<ServerContext>,
     thread_id: String,
     events_rx: mpsc::Receiver<EventMsg>,
@@ -208,7 +208,7 @@ fn admit_thread_notification(
 /// Unloads a thread: ends its turn and waits for its last notifications to go out. Returns what
 /// announces the unload, for the caller to send in its place: `notLoaded` (and `thread/closed`
 /// when `closed`).
-pub async fn unload_thread(
+pub(crate) async fn unload_thread(
     context: &ServerContext,
     thread_id: &str,
     closed: bool,
@@ -245,7 +245,11 @@ pub async fn unload_thread(
 
 /// After `thread/unsubscribe`: unloads the thread once it has had no subscriber and no running
 /// turn for `delay`.
-pub fn schedule_idle_unload(context: &Arc<ServerContext>, thread_id: String, delay: Duration) {
+pub(crate) fn schedule_idle_unload(
+    context: &Arc<ServerContext>,
+    thread_id: String,
+    delay: Duration,
+) {
     let context_for_task = context.clone();
     context.lifecycle.projections.spawn(async move {
         let context = context_for_task;

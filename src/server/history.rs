@@ -113,7 +113,7 @@ fn finish(skeleton: TurnSkeleton<'_>) -> Turn {
 }
 
 /// Rebuilds every turn of a thread (see [`started_turn`] for turns without an end).
-pub fn turns_from_items(
+pub(crate) fn turns_from_items(
     items: &[RolloutItem],
     item_times_ms: &[Option<i64>],
     active_turn_id: Option<&str>,
@@ -126,7 +126,7 @@ pub fn turns_from_items(
 
 /// Rebuilds one page of turns: the newest `limit` before `cursor` (a turn id from an earlier
 /// page), oldest first. Only the returned turns' items are converted.
-pub fn turns_page(
+pub(crate) fn turns_page(
     items: &[RolloutItem],
     item_times_ms: &[Option<i64>],
     active_turn_id: Option<&str>,
@@ -186,7 +186,7 @@ fn end_turn(turn: &mut Turn, end: TurnEndLine<'_>) {
 
 /// The thread's last persisted token usage, as the notification a resume sends after its
 /// response; `None` for a thread that never finished a response (or predates usage lines).
-pub fn last_token_usage(
+pub(crate) fn last_token_usage(
     thread_id: &str,
     items: &[RolloutItem],
 ) -> Option<TokenUsageUpdatedNotification> {
@@ -210,9 +210,9 @@ pub fn last_token_usage(
 }
 
 /// A page of turns, oldest first, and the cursor for the turns before it.
-pub struct TurnsPage {
-    pub turns: Vec<Turn>,
-    pub backwards_cursor: Option<String>,
+pub(crate) struct TurnsPage {
+    pub(crate) turns: Vec<Turn>,
+    pub(crate) backwards_cursor: Option<String>,
 }
 
 #[cfg(test)]

@@ -22,7 +22,6 @@ use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::core::{CoreError, ThreadManager};
@@ -34,13 +33,20 @@ use outgoing::{OutgoingSender, OUTGOING_CAPACITY};
 /// The descriptors are watched for the client closing them, so a client that goes away is
 /// noticed even while nothing is read or written.
 pub async fn run_stdio(config: Config) -> Result<(), CoreError> {
-    let ends = shutdown::ClientEnds::default();
-    let stop_watching = CancellationToken::new();
+    let lifecycle = shutdown::Lifecycle::default();
     #[cfg(unix)]
-    stdio::watch_stdio(&ends.input_hung_up, &ends.output_closed, &stop_watching);
-    let served = serve_connection(config, tokio::io::stdin(), stdio::stdout_writer(), ends).await;
-    stop_watching.cancel();
-    served
+    stdio::watch_stdio(
+        &lifecycle.client_ends.input_hung_up,
+        &lifecycle.client_ends.output_closed,
+        &lifecycle.stdio_watchers_stop,
+    );
+    serve_connection(
+        config,
+        tokio::io::stdin(),
+        stdio::stdout_writer(),
+        lifecycle,
+    )
+    .await
 }
 
 /// Serves one connection over any byte streams.
@@ -49,21 +55,21 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_connection(config, input, output, shutdown::ClientEnds::default()).await
+    serve_connection(config, input, output, shutdown::Lifecycle::default()).await
 }
 
 async fn serve_connection<R, W>(
     config: Config,
     input: R,
     output: W,
-    ends: shutdown::ClientEnds,
+    lifecycle: shutdown::Lifecycle,
 ) -> Result<(), CoreError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let output_closed = ends.output_closed.clone();
-    let lifecycle = shutdown::Lifecycle::default();
+    let _stop_stdio_watchers = lifecycle.stdio_watchers_stop.clone().drop_guard();
+    let output_closed = lifecycle.client_ends.output_closed.clone();
     let (lines_tx, lines_rx) = mpsc::channel(OUTGOING_CAPACITY);
     let writer = tokio::spawn(stdio::run_writer(
         output,
@@ -72,7 +78,7 @@ where
         lifecycle.writer_finish.clone(),
     ));
     let max_line_bytes = config.max_line_bytes;
-    let threads = ThreadManager::new(config.home.clone())?;
+    let threads = ThreadManager::new(config.home.clone(), lifecycle.threads_stop.child_token())?;
     let outgoing = OutgoingSender::new(lines_tx);
     let server_requests = server_requests::ServerRequests::new(
         outgoing.clone(),
@@ -90,6 +96,7 @@ where
     let (ingress_tx, ingress_rx) = mpsc::channel(context.config.ingress_queue_capacity);
     let dispatcher = tokio::spawn(dispatch::run_dispatcher(context.clone(), ingress_rx));
     let reader = stdio::LineReader::new(BufReader::new(input), max_line_bytes);
+    let ends = context.lifecycle.client_ends.clone();
     let reason = dispatch::read_loop(&context, reader, ingress_tx, ends).await;
     match &reason {
         dispatch::StopReason::StdinError(error) => {
@@ -99,10 +106,12 @@ where
     }
     context
         .lifecycle
-        .shut_down(&context, dispatcher, writer)
+        .shut_down(
+            &context.threads,
+            &context.server_requests,
+            dispatcher,
+            writer,
+        )
         .await;
-    // Turns and command/exec requests killed their commands as they ended; this catches what
-    // is left (a command whose task never got to clean up), so nothing outlives the daemon.
-    crate::core::tools::process_tree::kill_all().await;
     Ok(())
 }

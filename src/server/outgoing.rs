@@ -22,12 +22,12 @@ use crate::protocol::notification::ServerNotification;
 /// Messages queued for stdout. A message is one line, or a turn's burst of lines (at most about
 /// 32 KiB, see `fanout`): enough to absorb bursts between two writer wake-ups, small enough that a
 /// stalled client costs at most a few MiB.
-pub const OUTGOING_CAPACITY: usize = 256;
+pub(crate) const OUTGOING_CAPACITY: usize = 256;
 
 /// The outbound queue ended: the writer stopped (stdout closed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the connection's output is closed")]
-pub struct OutputClosed;
+pub(crate) struct OutputClosed;
 
 /// The right to answer one request. Made once per request id as the request is read, and consumed
 /// by its answer: a request cannot be answered twice, and only the code that holds it
@@ -50,7 +50,7 @@ impl Responder {
 }
 
 #[derive(Clone)]
-pub struct OutgoingSender {
+pub(crate) struct OutgoingSender {
     lines_tx: mpsc::Sender<Bytes>,
     opted_out: Arc<RwLock<HashSet<String>>>,
     /// Whether `opted_out` has any entry: most connections opt out of nothing, and then no
@@ -59,7 +59,7 @@ pub struct OutgoingSender {
 }
 
 impl OutgoingSender {
-    pub fn new(lines_tx: mpsc::Sender<Bytes>) -> OutgoingSender {
+    pub(crate) fn new(lines_tx: mpsc::Sender<Bytes>) -> OutgoingSender {
         OutgoingSender {
             lines_tx,
             opted_out: Arc::new(RwLock::new(HashSet::new())),
@@ -68,7 +68,7 @@ impl OutgoingSender {
     }
 
     /// Sets the notification methods this connection opted out of (exact names).
-    pub fn set_opt_outs(&self, methods: impl IntoIterator<Item = String>) {
+    pub(crate) fn set_opt_outs(&self, methods: impl IntoIterator<Item = String>) {
         if let Ok(mut set) = self.opted_out.write() {
             set.extend(methods);
             self.any_opted_out.store(!set.is_empty(), Ordering::Release);
@@ -127,7 +127,7 @@ impl OutgoingSender {
         .await
     }
 
-    pub async fn send_notification(
+    pub(crate) async fn send_notification(
         &self,
         notification: &ServerNotification,
     ) -> Result<(), OutputClosed> {
@@ -143,7 +143,7 @@ impl OutgoingSender {
     /// Appends `notification` as one line to `lines`, unless the client opted out of its method.
     /// Producers of many notifications (a turn's projection) encode a burst into one buffer and
     /// queue it with [`OutgoingSender::send_lines`]: one hand-off to the writer per burst.
-    pub fn encode_notification(
+    pub(crate) fn encode_notification(
         &self,
         notification: &ServerNotification,
         emitted_at_ms: i64,
@@ -155,7 +155,7 @@ impl OutgoingSender {
     /// [`OutgoingSender::encode_notification`] for any value that serializes as a notification
     /// with `method` (`{"method": …, "params": …}`): the hot path encodes deltas from borrowed
     /// fields without building a [`ServerNotification`].
-    pub fn encode_notification_as<T: Serialize>(
+    pub(crate) fn encode_notification_as<T: Serialize>(
         &self,
         method: &str,
         notification: &T,
@@ -176,19 +176,19 @@ impl OutgoingSender {
     }
 
     /// Queues complete lines (each ending in `\n`) as one message; nothing to do when empty.
-    pub async fn send_lines(&self, lines: Vec<u8>) -> Result<(), OutputClosed> {
+    pub(crate) async fn send_lines(&self, lines: Vec<u8>) -> Result<(), OutputClosed> {
         self.send_bytes(Bytes::from(lines)).await
     }
 
     /// [`OutgoingSender::send_lines`] for lines already in a [`Bytes`].
-    pub async fn send_bytes(&self, lines: Bytes) -> Result<(), OutputClosed> {
+    pub(crate) async fn send_bytes(&self, lines: Bytes) -> Result<(), OutputClosed> {
         if lines.is_empty() {
             return Ok(());
         }
         self.lines_tx.send(lines).await.map_err(|_| OutputClosed)
     }
 
-    pub async fn send_request<T: Serialize>(
+    pub(crate) async fn send_request<T: Serialize>(
         &self,
         id: &RequestId,
         request: &T,
@@ -216,7 +216,7 @@ impl OutgoingSender {
 /// Serializes one message as a JSON line, with U+2028 and U+2029 escaped: some line readers
 /// treat them as line breaks. They can only occur inside JSON strings, where `\u2028` is an
 /// equivalent spelling, so a byte-level replacement is exact.
-pub fn encode_line<T: Serialize>(value: &T) -> Result<Bytes, serde_json::Error> {
+pub(crate) fn encode_line<T: Serialize>(value: &T) -> Result<Bytes, serde_json::Error> {
     // Most lines are small deltas; starting at 256 bytes skips the five or six reallocations an
     // empty Vec would go through on the way there.
     let mut bytes = Vec::with_capacity(256);
@@ -225,7 +225,7 @@ pub fn encode_line<T: Serialize>(value: &T) -> Result<Bytes, serde_json::Error> 
 }
 
 /// [`encode_line`], appending to `out`. On error `out` is left as it was.
-pub fn encode_line_into<T: Serialize>(
+pub(crate) fn encode_line_into<T: Serialize>(
     value: &T,
     out: &mut Vec<u8>,
 ) -> Result<(), serde_json::Error> {

@@ -20,7 +20,7 @@ use crate::protocol::turn::{Turn, TurnPlanUpdatedNotification, TurnStatus};
 use super::convert;
 
 /// The method of [`agent_message_delta`]'s notification.
-pub const AGENT_MESSAGE_DELTA_METHOD: &str = "item/agentMessage/delta";
+pub(crate) const AGENT_MESSAGE_DELTA_METHOD: &str = "item/agentMessage/delta";
 
 /// `item/agentMessage/delta` with borrowed fields: serializes exactly as
 /// `ServerNotification::AgentMessageDelta` does (a test holds them equal), but costs no
@@ -28,22 +28,22 @@ pub const AGENT_MESSAGE_DELTA_METHOD: &str = "item/agentMessage/delta";
 /// core's event directly.
 #[derive(serde::Serialize)]
 #[serde(tag = "method", content = "params")]
-pub enum BorrowedDelta<'a> {
+pub(crate) enum BorrowedDelta<'a> {
     #[serde(rename = "item/agentMessage/delta")]
     AgentMessage(BorrowedItemDelta<'a>),
 }
 
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BorrowedItemDelta<'a> {
-    pub thread_id: &'a str,
-    pub turn_id: &'a str,
-    pub item_id: &'a str,
-    pub delta: &'a str,
+pub(crate) struct BorrowedItemDelta<'a> {
+    pub(crate) thread_id: &'a str,
+    pub(crate) turn_id: &'a str,
+    pub(crate) item_id: &'a str,
+    pub(crate) delta: &'a str,
 }
 
 /// The notification for an agent message delta of `thread_id`.
-pub fn agent_message_delta<'a>(
+pub(crate) fn agent_message_delta<'a>(
     thread_id: &'a str,
     turn_id: &'a str,
     item_id: &'a str,
@@ -58,7 +58,7 @@ pub fn agent_message_delta<'a>(
 }
 
 /// Per-thread projection state: when each open item started (items carry `startedAtMs`).
-pub struct ThreadProjection {
+pub(crate) struct ThreadProjection {
     thread_id: String,
     item_started_ms: HashMap<String, i64>,
     /// When each item of the running turn started and completed, for `turn/completed`'s
@@ -67,7 +67,7 @@ pub struct ThreadProjection {
 }
 
 impl ThreadProjection {
-    pub fn new(thread_id: String) -> ThreadProjection {
+    pub(crate) fn new(thread_id: String) -> ThreadProjection {
         ThreadProjection {
             thread_id,
             item_started_ms: HashMap::new(),
@@ -75,7 +75,7 @@ impl ThreadProjection {
         }
     }
 
-    pub fn project(&mut self, event: EventMsg, now_ms: i64) -> Vec<ServerNotification> {
+    pub(crate) fn project(&mut self, event: EventMsg, now_ms: i64) -> Vec<ServerNotification> {
         match event {
             EventMsg::TurnStarted {
                 turn_id,
@@ -396,7 +396,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
 }
 
 /// A turn as first announced: in progress, no items loaded.
-pub fn in_progress_turn(turn_id: String, started_at: Option<i64>) -> Turn {
+pub(crate) fn in_progress_turn(turn_id: String, started_at: Option<i64>) -> Turn {
     Turn {
         id: turn_id.clone(),
         root_turn_id: Some(turn_id),
@@ -468,7 +468,7 @@ mod tests {
         use crate::protocol::jsonrpc::{NotificationEnvelope, JSONRPC_VERSION};
         use crate::server::outgoing::encode_line;
 
-        pub trait Encode {
+        pub(crate) trait Encode {
             fn encode_line(&self) -> Vec<u8>;
         }
 

@@ -22,7 +22,7 @@ pub const SCHEMA_FILE: &str = "openturn_protocol.schema.json";
 /// The whole protocol as one draft-07 document: every definition, plus the method table
 /// (`methods.<name>.params` / `.result`), the notification union, and the server → client
 /// requests with their replies (typed client libraries answer approvals and tool calls from it).
-pub fn protocol_schema() -> Value {
+pub(crate) fn protocol_schema() -> Value {
     let mut generator = SchemaSettings::draft07().into_generator();
     let mut methods = Map::new();
     for (method, params, result) in client_request_schemas(&mut generator) {

@@ -40,7 +40,7 @@ use super::outgoing::OutgoingSender;
 
 /// How long a request may wait for its answer. Approvals wait on a human, so this is generous;
 /// it exists so that a client that never answers cannot hold a turn forever.
-pub const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+pub(crate) const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 struct PendingRequest {
     thread_id: String,
@@ -70,7 +70,7 @@ impl Drop for TimeoutTimer {
     }
 }
 
-pub struct ServerRequests {
+pub(crate) struct ServerRequests {
     next_id: AtomicI64,
     pending: Mutex<HashMap<i64, PendingRequest>>,
     outgoing: OutgoingSender,
@@ -78,7 +78,7 @@ pub struct ServerRequests {
 }
 
 impl ServerRequests {
-    pub fn new(outgoing: OutgoingSender, timeout: Duration) -> Arc<ServerRequests> {
+    pub(crate) fn new(outgoing: OutgoingSender, timeout: Duration) -> Arc<ServerRequests> {
         Arc::new(ServerRequests {
             next_id: AtomicI64::new(0),
             pending: Mutex::new(HashMap::new()),
@@ -101,7 +101,7 @@ impl ServerRequests {
     }
 
     /// Registers and sends `request` for `thread_id`.
-    pub async fn send(self: &Arc<Self>, thread_id: &str, request: ClientRequest) {
+    pub(crate) async fn send(self: &Arc<Self>, thread_id: &str, request: ClientRequest) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (message, reply_kind) = wire_request(thread_id, &request);
         // Registered before the line goes out: the reply may arrive at once. The timer starts
@@ -156,7 +156,11 @@ impl ServerRequests {
     }
 
     /// Routes a client's reply. False when no request with that id is pending.
-    pub async fn resolve(&self, id: &RequestId, result: Result<&RawValue, ErrorObject>) -> bool {
+    pub(crate) async fn resolve(
+        &self,
+        id: &RequestId,
+        result: Result<&RawValue, ErrorObject>,
+    ) -> bool {
         let RequestId::Integer(id) = *id else {
             return false;
         };
@@ -178,7 +182,7 @@ impl ServerRequests {
     }
 
     /// Answers every request of a turn that ended (after its `turn/completed`).
-    pub async fn turn_ended(&self, thread_id: &str, turn_id: &str) {
+    pub(crate) async fn turn_ended(&self, thread_id: &str, turn_id: &str) {
         let ended: Vec<(i64, PendingRequest)> = {
             let mut pending = self.pending();
             let ids: Vec<i64> = pending
@@ -197,7 +201,7 @@ impl ServerRequests {
     }
 
     /// The connection is gone: every waiter is answered `Cancelled`, nothing is announced.
-    pub fn drain(&self) {
+    pub(crate) fn drain(&self) {
         let drained: Vec<PendingRequest> = self.pending().drain().map(|(_, r)| r).collect();
         for request in drained {
             request.reply.send(ClientReply::Cancelled);

@@ -10,20 +10,22 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::context::ServerContext;
+use crate::core::ThreadManager;
+
+use super::server_requests::ServerRequests;
 
 /// Total time allowed for a graceful shutdown.
-pub const SHUTDOWN_BUDGET: Duration = Duration::from_millis(1800);
+pub(crate) const SHUTDOWN_BUDGET: Duration = Duration::from_millis(1800);
 
 /// How a connection learns that its client went away, other than by EOF on its input.
 #[derive(Clone, Default)]
-pub struct ClientEnds {
+pub(crate) struct ClientEnds {
     /// The client closed stdout: a write failed, or the descriptor reported a hangup.
-    pub output_closed: CancellationToken,
+    pub(crate) output_closed: CancellationToken,
     /// The client closed stdin (its descriptor reported a hangup). Lines it sent before may
     /// still be unread, so the request loop heeds this only while it cannot read because it
     /// waits for room in the outgoing queue.
-    pub input_hung_up: CancellationToken,
+    pub(crate) input_hung_up: CancellationToken,
 }
 
 /// SIGTERM, SIGINT and SIGHUP as one awaitable source.
@@ -33,13 +35,13 @@ pub struct ClientEnds {
 /// group of its own, so the hangup does not reach them) left running. It is handled like
 /// SIGTERM instead — unless the process started with SIGHUP ignored (`nohup`), which asks for
 /// the opposite and is respected.
-pub struct TerminationSignals {
+pub(crate) struct TerminationSignals {
     #[cfg(unix)]
     sources: Vec<(&'static str, tokio::signal::unix::Signal)>,
 }
 
 impl TerminationSignals {
-    pub fn new() -> TerminationSignals {
+    pub(crate) fn new() -> TerminationSignals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
@@ -60,7 +62,7 @@ impl TerminationSignals {
     }
 
     /// Resolves with the signal's name; never resolves when signals are unavailable.
-    pub async fn recv(&mut self) -> &'static str {
+    pub(crate) async fn recv(&mut self) -> &'static str {
         #[cfg(unix)]
         {
             std::future::poll_fn(|cx| {
@@ -97,11 +99,19 @@ fn hangup_ignored_at_start() -> bool {
     }
 }
 
-/// A connection's tasks beside the read loop, and the tokens that stop them. The dispatcher and
-/// the writer are joined by handle; everything else a request or a thread starts is on one of the
-/// two trackers, so nothing outlives the connection.
+/// A connection's tasks beside the read loop, and the tokens that stop them: every root
+/// cancellation token and task tracker of a connection is a field here; every other token is a
+/// child of one of them, or belongs to a value whose drop cancels it (a response stream, dropped
+/// by its turn). The dispatcher and the writer are joined by handle; everything else a
+/// request or a thread starts is on one of the two trackers or under [`Lifecycle::threads_stop`],
+/// so nothing outlives the connection.
 #[derive(Default)]
 pub(crate) struct Lifecycle {
+    /// How the client signals that it went away, besides EOF on its input.
+    pub(crate) client_ends: ClientEnds,
+    /// The root of core's token tree (thread manager → thread → turn, and each thread's MCP
+    /// servers). Cancelled at phase 1: every running turn is interrupted.
+    pub(crate) threads_stop: CancellationToken,
     /// Request handlers that run beside the dispatcher: concurrent reads, `command/exec`, and a
     /// line's routing cut short by shutdown.
     pub(crate) handlers: TaskTracker,
@@ -116,13 +126,17 @@ pub(crate) struct Lifecycle {
     pub(crate) output_abandoned: CancellationToken,
     /// Cancelled at phase 6: the writer writes what is queued, flushes and ends.
     pub(crate) writer_finish: CancellationToken,
+    /// Stops the stdin/stdout hangup watchers (`stdio::watch_stdio`); cancelled by a drop guard
+    /// when the connection's serve returns, after every phase, however it returns.
+    pub(crate) stdio_watchers_stop: CancellationToken,
 }
 
 impl Lifecycle {
-    /// Stops the connection, in this order, within [`SHUTDOWN_BUDGET`]:
+    /// Stops the connection, in this order; phases 1 to 5 run within [`SHUTDOWN_BUDGET`], and 6
+    /// and 7 run even when it ran out:
     ///
-    /// 1. interrupt every turn, then answer pending server requests `Cancelled` (in the other
-    ///    order a turn could take the missing answer as a refusal and sample again);
+    /// 1. interrupt every turn (`threads_stop`), then answer pending server requests `Cancelled`
+    ///    (in the other order a turn could take the missing answer as a refusal and sample again);
     /// 2. wait for the turns (each records and fsyncs its end) and the dispatcher (it answers
     ///    what was queued) together;
     /// 3. at half the budget, abandon the client's output (`output_abandoned`);
@@ -130,16 +144,18 @@ impl Lifecycle {
     ///    EOF started meanwhile;
     /// 5. stop and wait for the projections (`projections_stop`): each drains what its thread
     ///    already emitted first;
-    /// 6. finish the writer (`writer_finish`) and give it a last 200 ms.
+    /// 6. finish the writer (`writer_finish`) and give it a last 200 ms;
+    /// 7. kill what is left of any command's process tree, so no child outlives the daemon.
     pub(crate) async fn shut_down(
         &self,
-        context: &ServerContext,
+        threads: &ThreadManager,
+        server_requests: &ServerRequests,
         dispatcher: JoinHandle<()>,
         writer: JoinHandle<()>,
     ) {
         // Phase 1.
-        context.threads.interrupt_all();
-        context.server_requests.drain();
+        self.threads_stop.cancel();
+        server_requests.drain();
         let drain = async {
             // Phase 2. The dispatcher ends once the ingress sender is gone (the caller dropped
             // it) and the queue is empty; a client that stopped reading stdout can keep it
@@ -154,7 +170,7 @@ impl Lifecycle {
                 self.output_abandoned.cancel();
             };
             let turns_and_dispatcher = async {
-                tokio::join!(context.threads.shutdown(), dispatcher_done);
+                tokio::join!(threads.shutdown(), dispatcher_done);
             };
             tokio::pin!(turns_and_dispatcher);
             tokio::select! {
@@ -165,7 +181,7 @@ impl Lifecycle {
             // meanwhile; turns started after the first call are cancelled at once by the
             // manager's shutdown token.
             self.handlers_stop.cancel();
-            context.threads.shutdown().await;
+            threads.shutdown().await;
             self.handlers.close();
             self.handlers.wait().await;
             // Phase 5.
@@ -184,5 +200,8 @@ impl Lifecycle {
         {
             tracing::warn!("stdout writer did not finish in time");
         }
+        // Phase 7. Turns and command/exec requests killed their commands as they ended; this
+        // catches what is left (a command whose task never got to clean up).
+        crate::core::tools::process_tree::kill_all().await;
     }
 }

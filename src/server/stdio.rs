@@ -75,7 +75,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 /// log writes must never start failing with `EAGAIN` — tokio's stdout is used, which hands every
 /// write to a blocking-pool thread and costs two thread switches per burst (a measured ~10% of
 /// the daemon's CPU when streaming deltas).
-pub fn stdout_writer() -> Box<dyn AsyncWrite + Unpin + Send> {
+pub(crate) fn stdout_writer() -> Box<dyn AsyncWrite + Unpin + Send> {
     match nonblocking_stdout_pipe() {
         Ok(pipe) => Box::new(pipe),
         Err(reason) => {
@@ -107,7 +107,7 @@ fn nonblocking_stdout_pipe() -> std::io::Result<tokio::io::Stdout> {
 
 /// Which way a watched descriptor carries the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
+pub(crate) enum Direction {
     Input,
     Output,
 }
@@ -123,7 +123,7 @@ pub enum Direction {
 /// reports even while unread lines remain in it. Returns at once for a descriptor the reactor
 /// cannot watch (a file, `/dev/null`: they never hang up), and when `stop` is cancelled.
 #[cfg(unix)]
-pub async fn watch_for_hangup(
+pub(crate) async fn watch_for_hangup(
     fd: std::os::fd::OwnedFd,
     direction: Direction,
     gone: CancellationToken,
@@ -164,7 +164,7 @@ pub async fn watch_for_hangup(
 /// Watches the process's own stdin and stdout for the client closing them (see
 /// [`watch_for_hangup`]) until `stop` is cancelled.
 #[cfg(unix)]
-pub fn watch_stdio(
+pub(crate) fn watch_stdio(
     input_hung_up: &CancellationToken,
     output_closed: &CancellationToken,
     stop: &CancellationToken,
@@ -216,7 +216,7 @@ const MAX_MESSAGES_PER_FLUSH: usize = 64;
 /// burst. Ends when every sender is dropped or `finish` is cancelled (after writing what is
 /// queued), or when the output fails (EPIPE: the client went away), in which case it cancels
 /// `closed` so the connection shuts down.
-pub async fn run_writer<W: AsyncWrite + Unpin>(
+pub(crate) async fn run_writer<W: AsyncWrite + Unpin>(
     mut output: W,
     mut lines_rx: mpsc::Receiver<Bytes>,
     closed: CancellationToken,

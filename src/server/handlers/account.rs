@@ -28,7 +28,7 @@ const UNSUPPORTED_LOGIN_KINDS: &[&str] = &[
     "amazonBedrockAccessKeys",
 ];
 
-pub async fn account_read(
+pub(crate) async fn account_read(
     context: &ServerContext,
     _params: GetAccountParams,
 ) -> Result<GetAccountResponse, HandlerError> {
@@ -47,7 +47,7 @@ pub async fn account_read(
 
 /// Stores the key, answers, then announces `account/login/completed` and `account/updated` (in
 /// that order, after the answer, as the reference does).
-pub async fn account_login_start(
+pub(crate) async fn account_login_start(
     context: &ServerContext,
     params: LoginAccountParams,
 ) -> Reply<LoginAccountResponse> {
@@ -107,7 +107,7 @@ async fn login_start(
 }
 
 /// API-key logins finish within their request, so there is never a login to cancel.
-pub fn account_login_cancel(
+pub(crate) fn account_login_cancel(
     params: CancelLoginAccountParams,
 ) -> Result<CancelLoginAccountResponse, HandlerError> {
     if params.login_id.trim().is_empty() {
@@ -121,7 +121,7 @@ pub fn account_login_cancel(
 }
 
 /// Removes the stored key, answers, then announces `account/updated` with no auth mode.
-pub async fn account_logout(context: &ServerContext) -> Reply<EmptyResponse> {
+pub(crate) async fn account_logout(context: &ServerContext) -> Reply<EmptyResponse> {
     let home = context.config.home.clone();
     let removed = tokio::task::spawn_blocking(move || remove_api_key(&home))
         .await

@@ -53,7 +53,7 @@ const OUTPUT_GRACE_AFTER_EXIT: Duration = Duration::from_secs(2);
 
 /// `command/exec`: runs the command to its end. It may take minutes, so `handlers::handle` runs
 /// it on a task of its own; its one response is sent when the command is over.
-pub async fn command_exec(
+pub(crate) async fn command_exec(
     context: &Arc<ServerContext>,
     params: CommandExecParams,
 ) -> Result<CommandExecResponse, HandlerError> {

@@ -31,7 +31,7 @@ use super::super::errors::HandlerError;
 const DEFAULT_EFFORTS: &[&str] = &["low", "medium", "high"];
 
 /// One `configWarning` notification per warning, in the order they were found.
-pub fn config_warnings(warnings: &[ConfigWarning]) -> Vec<ServerNotification> {
+pub(crate) fn config_warnings(warnings: &[ConfigWarning]) -> Vec<ServerNotification> {
     warnings
         .iter()
         .map(|warning| {
@@ -44,7 +44,7 @@ pub fn config_warnings(warnings: &[ConfigWarning]) -> Vec<ServerNotification> {
         .collect()
 }
 
-pub fn model_list(
+pub(crate) fn model_list(
     context: &ServerContext,
     params: ModelListParams,
 ) -> Result<ModelListResponse, HandlerError> {
@@ -202,7 +202,7 @@ fn redact_leaves(value: &toml::Value) -> Value {
     }
 }
 
-pub fn config_read(
+pub(crate) fn config_read(
     context: &ServerContext,
     params: ConfigReadParams,
 ) -> Result<ConfigReadResponse, HandlerError> {

@@ -6,9 +6,9 @@ use crate::protocol::{PROTOCOL_VERSION, REFERENCE_VERSION};
 use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
 
-pub const SERVER_NAME: &str = "openturn";
+pub(crate) const SERVER_NAME: &str = "openturn";
 
-pub fn initialize(
+pub(crate) fn initialize(
     context: &ServerContext,
     params: InitializeParams,
 ) -> Result<InitializeResponse, HandlerError> {

@@ -15,7 +15,7 @@ use super::super::errors::HandlerError;
 /// Servers per page when the client names no limit.
 const DEFAULT_PAGE: usize = 100;
 
-pub fn mcp_server_status_list(
+pub(crate) fn mcp_server_status_list(
     context: &ServerContext,
     params: ListMcpServerStatusParams,
 ) -> Result<ListMcpServerStatusResponse, HandlerError> {

@@ -9,6 +9,7 @@ mod compact;
 mod config;
 mod initialize;
 mod mcp;
+mod params;
 mod permission_profile;
 pub(crate) mod reply;
 mod skills;

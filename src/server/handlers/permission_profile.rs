@@ -22,7 +22,7 @@ const PROFILES: &[(&str, &str)] = &[
     ),
 ];
 
-pub fn permission_profile_list(
+pub(crate) fn permission_profile_list(
     params: PermissionProfileListParams,
 ) -> Result<PermissionProfileListResponse, HandlerError> {
     let start = match params.cursor.as_deref() {
@@ -61,7 +61,7 @@ pub fn permission_profile_list(
 
 /// openturn runs no goals: an existing thread has none. An unknown thread is an error, as for
 /// `thread/read`.
-pub async fn thread_goal_get(
+pub(crate) async fn thread_goal_get(
     context: &ServerContext,
     params: ThreadGoalGetParams,
 ) -> Result<ThreadGoalGetResponse, HandlerError> {

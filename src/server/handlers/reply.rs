@@ -16,10 +16,10 @@ use super::super::errors::HandlerError;
 pub(crate) struct Reply<T> {
     /// Sent before the response, whatever its outcome: what the client must know first (a thread
     /// this request loaded is `idle`; a configuration key the request set is ignored).
-    pub before: Vec<ServerNotification>,
-    pub result: Result<T, HandlerError>,
+    pub(crate) before: Vec<ServerNotification>,
+    pub(crate) result: Result<T, HandlerError>,
     /// Done after the response, in order, only when `result` is `Ok`.
-    pub after: Vec<After>,
+    pub(crate) after: Vec<After>,
 }
 
 /// One step after a successful response.

@@ -14,13 +14,13 @@ use super::super::errors::HandlerError;
 
 /// The user skill folders for this connection: `$OPENTURN_HOME/skills`, then any extra roots
 /// the client set.
-pub fn user_skill_roots(context: &ServerContext) -> Vec<PathBuf> {
+pub(crate) fn user_skill_roots(context: &ServerContext) -> Vec<PathBuf> {
     let mut roots = vec![context.config.home.join("skills")];
     roots.extend(context.connection().skill_extra_roots.iter().cloned());
     roots
 }
 
-pub async fn skills_list(
+pub(crate) async fn skills_list(
     context: &ServerContext,
     params: SkillsListParams,
 ) -> Result<SkillsListResponse, HandlerError> {
@@ -83,7 +83,7 @@ fn entry(cwd: String, listing: SkillListing, toggles: &[SkillToggle]) -> SkillsL
 
 /// Replaces this connection's extra user skill folders. They must be absolute; they need not
 /// exist yet (a missing folder simply holds no skills).
-pub fn skills_extra_roots_set(
+pub(crate) fn skills_extra_roots_set(
     context: &ServerContext,
     params: SkillsExtraRootsSetParams,
 ) -> Result<EmptyResponse, HandlerError> {

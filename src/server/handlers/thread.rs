@@ -30,7 +30,7 @@ use super::thread_object::thread_object;
 use super::thread_read::{blocking, load_contents};
 
 /// `thread/start`: response, then the thread is announced with `thread/started`.
-pub async fn thread_start(
+pub(crate) async fn thread_start(
     context: &ServerContext,
     params: ThreadStartParams,
 ) -> Reply<ThreadStartResponse> {
@@ -71,7 +71,7 @@ fn announced(
 }
 
 /// After the response: start forwarding the thread's events, subscribe, then announce it.
-pub async fn announce_started(
+pub(crate) async fn announce_started(
     context: &Arc<ServerContext>,
     thread: proto::Thread,
     spawn: ThreadSpawn,
@@ -95,7 +95,7 @@ pub async fn announce_started(
 /// `thread/resume`: loads (or re-subscribes to) a thread and returns its turns. Loading
 /// announces the thread's status before the response; the last known usage follows it
 /// (docs/PROTOCOL.md §4), so a client's usage meter is right before the next turn.
-pub async fn thread_resume(
+pub(crate) async fn thread_resume(
     context: &Arc<ServerContext>,
     params: ThreadResumeParams,
 ) -> Reply<ThreadResumeResponse> {
@@ -212,7 +212,7 @@ async fn resume(
 
 /// `thread/fork`: a new thread with a copy of the source's history; response, then
 /// `thread/started`.
-pub async fn thread_fork(
+pub(crate) async fn thread_fork(
     context: &ServerContext,
     params: ThreadForkParams,
 ) -> Reply<ThreadStartResponse> {
@@ -312,7 +312,7 @@ fn settings_from(
     params: &ThreadStartParams,
     persisted: Option<&RolloutContents>,
 ) -> Result<ThreadSettings, HandlerError> {
-    check_model_param(params.model.as_deref())?;
+    super::params::check_model_param(params.model.as_deref())?;
     let requested = SettingsOverrides {
         model: params.model.clone(),
         provider_id: params.model_provider.clone(),
@@ -327,7 +327,7 @@ fn settings_from(
             .map(|tools| convert::dynamic_tools_in(tools))
             .transpose()
             .map_err(HandlerError::InvalidParams)?,
-        service_tier: super::turn::upstream_service_tier(
+        service_tier: super::params::upstream_service_tier(
             params.service_tier.as_deref(),
             "serviceTier",
         )?,
@@ -381,18 +381,6 @@ pub(super) fn protected_home(config: &Config) -> PathBuf {
     std::path::absolute(&config.home).unwrap_or_else(|_| config.home.clone())
 }
 
-/// An empty `model` would only fail later, at the provider, with a less useful message.
-pub(super) fn check_model_param(model: Option<&str>) -> Result<(), HandlerError> {
-    match model {
-        Some(model) if model.trim().is_empty() => Err(HandlerError::InvalidParams(
-            "`model` must not be empty: name a model, or leave `model` out to use the \
-             configured one"
-                .to_string(),
-        )),
-        _ => Ok(()),
-    }
-}
-
 fn absolute_cwd(cwd: &str) -> Result<PathBuf, HandlerError> {
     let path = PathBuf::from(cwd);
     if !path.is_absolute() {
@@ -404,7 +392,7 @@ fn absolute_cwd(cwd: &str) -> Result<PathBuf, HandlerError> {
 }
 
 /// The shared start/resume/fork result for `thread`.
-pub fn start_response(
+pub(crate) fn start_response(
     thread: &Thread,
     status: ThreadStatus,
     entry: Option<&IndexEntry>,

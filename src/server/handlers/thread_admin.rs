@@ -22,7 +22,7 @@ use super::thread_object::thread_from_entry;
 
 /// `thread/archive`: unloads the thread (announcing `notLoaded` before the response), moves its
 /// rollout, answers `{}`, then sends `thread/archived`.
-pub async fn thread_archive(
+pub(crate) async fn thread_archive(
     context: &ServerContext,
     params: ThreadIdParams,
 ) -> Reply<EmptyResponse> {
@@ -57,7 +57,7 @@ async fn archive(
 
 /// `thread/unarchive`: moves the rollout back (not loading it), answers `{thread}`, then sends
 /// `thread/unarchived`.
-pub async fn thread_unarchive(
+pub(crate) async fn thread_unarchive(
     context: &ServerContext,
     params: ThreadIdParams,
 ) -> Reply<ThreadResponse> {
@@ -85,7 +85,7 @@ async fn unarchive(
 
 /// `thread/name/set`: persists the name (loaded or not), answers `{}`, then sends
 /// `thread/name/updated` (to every connection, subscribed or not).
-pub async fn thread_set_name(
+pub(crate) async fn thread_set_name(
     context: &ServerContext,
     params: ThreadSetNameParams,
 ) -> Reply<EmptyResponse> {
@@ -126,7 +126,7 @@ async fn set_name(
 
 /// `thread/unsubscribe`: stops turn traffic for this connection; the thread stays loaded until
 /// it has been idle without subscribers for `thread_unload_delay_secs`.
-pub fn thread_unsubscribe(
+pub(crate) fn thread_unsubscribe(
     context: &Arc<ServerContext>,
     params: ThreadIdParams,
 ) -> Result<ThreadUnsubscribeResponse, HandlerError> {

@@ -18,7 +18,7 @@ use super::super::errors::HandlerError;
 use super::super::history::turns_page;
 use super::thread_read::{blocking, find_entry, load_contents};
 
-pub async fn thread_items_list(
+pub(crate) async fn thread_items_list(
     context: &ServerContext,
     params: ThreadItemsListParams,
 ) -> Result<ThreadItemsListResponse, HandlerError> {
@@ -42,7 +42,7 @@ pub async fn thread_items_list(
 }
 
 /// The newest item's cursor, for `thread/resume`'s `itemsBackwardsCursor`; `None` without items.
-pub fn newest_item_cursor(
+pub(crate) fn newest_item_cursor(
     contents: &RolloutContents,
     active_turn_id: Option<&str>,
 ) -> Result<Option<String>, HandlerError> {

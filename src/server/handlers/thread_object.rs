@@ -6,7 +6,7 @@ use crate::protocol::thread::{self as proto, ThreadStatus};
 use crate::rollout::IndexEntry;
 
 /// A persisted thread as a protocol object (turns empty).
-pub fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> proto::Thread {
+pub(crate) fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> proto::Thread {
     proto::Thread {
         id: entry.id.clone(),
         session_id: entry.id.clone(),
@@ -45,7 +45,7 @@ pub fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> proto::Thr
 }
 
 /// The one environment an openturn thread runs in: this machine, at the thread's cwd.
-pub fn local_environment(cwd: &str) -> proto::ThreadEnvironment {
+pub(crate) fn local_environment(cwd: &str) -> proto::ThreadEnvironment {
     proto::ThreadEnvironment {
         environment_id: "local".to_string(),
         cwd: cwd.to_string(),
@@ -63,7 +63,7 @@ pub(super) fn source_kind(entry: &IndexEntry) -> &str {
 
 /// A loaded thread as a protocol object; the persisted entry, when known, supplies the fields
 /// that live state does not keep (preview, last update).
-pub fn thread_object(
+pub(crate) fn thread_object(
     thread: &Thread,
     status: ThreadStatus,
     entry: Option<&IndexEntry>,

@@ -23,7 +23,7 @@ const DEFAULT_LIST_LIMIT: usize = 25;
 const MAX_LIST_LIMIT: usize = 200;
 
 /// Reads a rollout off the async runtime; skipped lines are logged as warnings.
-pub async fn load_contents(path: Option<PathBuf>) -> Result<RolloutContents, HandlerError> {
+pub(crate) async fn load_contents(path: Option<PathBuf>) -> Result<RolloutContents, HandlerError> {
     let path = path.ok_or_else(|| HandlerError::InvalidRequest("thread has no rollout".into()))?;
     let contents = tokio::task::spawn_blocking(move || read_rollout(&path))
         .await
@@ -36,7 +36,7 @@ pub async fn load_contents(path: Option<PathBuf>) -> Result<RolloutContents, Han
 
 /// Runs CPU- or disk-heavy work (rebuilding thousands of turns) off the async runtime, so the
 /// tasks that stream other threads' notifications keep their workers.
-pub async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, HandlerError> {
     tokio::task::spawn_blocking(work)
@@ -69,7 +69,7 @@ pub(super) async fn find_entry(
     Ok(found)
 }
 
-pub async fn thread_read(
+pub(crate) async fn thread_read(
     context: &ServerContext,
     params: ThreadReadParams,
 ) -> Result<ThreadReadResponse, HandlerError> {
@@ -118,7 +118,7 @@ pub async fn thread_read(
     })
 }
 
-pub async fn thread_list(
+pub(crate) async fn thread_list(
     context: &ServerContext,
     params: ThreadListParams,
 ) -> Result<ThreadListResponse, HandlerError> {
@@ -281,7 +281,7 @@ fn parse_cursor(cursor: &str) -> Result<(i64, String), HandlerError> {
     Ok((value, id.to_string()))
 }
 
-pub fn thread_loaded_list(
+pub(crate) fn thread_loaded_list(
     context: &ServerContext,
     params: ThreadLoadedListParams,
 ) -> Result<ThreadLoadedListResponse, HandlerError> {

@@ -11,18 +11,19 @@ use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::projection::in_progress_turn;
+use super::params::upstream_service_tier;
 use super::reply::{After, Reply};
 
 /// Starts a turn (or steers a running one), answers, and only then lets the turn emit: the
 /// response precedes `turn/started`. The input is prepared (local images read) first, so input
 /// that cannot be sent is refused before anything changes: no overrides applied, no turn.
-pub async fn turn_start(
+pub(crate) async fn turn_start(
     context: &ServerContext,
     params: TurnStartParams,
 ) -> Reply<TurnStartResponse> {
     let started = async {
         let thread = context.threads.get(&params.thread_id)?;
-        super::thread::check_model_param(params.model.as_deref())?;
+        super::params::check_model_param(params.model.as_deref())?;
         let cwd = match &params.cwd {
             Some(cwd) => cwd.into(),
             None => thread.settings().cwd,
@@ -59,30 +60,6 @@ pub async fn turn_start(
     }
 }
 
-/// A client's service tier as the provider spells it: `fast` is the priority tier; other names
-/// (`flex`, `priority`, …) pass through. An empty or malformed name is refused, naming `field`.
-pub fn upstream_service_tier(
-    tier: Option<&str>,
-    field: &str,
-) -> Result<Option<String>, HandlerError> {
-    let Some(tier) = tier else {
-        return Ok(None);
-    };
-    let valid = !tier.is_empty()
-        && tier
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if !valid {
-        return Err(HandlerError::InvalidParams(format!(
-            "`{field}`: `{tier}` is not a service tier name (e.g. `flex` or `fast`)"
-        )));
-    }
-    Ok(Some(match tier {
-        "fast" => "priority".to_string(),
-        other => other.to_string(),
-    }))
-}
-
 /// `turn/start` overrides stick for later turns.
 /// A `turn/start`'s sticky overrides in core's terms (core applies them).
 fn turn_overrides(params: &TurnStartParams, service_tier: Option<String>) -> SettingsOverrides {
@@ -116,7 +93,7 @@ async fn prepare_input(
         .map_err(crate::core::CoreError::from)?)
 }
 
-pub async fn turn_steer(
+pub(crate) async fn turn_steer(
     context: &ServerContext,
     params: TurnSteerParams,
 ) -> Result<TurnSteerResponse, HandlerError> {
@@ -130,7 +107,7 @@ pub async fn turn_steer(
     Ok(TurnSteerResponse { turn_id })
 }
 
-pub fn turn_interrupt(
+pub(crate) fn turn_interrupt(
     context: &ServerContext,
     params: TurnInterruptParams,
 ) -> Result<EmptyResponse, HandlerError> {
