@@ -1,6 +1,7 @@
 //! The lines a forked thread starts with: the source's turns (up to a chosen turn), its names and
 //! its model-visible history. A turn still running in the source is not copied as a partial
 //! suffix: its user input is kept and it is recorded as interrupted, with a marker in history.
+//! The end line of such a turn is core's record, so the caller supplies it.
 
 use crate::wire::ResponseItem;
 
@@ -12,11 +13,12 @@ pub const TURN_ABORTED_MARKER: &str =
     "<turn_aborted>\nThe user interrupted the previous turn; it did not finish.\n</turn_aborted>";
 
 /// Copies `items` (a rollout's lines after its session meta) for a fork. With `last_turn_id`, the
-/// copy ends after that turn (inclusive); an unknown id is an error.
+/// copy ends after that turn (inclusive); an unknown id is an error. `end_cut_turn` makes the
+/// end line (interrupted) of a copied turn that had not ended, from its turn id.
 pub fn fork_items(
     items: &[RolloutItem],
     last_turn_id: Option<&str>,
-    now: i64,
+    end_cut_turn: impl Fn(&str) -> RolloutItem,
 ) -> Result<Vec<RolloutItem>, RolloutError> {
     let mut out = Vec::with_capacity(items.len());
     // Lines of the turn being copied, held back until we know it ended.
@@ -26,7 +28,7 @@ pub fn fork_items(
         match item {
             RolloutItem::TurnStarted { turn_id, .. } => {
                 if let Some(open) = open_turn.take() {
-                    out.extend(interrupted(open, now));
+                    out.extend(interrupted(open, &end_cut_turn));
                 }
                 open_turn = Some((turn_id.clone(), vec![item.clone()]));
             }
@@ -50,7 +52,7 @@ pub fn fork_items(
         if last_turn_id == Some(open.0.as_str()) {
             found_last = true;
         }
-        out.extend(interrupted(open, now));
+        out.extend(interrupted(open, &end_cut_turn));
     }
     if !found_last {
         return Err(RolloutError::UnknownTurn(
@@ -61,7 +63,10 @@ pub fn fork_items(
 }
 
 /// An unfinished turn: keep what the user said, drop the model's partial work, end it.
-fn interrupted((turn_id, lines): (String, Vec<RolloutItem>), now: i64) -> Vec<RolloutItem> {
+fn interrupted(
+    (turn_id, lines): (String, Vec<RolloutItem>),
+    end_cut_turn: &impl Fn(&str) -> RolloutItem,
+) -> Vec<RolloutItem> {
     let mut out: Vec<RolloutItem> = lines
         .into_iter()
         .filter(|line| match line {
@@ -76,13 +81,7 @@ fn interrupted((turn_id, lines): (String, Vec<RolloutItem>), now: i64) -> Vec<Ro
     out.push(RolloutItem::ResponseItem(ResponseItem::user_text(
         TURN_ABORTED_MARKER,
     )));
-    out.push(RolloutItem::TurnEnded {
-        turn_id,
-        status: "interrupted".to_string(),
-        error: None,
-        completed_at: now,
-        duration_ms: None,
-    });
+    out.push(end_cut_turn(&turn_id));
     out
 }
 
@@ -104,6 +103,17 @@ mod tests {
             status: "completed".to_string(),
             error: None,
             completed_at: 2,
+            duration_ms: None,
+        }
+    }
+
+    /// Stands in for the caller's end line of a turn cut short.
+    fn cut(id: &str) -> RolloutItem {
+        RolloutItem::TurnEnded {
+            turn_id: id.to_string(),
+            status: "interrupted".to_string(),
+            error: None,
+            completed_at: 9,
             duration_ms: None,
         }
     }
@@ -136,16 +146,14 @@ mod tests {
         items.push(started("t2"));
         items.extend(user("t2"));
         items.push(answer());
-        let copied = fork_items(&items, None, 9).unwrap();
+        let copied = fork_items(&items, None, cut).unwrap();
         assert_eq!(&copied[..5], &items[..5]);
         let tail = &copied[5..];
         assert_eq!(tail.len(), 5, "{tail:?}");
         assert_eq!(tail[0], started("t2"));
         assert!(matches!(&tail[3], RolloutItem::ResponseItem(item)
             if item.message_text().as_deref() == Some(TURN_ABORTED_MARKER)));
-        assert!(
-            matches!(&tail[4], RolloutItem::TurnEnded { status, .. } if status == "interrupted")
-        );
+        assert_eq!(tail[4], cut("t2"));
     }
 
     #[test]
@@ -155,10 +163,10 @@ mod tests {
         items.push(ended("t1"));
         items.push(started("t2"));
         items.push(ended("t2"));
-        let copied = fork_items(&items, Some("t1"), 9).unwrap();
+        let copied = fork_items(&items, Some("t1"), cut).unwrap();
         assert_eq!(copied, items[..4].to_vec());
         assert!(matches!(
-            fork_items(&items, Some("nope"), 9),
+            fork_items(&items, Some("nope"), cut),
             Err(RolloutError::UnknownTurn(_))
         ));
     }

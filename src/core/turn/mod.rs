@@ -18,7 +18,6 @@ mod turn_error;
 
 use crate::client::retry::backoff;
 
-use crate::rollout::RolloutItem;
 use crate::wire::ResponseItem;
 
 use super::context;
@@ -26,6 +25,7 @@ use super::error::{TurnError, TurnErrorKind};
 use super::event::{EventMsg, TurnOutcome};
 use super::items::TurnItem;
 use super::now_unix_seconds;
+use super::record::{self, TurnEndRecord};
 
 pub(crate) use super::tools::handle::persist_turn_item;
 pub(crate) use active_item::forget_legacy_assigned_id;
@@ -53,16 +53,10 @@ pub(crate) async fn run_turn(mut turn: TurnContext) {
     // Sticky overrides this turn brought (or a resume's) are recorded before the turn, so a
     // daemon restart resumes the thread with them.
     if let Some(settings) = turn.thread.take_settings_change() {
-        turn.persist(RolloutItem::SettingsChanged {
-            settings: settings.to_value(),
-        })
-        .await;
+        turn.persist(record::settings_changed(&settings)).await;
     }
-    turn.persist(RolloutItem::TurnStarted {
-        turn_id: turn.turn_id.clone(),
-        started_at,
-    })
-    .await;
+    turn.persist(record::turn_started(turn.turn_id.clone(), started_at))
+        .await;
     record_context(&turn).await;
     let outcome = sample_until_done(&turn).await;
     // Whatever the outcome, the turn takes no more input from here on.
@@ -94,11 +88,8 @@ pub(crate) async fn run_compaction_turn(mut turn: TurnContext) {
         started_at,
     })
     .await;
-    turn.persist(RolloutItem::TurnStarted {
-        turn_id: turn.turn_id.clone(),
-        started_at,
-    })
-    .await;
+    turn.persist(record::turn_started(turn.turn_id.clone(), started_at))
+        .await;
     let outcome = match compaction::compact(&turn).await {
         Ok(()) => TurnOutcome::Completed {
             final_items: Vec::new(),
@@ -294,18 +285,13 @@ async fn deliver_pending_input(turn: &TurnContext) {
 
 /// Writes the turn's end to the rollout and syncs it: the turn boundary is durable.
 async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: lifecycle::TurnTimes) {
-    let error = match outcome {
-        TurnOutcome::Failed(error) => serde_json::to_value(error).ok(),
-        _ => None,
-    };
-    turn.persist(RolloutItem::TurnEnded {
-        turn_id: turn.turn_id.clone(),
-        status: outcome.status().to_string(),
-        error,
-        completed_at: times.completed_at,
-        duration_ms: Some(times.duration_ms),
-    })
-    .await;
+    let end = TurnEndRecord::new(
+        turn.turn_id.clone(),
+        outcome,
+        times.completed_at,
+        times.duration_ms,
+    );
+    turn.persist(end.to_rollout()).await;
     if let Some(rollout) = &turn.thread.rollout {
         if let Err(error) = rollout.flush().await {
             tracing::warn!(%error, "rollout fsync at turn end failed");
