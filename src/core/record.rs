@@ -18,6 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::rollout::fork::TurnLines;
 use crate::rollout::RolloutItem;
 
 use super::error::TurnError;
@@ -125,6 +126,25 @@ impl TurnEndRecord {
             completed_at: self.completed_at,
             duration_ms: self.duration_ms,
         }
+    }
+}
+
+/// Core's answers to a fork copying turn lines (see `rollout::fork`): a copied turn that had
+/// not ended keeps its user messages and ends interrupted at `now` (Unix seconds).
+pub struct ForkedTurnLines {
+    pub now: i64,
+}
+
+impl TurnLines for ForkedTurnLines {
+    fn is_user_input(&self, item: &serde_json::Value) -> bool {
+        matches!(
+            StoredTurnItem(item).decode(),
+            Some(TurnItem::UserMessage { .. })
+        )
+    }
+
+    fn cut_short_end(&self, turn_id: &str) -> RolloutItem {
+        TurnEndRecord::cut_short(turn_id, self.now).to_rollout()
     }
 }
 
@@ -329,6 +349,30 @@ mod tests {
             };
             assert_eq!(read, record);
         }
+    }
+
+    #[test]
+    fn a_fork_keeps_the_user_messages_of_a_turn_it_cuts_short_and_ends_it_interrupted() {
+        let lines = ForkedTurnLines { now: 77 };
+        let user = TurnItem::UserMessage {
+            id: "u".into(),
+            content: vec![crate::core::UserInput::Text { text: "hi".into() }],
+            client_id: None,
+        };
+        let agent = TurnItem::AgentMessage {
+            id: "m".into(),
+            text: "partial".into(),
+            phase: None,
+            memory_citation: None,
+        };
+        assert!(lines.is_user_input(&serde_json::to_value(&user).unwrap()));
+        assert!(!lines.is_user_input(&serde_json::to_value(&agent).unwrap()));
+        let end = lines.cut_short_end("t");
+        let Some(TurnRecord::Ended(end)) = TurnRecord::read(&end) else {
+            panic!("not an end line: {end:?}");
+        };
+        assert_eq!(end, TurnEndRecord::cut_short("t", 77));
+        assert_eq!(end.status, TurnEndStatus::Interrupted);
     }
 
     #[test]

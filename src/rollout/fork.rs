@@ -1,7 +1,8 @@
 //! The lines a forked thread starts with: the source's turns (up to a chosen turn), its names and
 //! its model-visible history. A turn still running in the source is not copied as a partial
 //! suffix: its user input is kept and it is recorded as interrupted, with a marker in history.
-//! The end line of such a turn is core's record, so the caller supplies it.
+//! What the turn lines' payloads mean is core's: the caller says, through [`TurnLines`], which
+//! stored items are the user's input and what the end line of a turn cut short is.
 
 use crate::wire::ResponseItem;
 
@@ -12,13 +13,20 @@ use super::line::RolloutItem;
 pub const TURN_ABORTED_MARKER: &str =
     "<turn_aborted>\nThe user interrupted the previous turn; it did not finish.\n</turn_aborted>";
 
+/// What a fork needs to know of the payloads of turn lines, from their owner.
+pub trait TurnLines {
+    /// Whether a stored turn item is the user's input (kept when its turn is cut short).
+    fn is_user_input(&self, item: &serde_json::Value) -> bool;
+    /// The end line (interrupted) of a copied turn that had not ended.
+    fn cut_short_end(&self, turn_id: &str) -> RolloutItem;
+}
+
 /// Copies `items` (a rollout's lines after its session meta) for a fork. With `last_turn_id`, the
-/// copy ends after that turn (inclusive); an unknown id is an error. `end_cut_turn` makes the
-/// end line (interrupted) of a copied turn that had not ended, from its turn id.
+/// copy ends after that turn (inclusive); an unknown id is an error.
 pub fn fork_items(
     items: &[RolloutItem],
     last_turn_id: Option<&str>,
-    end_cut_turn: impl Fn(&str) -> RolloutItem,
+    lines: &dyn TurnLines,
 ) -> Result<Vec<RolloutItem>, RolloutError> {
     let mut out = Vec::with_capacity(items.len());
     // Lines of the turn being copied, held back until we know it ended.
@@ -28,7 +36,7 @@ pub fn fork_items(
         match item {
             RolloutItem::TurnStarted { turn_id, .. } => {
                 if let Some(open) = open_turn.take() {
-                    out.extend(interrupted(open, &end_cut_turn));
+                    out.extend(interrupted(open, lines));
                 }
                 open_turn = Some((turn_id.clone(), vec![item.clone()]));
             }
@@ -52,7 +60,7 @@ pub fn fork_items(
         if last_turn_id == Some(open.0.as_str()) {
             found_last = true;
         }
-        out.extend(interrupted(open, &end_cut_turn));
+        out.extend(interrupted(open, lines));
     }
     if !found_last {
         return Err(RolloutError::UnknownTurn(
@@ -64,16 +72,14 @@ pub fn fork_items(
 
 /// An unfinished turn: keep what the user said, drop the model's partial work, end it.
 fn interrupted(
-    (turn_id, lines): (String, Vec<RolloutItem>),
-    end_cut_turn: &impl Fn(&str) -> RolloutItem,
+    (turn_id, copied): (String, Vec<RolloutItem>),
+    lines: &dyn TurnLines,
 ) -> Vec<RolloutItem> {
-    let mut out: Vec<RolloutItem> = lines
+    let mut out: Vec<RolloutItem> = copied
         .into_iter()
         .filter(|line| match line {
             RolloutItem::TurnStarted { .. } | RolloutItem::ThreadName { .. } => true,
-            RolloutItem::TurnItem { item, .. } => {
-                item.get("type").and_then(serde_json::Value::as_str) == Some("user_message")
-            }
+            RolloutItem::TurnItem { item, .. } => lines.is_user_input(item),
             RolloutItem::ResponseItem(ResponseItem::Message { role, .. }) => role == "user",
             _ => false,
         })
@@ -81,7 +87,7 @@ fn interrupted(
     out.push(RolloutItem::ResponseItem(ResponseItem::user_text(
         TURN_ABORTED_MARKER,
     )));
-    out.push(end_cut_turn(&turn_id));
+    out.push(lines.cut_short_end(&turn_id));
     out
 }
 
@@ -107,7 +113,19 @@ mod tests {
         }
     }
 
-    /// Stands in for the caller's end line of a turn cut short.
+    /// Stands in for core: user input is what the test's items mark so.
+    struct TestLines;
+
+    impl TurnLines for TestLines {
+        fn is_user_input(&self, item: &serde_json::Value) -> bool {
+            item["type"] == "user_message"
+        }
+
+        fn cut_short_end(&self, turn_id: &str) -> RolloutItem {
+            cut(turn_id)
+        }
+    }
+
     fn cut(id: &str) -> RolloutItem {
         RolloutItem::TurnEnded {
             turn_id: id.to_string(),
@@ -146,7 +164,7 @@ mod tests {
         items.push(started("t2"));
         items.extend(user("t2"));
         items.push(answer());
-        let copied = fork_items(&items, None, cut).unwrap();
+        let copied = fork_items(&items, None, &TestLines).unwrap();
         assert_eq!(&copied[..5], &items[..5]);
         let tail = &copied[5..];
         assert_eq!(tail.len(), 5, "{tail:?}");
@@ -163,10 +181,10 @@ mod tests {
         items.push(ended("t1"));
         items.push(started("t2"));
         items.push(ended("t2"));
-        let copied = fork_items(&items, Some("t1"), cut).unwrap();
+        let copied = fork_items(&items, Some("t1"), &TestLines).unwrap();
         assert_eq!(copied, items[..4].to_vec());
         assert!(matches!(
-            fork_items(&items, Some("nope"), cut),
+            fork_items(&items, Some("nope"), &TestLines),
             Err(RolloutError::UnknownTurn(_))
         ));
     }
