@@ -202,3 +202,89 @@ async fn the_turn_of_turn_completed_is_the_turn_thread_read_returns_before_and_a
         "thread/fork after a restart",
     );
 }
+
+const OLD_THREAD_ID: &str = "0190f5a1-0000-7000-8000-0000000001d0";
+
+/// A rollout as an earlier version wrote it, byte for byte: turn ends without `duration_ms`, a
+/// failed turn's stored error, and a last turn that never ended (the daemon was killed).
+fn old_rollout_lines() -> Vec<String> {
+    let meta = format!(
+        r#"{{"timestamp":"2026-01-01T00:00:00.000Z","type":"session_meta","payload":{{"id":"{OLD_THREAD_ID}","created_at":1767225600,"cwd":"/tmp","model":"gpt-5","model_provider":"mock","originator":null,"cli_version":"0.1.0","forked_from_id":null,"source":null}}}}"#
+    );
+    let lines = [
+        meta.as_str(),
+        r#"{"timestamp":"2026-01-01T00:00:01.000Z","type":"turn_started","payload":{"turn_id":"turn-done","started_at":1767225601}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:01.100Z","type":"turn_item","payload":{"turn_id":"turn-done","item":{"type":"user_message","id":"u1","content":[{"type":"text","text":"hello"}]}}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:03.200Z","type":"turn_item","payload":{"turn_id":"turn-done","item":{"type":"agent_message","id":"m1","text":"hi there"}}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:04.000Z","type":"turn_ended","payload":{"turn_id":"turn-done","status":"completed","error":null,"completed_at":1767225604}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:05.000Z","type":"turn_started","payload":{"turn_id":"turn-failed","started_at":1767225605}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:05.100Z","type":"turn_item","payload":{"turn_id":"turn-failed","item":{"type":"user_message","id":"u2","content":[{"type":"text","text":"again"}]}}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:06.000Z","type":"turn_ended","payload":{"turn_id":"turn-failed","status":"failed","error":{"details":null,"kind":{"http_connection_failed":{"status":502}},"message":"bad gateway"},"completed_at":1767225606}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:07.000Z","type":"turn_started","payload":{"turn_id":"turn-cut","started_at":1767225607}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:07.100Z","type":"turn_item","payload":{"turn_id":"turn-cut","item":{"type":"user_message","id":"u3","content":[{"type":"text","text":"long task"}]}}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:08.000Z","type":"turn_item","payload":{"turn_id":"turn-cut","item":{"type":"agent_message","id":"m3","text":"working"}}}"#,
+    ];
+    lines.iter().map(|line| line.to_string()).collect()
+}
+
+/// Invariant: a rollout an earlier version wrote reads as it did — a turn end without a
+/// recorded duration reports the whole seconds between start and end, a stored error is the
+/// turn's error, a turn with no end was cut short — and a fork of it ends the cut turn with core's
+/// record (interrupted, the user's message kept).
+#[tokio::test]
+async fn a_rollout_written_by_an_earlier_version_reads_as_it_did() {
+    let home = tempfile::tempdir().unwrap();
+    let created = chrono::DateTime::from_timestamp(1_767_225_600, 0).unwrap();
+    let path = openturn::rollout::paths::rollout_path(home.path(), OLD_THREAD_ID, created);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, old_rollout_lines().join("\n") + "\n").unwrap();
+    let provider = MockProvider::start(Script::new(vec![])).await.unwrap();
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    daemon.initialize().await;
+
+    let turns = read_turns(&mut daemon, OLD_THREAD_ID).await;
+    let turns = turns.as_array().unwrap();
+    assert_eq!(turns.len(), 3, "{turns:#?}");
+    let read: Vec<Value> = turns.iter().map(facts).collect();
+    assert_eq!(
+        read,
+        vec![
+            json!({"id": "turn-done", "rootTurnId": "turn-done", "status": "completed",
+                   "error": null, "startedAt": 1_767_225_601, "completedAt": 1_767_225_604,
+                   "durationMs": 3000}),
+            json!({"id": "turn-failed", "rootTurnId": "turn-failed", "status": "failed",
+                   "error": {"message": "bad gateway", "additionalDetails": null,
+                             "misalignment": null,
+                             "codexErrorInfo": {"httpConnectionFailed": {"httpStatusCode": 502}}},
+                   "startedAt": 1_767_225_605, "completedAt": 1_767_225_606,
+                   "durationMs": 1000}),
+            json!({"id": "turn-cut", "rootTurnId": "turn-cut", "status": "interrupted",
+                   "error": null, "startedAt": 1_767_225_607, "completedAt": null,
+                   "durationMs": null}),
+        ]
+    );
+    let texts: Vec<Value> = turns[0]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(content)
+        .collect();
+    assert_eq!(texts[0]["type"], "userMessage");
+    assert_eq!(texts[1]["type"], "agentMessage");
+    assert_eq!(texts[1]["text"], "hi there");
+    assert_eq!(turns[2]["items"].as_array().map(Vec::len), Some(2));
+
+    let forked = daemon
+        .ok("thread/fork", json!({"threadId": OLD_THREAD_ID}))
+        .await;
+    let forked_turns = forked["thread"]["turns"].as_array().unwrap();
+    assert_eq!(forked_turns.len(), 3);
+    assert_eq!(facts(&forked_turns[0]), facts(&turns[0]));
+    assert_eq!(facts(&forked_turns[1]), facts(&turns[1]));
+    let cut = &forked_turns[2];
+    assert_eq!(cut["status"], "interrupted");
+    assert!(cut["completedAt"].is_i64(), "the fork ended it: {cut}");
+    let kept: Vec<&Value> = cut["items"].as_array().unwrap().iter().collect();
+    assert_eq!(kept.len(), 1, "only the user's message is kept: {kept:#?}");
+    assert_eq!(kept[0]["id"], "u3");
+}
