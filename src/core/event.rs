@@ -154,13 +154,3 @@ pub enum TurnOutcome {
     Interrupted,
     Failed(TurnError),
 }
-
-impl TurnOutcome {
-    pub fn status(&self) -> &'static str {
-        match self {
-            TurnOutcome::Completed { .. } => "completed",
-            TurnOutcome::Interrupted => "interrupted",
-            TurnOutcome::Failed(_) => "failed",
-        }
-    }
-}

@@ -19,6 +19,7 @@ use crate::wire::{ResponseItem, TokenUsage};
 
 use super::error::CoreError;
 use super::event::EventMsg;
+use super::record::ForkedTurnLines;
 use super::settings::{PersistedSettings, ThreadSettings};
 use super::thread::{Thread, ThreadId};
 
@@ -206,7 +207,10 @@ impl ThreadManager {
         settings: ThreadSettings,
         ephemeral: bool,
     ) -> Result<ThreadSpawn, CoreError> {
-        let mut items = fork_items(&source.items, last_turn_id, chrono::Utc::now().timestamp())
+        let lines = ForkedTurnLines {
+            now: chrono::Utc::now().timestamp(),
+        };
+        let mut items = fork_items(&source.items, last_turn_id, &lines)
             .map_err(|error| CoreError::InvalidInput(error.to_string()))?;
         // The fork's own session meta records the settings it starts with; the source's
         // changes would override them on a later resume.

@@ -15,6 +15,7 @@ pub mod items;
 pub mod manager;
 mod mcp;
 pub mod models;
+pub mod record;
 pub mod sandboxing;
 pub mod settings;
 pub mod skills;

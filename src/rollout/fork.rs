@@ -1,6 +1,8 @@
 //! The lines a forked thread starts with: the source's turns (up to a chosen turn), its names and
 //! its model-visible history. A turn still running in the source is not copied as a partial
 //! suffix: its user input is kept and it is recorded as interrupted, with a marker in history.
+//! What the turn lines' payloads mean is core's: the caller says, through [`TurnLines`], which
+//! stored items are the user's input and what the end line of a turn cut short is.
 
 use crate::wire::ResponseItem;
 
@@ -11,12 +13,20 @@ use super::line::RolloutItem;
 pub const TURN_ABORTED_MARKER: &str =
     "<turn_aborted>\nThe user interrupted the previous turn; it did not finish.\n</turn_aborted>";
 
+/// What a fork needs to know of the payloads of turn lines, from their owner.
+pub trait TurnLines {
+    /// Whether a stored turn item is the user's input (kept when its turn is cut short).
+    fn is_user_input(&self, item: &serde_json::Value) -> bool;
+    /// The end line (interrupted) of a copied turn that had not ended.
+    fn cut_short_end(&self, turn_id: &str) -> RolloutItem;
+}
+
 /// Copies `items` (a rollout's lines after its session meta) for a fork. With `last_turn_id`, the
 /// copy ends after that turn (inclusive); an unknown id is an error.
 pub fn fork_items(
     items: &[RolloutItem],
     last_turn_id: Option<&str>,
-    now: i64,
+    lines: &dyn TurnLines,
 ) -> Result<Vec<RolloutItem>, RolloutError> {
     let mut out = Vec::with_capacity(items.len());
     // Lines of the turn being copied, held back until we know it ended.
@@ -26,7 +36,7 @@ pub fn fork_items(
         match item {
             RolloutItem::TurnStarted { turn_id, .. } => {
                 if let Some(open) = open_turn.take() {
-                    out.extend(interrupted(open, now));
+                    out.extend(interrupted(open, lines));
                 }
                 open_turn = Some((turn_id.clone(), vec![item.clone()]));
             }
@@ -50,7 +60,7 @@ pub fn fork_items(
         if last_turn_id == Some(open.0.as_str()) {
             found_last = true;
         }
-        out.extend(interrupted(open, now));
+        out.extend(interrupted(open, lines));
     }
     if !found_last {
         return Err(RolloutError::UnknownTurn(
@@ -61,14 +71,15 @@ pub fn fork_items(
 }
 
 /// An unfinished turn: keep what the user said, drop the model's partial work, end it.
-fn interrupted((turn_id, lines): (String, Vec<RolloutItem>), now: i64) -> Vec<RolloutItem> {
-    let mut out: Vec<RolloutItem> = lines
+fn interrupted(
+    (turn_id, copied): (String, Vec<RolloutItem>),
+    lines: &dyn TurnLines,
+) -> Vec<RolloutItem> {
+    let mut out: Vec<RolloutItem> = copied
         .into_iter()
         .filter(|line| match line {
             RolloutItem::TurnStarted { .. } | RolloutItem::ThreadName { .. } => true,
-            RolloutItem::TurnItem { item, .. } => {
-                item.get("type").and_then(serde_json::Value::as_str) == Some("user_message")
-            }
+            RolloutItem::TurnItem { item, .. } => lines.is_user_input(item),
             RolloutItem::ResponseItem(ResponseItem::Message { role, .. }) => role == "user",
             _ => false,
         })
@@ -76,13 +87,7 @@ fn interrupted((turn_id, lines): (String, Vec<RolloutItem>), now: i64) -> Vec<Ro
     out.push(RolloutItem::ResponseItem(ResponseItem::user_text(
         TURN_ABORTED_MARKER,
     )));
-    out.push(RolloutItem::TurnEnded {
-        turn_id,
-        status: "interrupted".to_string(),
-        error: None,
-        completed_at: now,
-        duration_ms: None,
-    });
+    out.push(lines.cut_short_end(&turn_id));
     out
 }
 
@@ -104,6 +109,29 @@ mod tests {
             status: "completed".to_string(),
             error: None,
             completed_at: 2,
+            duration_ms: None,
+        }
+    }
+
+    /// Stands in for core: user input is what the test's items mark so.
+    struct TestLines;
+
+    impl TurnLines for TestLines {
+        fn is_user_input(&self, item: &serde_json::Value) -> bool {
+            item["type"] == "user_message"
+        }
+
+        fn cut_short_end(&self, turn_id: &str) -> RolloutItem {
+            cut(turn_id)
+        }
+    }
+
+    fn cut(id: &str) -> RolloutItem {
+        RolloutItem::TurnEnded {
+            turn_id: id.to_string(),
+            status: "interrupted".to_string(),
+            error: None,
+            completed_at: 9,
             duration_ms: None,
         }
     }
@@ -136,16 +164,14 @@ mod tests {
         items.push(started("t2"));
         items.extend(user("t2"));
         items.push(answer());
-        let copied = fork_items(&items, None, 9).unwrap();
+        let copied = fork_items(&items, None, &TestLines).unwrap();
         assert_eq!(&copied[..5], &items[..5]);
         let tail = &copied[5..];
         assert_eq!(tail.len(), 5, "{tail:?}");
         assert_eq!(tail[0], started("t2"));
         assert!(matches!(&tail[3], RolloutItem::ResponseItem(item)
             if item.message_text().as_deref() == Some(TURN_ABORTED_MARKER)));
-        assert!(
-            matches!(&tail[4], RolloutItem::TurnEnded { status, .. } if status == "interrupted")
-        );
+        assert_eq!(tail[4], cut("t2"));
     }
 
     #[test]
@@ -155,10 +181,10 @@ mod tests {
         items.push(ended("t1"));
         items.push(started("t2"));
         items.push(ended("t2"));
-        let copied = fork_items(&items, Some("t1"), 9).unwrap();
+        let copied = fork_items(&items, Some("t1"), &TestLines).unwrap();
         assert_eq!(copied, items[..4].to_vec());
         assert!(matches!(
-            fork_items(&items, Some("nope"), 9),
+            fork_items(&items, Some("nope"), &TestLines),
             Err(RolloutError::UnknownTurn(_))
         ));
     }

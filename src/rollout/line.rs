@@ -1,5 +1,8 @@
-//! The rollout line format. Core-level records (turn items) are stored as opaque JSON owned by
-//! `core/`, so this layer does not depend on the domain's types.
+//! The rollout line format. This layer sits below `core/` and does not know the domain's types:
+//! the lines core owns (a turn's start, items and end, settings snapshots) keep typed here only
+//! the envelope fields storage itself uses (turn ids and times, for the index and forks), and
+//! hold core's content as opaque payloads. Core builds and reads those lines through its own
+//! typed records (`core::record`); nothing else should write or interpret their payloads.
 
 use serde::de::{DeserializeSeed, Error as _, IntoDeserializer, MapAccess};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -33,9 +36,10 @@ pub enum RolloutItem {
         turn_id: String,
         item: Value,
     },
+    /// The end of a turn. `status`, `error` and `duration_ms` are core's record of how it
+    /// ended, stored as core wrote them (its typed view reads them back).
     TurnEnded {
         turn_id: String,
-        /// `completed`, `interrupted` or `failed`.
         status: String,
         #[serde(default)]
         error: Option<Value>,

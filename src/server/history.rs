@@ -4,22 +4,21 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
-
-use crate::core;
+use crate::core::record::{StoredTurnItem, TurnRecord};
 use crate::protocol::notification::{ThreadTokenUsage, TokenUsageUpdatedNotification};
-use crate::protocol::turn::{Turn, TurnStatus};
+use crate::protocol::turn::Turn;
 use crate::rollout::RolloutItem;
 
 use super::convert;
 use super::errors::HandlerError;
+use super::turn_builder::{ItemsView, TurnBuilder};
 
 /// A turn rebuilt from its lines, its items still in stored form: converting them is most of
 /// the work, so a page converts only the turns it returns.
 struct TurnSkeleton<'a> {
-    turn: Turn,
+    turn: TurnBuilder,
     /// Each stored item with its line's write time (Unix ms), if known.
-    items: Vec<(&'a serde_json::Value, Option<i64>)>,
+    items: Vec<(StoredTurnItem<'a>, Option<i64>)>,
 }
 
 /// One pass over the lines; a turn id maps to its turn through a table, so lines of a turn that
@@ -31,88 +30,58 @@ fn skeletons<'a>(
 ) -> Vec<TurnSkeleton<'a>> {
     let mut turns: Vec<TurnSkeleton<'a>> = Vec::new();
     let mut by_id: HashMap<&'a str, usize> = HashMap::new();
-    for (index, item) in items.iter().enumerate() {
-        match item {
-            RolloutItem::TurnStarted {
+    for (index, line) in items.iter().enumerate() {
+        match TurnRecord::read(line) {
+            Some(TurnRecord::Started {
                 turn_id,
                 started_at,
-            } => {
-                by_id.insert(turn_id.as_str(), turns.len());
+            }) => {
+                by_id.insert(turn_id, turns.len());
+                let mut turn = TurnBuilder::started(turn_id, Some(started_at));
+                // A turn without an end is `inProgress` when it is the thread's running turn;
+                // otherwise it was cut short (a crash).
+                if active_turn_id != Some(turn_id) {
+                    turn.cut_short();
+                }
                 turns.push(TurnSkeleton {
-                    turn: started_turn(turn_id, *started_at, active_turn_id),
+                    turn,
                     items: Vec::new(),
                 });
             }
-            RolloutItem::TurnItem { turn_id, item } => {
-                if let Some(&at) = by_id.get(turn_id.as_str()) {
+            Some(TurnRecord::Item { turn_id, item }) => {
+                if let Some(&at) = by_id.get(turn_id) {
                     let written = item_times_ms.get(index).copied().flatten();
                     turns[at].items.push((item, written));
                 }
             }
-            RolloutItem::TurnEnded {
-                turn_id,
-                status,
-                error,
-                completed_at,
-                duration_ms,
-            } => {
-                if let Some(&at) = by_id.get(turn_id.as_str()) {
-                    let end = TurnEndLine {
-                        status,
-                        error: error.as_ref(),
-                        completed_at: *completed_at,
-                        duration_ms: *duration_ms,
-                    };
-                    end_turn(&mut turns[at].turn, end);
+            Some(TurnRecord::Ended(end)) => {
+                if let Some(&at) = by_id.get(end.turn_id.as_str()) {
+                    turns[at].turn.ended(&end);
                 }
             }
-            _ => {}
+            None => {}
         }
     }
     turns
 }
 
-/// A turn without an end is `inProgress` when it is the thread's running turn, otherwise it
-/// was cut short (a crash) and reads `interrupted` until its end line says otherwise.
-fn started_turn(turn_id: &str, started_at: i64, active_turn_id: Option<&str>) -> Turn {
-    Turn {
-        id: turn_id.to_string(),
-        root_turn_id: Some(turn_id.to_string()),
-        items: Vec::new(),
-        items_view: "full".to_string(),
-        status: if active_turn_id == Some(turn_id) {
-            TurnStatus::InProgress
-        } else {
-            TurnStatus::Interrupted
-        },
-        error: None,
-        started_at: Some(started_at),
-        completed_at: None,
-        duration_ms: None,
-    }
-}
-
 fn finish(skeleton: TurnSkeleton<'_>) -> Turn {
-    let mut turn = skeleton.turn;
-    turn.items = skeleton
+    let items = skeleton
         .items
         .into_iter()
-        .filter_map(
-            |(value, written)| match core::TurnItem::deserialize(value) {
-                // Core's stored items carry no times; an item's line is written when it completes,
-                // so its write time stands for both ends (the reference always has both).
-                Ok(item) => Some(convert::thread_item(&item, written, written)),
-                Err(error) => {
-                    tracing::debug!(%error, "stored turn item of an unknown kind");
-                    None
-                }
-            },
-        )
+        .filter_map(|(stored, written)| {
+            // Core's stored items carry no times; an item's line is written when it completes,
+            // so its write time stands for both ends (the reference always has both).
+            stored
+                .decode()
+                .map(|item| convert::thread_item(&item, written, written))
+        })
         .collect();
-    turn
+    skeleton.turn.build(ItemsView::Full, items)
 }
 
-/// Rebuilds every turn of a thread (see [`started_turn`] for turns without an end).
+/// Rebuilds every turn of a thread (a turn without an end reads `inProgress` when it is
+/// `active_turn_id`, else `interrupted`).
 pub(crate) fn turns_from_items(
     items: &[RolloutItem],
     item_times_ms: &[Option<i64>],
@@ -137,7 +106,7 @@ pub(crate) fn turns_page(
     if let Some(cursor) = cursor {
         let end = turns
             .iter()
-            .position(|t| t.turn.id == cursor)
+            .position(|t| t.turn.id() == cursor)
             .ok_or_else(|| HandlerError::InvalidRequest(format!("invalid cursor: {cursor}")))?;
         turns.truncate(end);
     }
@@ -155,33 +124,6 @@ pub(crate) fn turns_page(
         turns: page,
         backwards_cursor,
     })
-}
-
-/// A rollout's end line of one turn.
-struct TurnEndLine<'a> {
-    status: &'a str,
-    error: Option<&'a serde_json::Value>,
-    completed_at: i64,
-    duration_ms: Option<i64>,
-}
-
-fn end_turn(turn: &mut Turn, end: TurnEndLine<'_>) {
-    turn.status = match end.status {
-        "completed" => TurnStatus::Completed,
-        "failed" => TurnStatus::Failed,
-        _ => TurnStatus::Interrupted,
-    };
-    turn.error = end
-        .error
-        .and_then(|value| serde_json::from_value::<core::TurnError>(value.clone()).ok())
-        .map(|error| convert::turn_error(&error));
-    turn.completed_at = Some(end.completed_at);
-    // The recorded duration is the one `turn/completed` reported; only lines written before it
-    // was recorded fall back to the whole seconds between the two timestamps.
-    turn.duration_ms = end.duration_ms.or_else(|| {
-        turn.started_at
-            .map(|started| (end.completed_at - started).max(0).saturating_mul(1000))
-    });
 }
 
 /// The thread's last persisted token usage, as the notification a resume sends after its
@@ -218,6 +160,7 @@ pub(crate) struct TurnsPage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::turn::TurnStatus;
     use serde_json::json;
 
     fn started(turn_id: &str) -> RolloutItem {

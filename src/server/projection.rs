@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::core::record::TurnEndRecord;
 use crate::core::{EventMsg, TurnOutcome};
 use crate::protocol::mcp::McpToolCallProgressNotification;
 use crate::protocol::notification::{
@@ -15,9 +16,10 @@ use crate::protocol::notification::{
     TurnDiffUpdatedNotification, TurnNotification, WarningNotification,
 };
 use crate::protocol::thread::{ThreadActiveFlag, ThreadStatus};
-use crate::protocol::turn::{Turn, TurnPlanUpdatedNotification, TurnStatus};
+use crate::protocol::turn::{Turn, TurnPlanUpdatedNotification};
 
 use super::convert;
+use super::turn_builder::{ItemsView, TurnBuilder};
 
 /// The method of [`agent_message_delta`]'s notification.
 pub(crate) const AGENT_MESSAGE_DELTA_METHOD: &str = "item/agentMessage/delta";
@@ -187,23 +189,17 @@ impl ThreadProjection {
     ) -> Vec<ServerNotification> {
         self.item_started_ms.clear();
         let item_times = std::mem::take(&mut self.item_times_ms);
-        let mut turn = Turn {
-            id: turn_id.clone(),
-            root_turn_id: Some(turn_id.clone()),
-            items: Vec::new(),
-            items_view: "notLoaded".to_string(),
-            status: TurnStatus::Completed,
-            error: None,
-            started_at: Some(started_at),
-            completed_at: Some(completed_at),
-            duration_ms: Some(duration_ms),
-        };
+        // The same record core writes as the turn's end line, so `thread/read` rebuilds the
+        // same turn from it.
+        let end = TurnEndRecord::new(turn_id.as_str(), &outcome, completed_at, duration_ms);
+        let mut turn = TurnBuilder::started(&turn_id, Some(started_at));
+        turn.ended(&end);
         let mut out = Vec::new();
-        match outcome {
+        let turn = match outcome {
             TurnOutcome::Completed { final_items } => {
                 // Items core never announced (none today) read as of the turn's end.
                 let end_ms = completed_at.saturating_mul(1000);
-                turn.items = final_items
+                let items = final_items
                     .iter()
                     .map(|item| {
                         let (started, completed) = item_times
@@ -213,26 +209,27 @@ impl ThreadProjection {
                         convert::thread_item(item, started.or(Some(completed)), Some(completed))
                     })
                     .collect();
-                turn.items_view = "summary".to_string();
                 out.push(self.status(ThreadStatus::Idle));
+                turn.build(ItemsView::Summary, items)
             }
             TurnOutcome::Interrupted => {
-                turn.status = TurnStatus::Interrupted;
                 out.push(self.status(ThreadStatus::Idle));
+                turn.build(ItemsView::NotLoaded, Vec::new())
             }
-            TurnOutcome::Failed(error) => {
-                let error = convert::turn_error(&error);
-                turn.status = TurnStatus::Failed;
-                turn.error = Some(error.clone());
+            TurnOutcome::Failed(_) => {
+                let turn = turn.build(ItemsView::NotLoaded, Vec::new());
                 out.push(self.status(ThreadStatus::SystemError));
-                out.push(ServerNotification::Error(ErrorNotification {
-                    thread_id: self.thread_id.clone(),
-                    turn_id,
-                    error,
-                    will_retry: false,
-                }));
+                if let Some(error) = &turn.error {
+                    out.push(ServerNotification::Error(ErrorNotification {
+                        thread_id: self.thread_id.clone(),
+                        turn_id,
+                        error: error.clone(),
+                        will_retry: false,
+                    }));
+                }
+                turn
             }
-        }
+        };
         out.push(ServerNotification::TurnCompleted(TurnNotification {
             thread_id: self.thread_id.clone(),
             turn,
@@ -397,17 +394,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
 
 /// A turn as first announced: in progress, no items loaded.
 pub(crate) fn in_progress_turn(turn_id: String, started_at: Option<i64>) -> Turn {
-    Turn {
-        id: turn_id.clone(),
-        root_turn_id: Some(turn_id),
-        items: Vec::new(),
-        items_view: "notLoaded".to_string(),
-        status: TurnStatus::InProgress,
-        error: None,
-        started_at,
-        completed_at: None,
-        duration_ms: None,
-    }
+    TurnBuilder::started(&turn_id, started_at).build(ItemsView::NotLoaded, Vec::new())
 }
 
 fn rate_limits(

@@ -20,6 +20,7 @@ use crate::rollout::{RolloutItem, RolloutWriter};
 
 use super::super::event::EventMsg;
 use super::super::items::TurnItem;
+use super::super::record;
 use super::super::settings::ThreadSettings;
 use super::apply_patch::turn_diff::TurnSnapshots;
 
@@ -104,14 +105,7 @@ impl TurnHandle {
 
 /// Records a turn item (as the client saw it) in the rollout, so a resumed thread shows it.
 pub(crate) async fn persist_turn_item(turn: &TurnHandle, item: &TurnItem) {
-    match serde_json::to_value(item) {
-        Ok(value) => {
-            turn.persist(RolloutItem::TurnItem {
-                turn_id: turn.turn_id.clone(),
-                item: value,
-            })
-            .await
-        }
-        Err(error) => tracing::warn!(%error, "turn item not serializable"),
+    if let Some(line) = record::turn_item(turn.turn_id.clone(), item) {
+        turn.persist(line).await;
     }
 }

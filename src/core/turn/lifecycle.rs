@@ -151,12 +151,13 @@ fn closed_sender() -> mpsc::Sender<EventMsg> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::record::TurnEndStatus;
 
     fn ended(events: &mut mpsc::Receiver<EventMsg>) -> Vec<String> {
         let mut out = Vec::new();
         while let Ok(event) = events.try_recv() {
             if let EventMsg::TurnEnded { outcome, .. } = event {
-                out.push(outcome.status().to_string());
+                out.push(TurnEndStatus::from(&outcome).as_str().to_string());
             }
         }
         out

@@ -8,7 +8,6 @@
 
 use crate::client::retry::backoff;
 
-use crate::rollout::RolloutItem;
 use crate::wire::ResponseItem;
 
 use super::super::clock::now_unix_seconds;
@@ -17,6 +16,7 @@ use super::super::context;
 use super::super::error::{TurnError, TurnErrorKind};
 use super::super::event::{EventMsg, TurnOutcome};
 use super::super::items::TurnItem;
+use super::super::record::{self, TurnEndRecord};
 use super::super::skills;
 use super::super::thread::TurnKind;
 use super::super::tools::handle::persist_turn_item;
@@ -81,17 +81,11 @@ async fn begin_turn(turn: &mut TurnContext, kind: TurnKind) -> TurnEnd {
     // they wait for the next sampling turn.
     if kind == TurnKind::Sampling {
         if let Some(settings) = turn.thread.take_settings_change() {
-            turn.persist(RolloutItem::SettingsChanged {
-                settings: settings.to_value(),
-            })
-            .await;
+            turn.persist(record::settings_changed(&settings)).await;
         }
     }
-    turn.persist(RolloutItem::TurnStarted {
-        turn_id: turn.turn_id.clone(),
-        started_at,
-    })
-    .await;
+    turn.persist(record::turn_started(turn.turn_id.clone(), started_at))
+        .await;
     end
 }
 
@@ -278,18 +272,13 @@ async fn deliver_pending_input(turn: &TurnContext) {
 
 /// Writes the turn's end to the rollout and syncs it: the turn boundary is durable.
 async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: TurnTimes) {
-    let error = match outcome {
-        TurnOutcome::Failed(error) => serde_json::to_value(error).ok(),
-        _ => None,
-    };
-    turn.persist(RolloutItem::TurnEnded {
-        turn_id: turn.turn_id.clone(),
-        status: outcome.status().to_string(),
-        error,
-        completed_at: times.completed_at,
-        duration_ms: Some(times.duration_ms),
-    })
-    .await;
+    let end = TurnEndRecord::new(
+        turn.turn_id.clone(),
+        outcome,
+        times.completed_at,
+        times.duration_ms,
+    );
+    turn.persist(end.to_rollout()).await;
     if let Some(rollout) = &turn.thread.rollout {
         if let Err(error) = rollout.flush().await {
             tracing::warn!(%error, "rollout fsync at turn end failed");
