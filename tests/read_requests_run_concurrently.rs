@@ -29,6 +29,8 @@ fn turn_item(turn_id: &str, item: &TurnItem) -> RolloutItem {
     RolloutItem::TurnItem {
         turn_id: turn_id.to_string(),
         item: serde_json::to_value(item).unwrap(),
+        started_at_ms: None,
+        completed_at_ms: None,
     }
 }
 

@@ -35,10 +35,18 @@ pub enum EventMsg {
     ItemStarted {
         turn_id: String,
         item: TurnItem,
+        /// When core saw the item start (Unix ms), stamped once: the live notification and the
+        /// item's rollout record carry this same figure.
+        started_at_ms: i64,
     },
     ItemCompleted {
         turn_id: String,
         item: TurnItem,
+        /// The item's start as its `ItemStarted` carried it (its completion time for an item
+        /// that was never announced as started).
+        started_at_ms: i64,
+        /// When core saw the item complete (Unix ms); stored with the item's rollout record.
+        completed_at_ms: i64,
     },
     AgentMessageDelta {
         turn_id: String,

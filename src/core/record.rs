@@ -177,8 +177,20 @@ pub enum TurnRecord<'a> {
     Item {
         turn_id: &'a str,
         item: StoredTurnItem<'a>,
+        /// When the item started and completed; `None` for lines written before they were
+        /// recorded (a reader falls back to the line's write time).
+        times: Option<ItemTimes>,
     },
     Ended(TurnEndRecord),
+}
+
+/// When an item started and completed (Unix ms), as core stamped them once: the live item
+/// events carry them and the item's line stores them, so an item reads the same live and
+/// replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemTimes {
+    pub started_at_ms: i64,
+    pub completed_at_ms: i64,
 }
 
 impl<'a> TurnRecord<'a> {
@@ -193,9 +205,22 @@ impl<'a> TurnRecord<'a> {
                 turn_id,
                 started_at: *started_at,
             }),
-            RolloutItem::TurnItem { turn_id, item } => Some(TurnRecord::Item {
+            RolloutItem::TurnItem {
+                turn_id,
+                item,
+                started_at_ms,
+                completed_at_ms,
+            } => Some(TurnRecord::Item {
                 turn_id,
                 item: StoredTurnItem(item),
+                // Core writes both or neither.
+                times: match (started_at_ms, completed_at_ms) {
+                    (Some(started), Some(completed)) => Some(ItemTimes {
+                        started_at_ms: *started,
+                        completed_at_ms: *completed,
+                    }),
+                    _ => None,
+                },
             }),
             RolloutItem::TurnEnded {
                 turn_id,
@@ -229,12 +254,19 @@ pub fn turn_started(turn_id: impl Into<String>, started_at: i64) -> RolloutItem 
     }
 }
 
-/// The line recording a completed item of a turn; `None` (logged) if it cannot be serialized.
-pub fn turn_item(turn_id: impl Into<String>, item: &TurnItem) -> Option<RolloutItem> {
+/// The line recording a completed item of a turn and when it started and completed; `None`
+/// (logged) if it cannot be serialized.
+pub fn turn_item(
+    turn_id: impl Into<String>,
+    item: &TurnItem,
+    times: ItemTimes,
+) -> Option<RolloutItem> {
     match serde_json::to_value(item) {
         Ok(item) => Some(RolloutItem::TurnItem {
             turn_id: turn_id.into(),
             item,
+            started_at_ms: Some(times.started_at_ms),
+            completed_at_ms: Some(times.completed_at_ms),
         }),
         Err(error) => {
             tracing::warn!(%error, "turn item not serializable");
@@ -383,23 +415,72 @@ mod tests {
             phase: None,
             memory_citation: None,
         };
-        let line = turn_item("t", &item).unwrap();
+        let times = ItemTimes {
+            started_at_ms: 1_000,
+            completed_at_ms: 1_250,
+        };
+        let line = turn_item("t", &item, times).unwrap();
         let Some(TurnRecord::Item {
             turn_id,
             item: stored,
+            times: stored_times,
         }) = TurnRecord::read(&line)
         else {
             panic!("not an item line: {line:?}");
         };
         assert_eq!(turn_id, "t");
         assert_eq!(stored.decode(), Some(item));
+        assert_eq!(stored_times, Some(times));
         let unknown = RolloutItem::TurnItem {
             turn_id: "t".into(),
             item: serde_json::json!({"type": "from_a_later_version"}),
+            started_at_ms: None,
+            completed_at_ms: None,
         };
         let Some(TurnRecord::Item { item: stored, .. }) = TurnRecord::read(&unknown) else {
             panic!("not an item line");
         };
         assert_eq!(stored.decode(), None);
+    }
+
+    /// Invariant: an item line stores the start and completion times core stamped live, and
+    /// reads them back from its bytes; an item line written before they were stored reads
+    /// without times (its reader falls back to the line's write time), and the line this
+    /// version writes is the earlier line plus the two times.
+    #[test]
+    fn item_lines_store_their_times_and_old_item_lines_read_without_them() {
+        let old = [
+            META,
+            r#"{"timestamp":"t","type":"turn_item","payload":{"turn_id":"a","item":{"id":"m","phase":null,"text":"hi","type":"agent_message"}}}"#,
+            r#"{"timestamp":"t","type":"turn_item","payload":{"turn_id":"a","item":{"id":"m","phase":null,"text":"hi","type":"agent_message"},"started_at_ms":1764550000123,"completed_at_ms":1764550000456}}"#,
+        ]
+        .join("\n");
+        let contents = parse_rollout(std::path::Path::new("x"), old.as_bytes()).unwrap();
+        let times: Vec<Option<ItemTimes>> = contents
+            .items
+            .iter()
+            .filter_map(|line| match TurnRecord::read(line) {
+                Some(TurnRecord::Item { times, .. }) => Some(times),
+                _ => None,
+            })
+            .collect();
+        let stamped = ItemTimes {
+            started_at_ms: 1_764_550_000_123,
+            completed_at_ms: 1_764_550_000_456,
+        };
+        assert_eq!(times, vec![None, Some(stamped)]);
+
+        let item = TurnItem::AgentMessage {
+            id: "m".into(),
+            text: "hi".into(),
+            phase: None,
+            memory_citation: None,
+        };
+        // Stored through a JSON value, as earlier versions stored it: its keys come out sorted.
+        let written = serde_json::to_string(&turn_item("a", &item, stamped).unwrap()).unwrap();
+        assert_eq!(
+            written,
+            r#"{"type":"turn_item","payload":{"turn_id":"a","item":{"id":"m","phase":null,"text":"hi","type":"agent_message"},"started_at_ms":1764550000123,"completed_at_ms":1764550000456}}"#
+        );
     }
 }

@@ -142,6 +142,8 @@ mod tests {
             RolloutItem::TurnItem {
                 turn_id: turn.to_string(),
                 item: json!({"type": "user_message", "id": "u", "content": []}),
+                started_at_ms: Some(5),
+                completed_at_ms: Some(6),
             },
         ]
     }

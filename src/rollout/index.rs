@@ -607,6 +607,8 @@ mod tests {
         append(RolloutItem::TurnItem {
             turn_id: "u".to_string(),
             item: serde_json::json!({"type": "user_message", "id": "i", "content": [{"type": "text", "text": "hello"}]}),
+            started_at_ms: None,
+            completed_at_ms: None,
         })
         .await
         .unwrap();

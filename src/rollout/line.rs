@@ -1,7 +1,8 @@
 //! The rollout line format. This layer sits below `core/` and does not know the domain's types:
 //! the lines core owns (a turn's start, items and end, settings snapshots) keep typed here only
-//! the envelope fields storage itself uses (turn ids and times, for the index and forks), and
-//! hold core's content as opaque payloads. Core builds and reads those lines through its own
+//! envelope fields (turn ids and times, which the index and forks use; the times of items and
+//! a turn's duration, plain numbers a fork copies as they are), and hold core's content as
+//! opaque payloads. Core builds and reads those lines through its own
 //! typed records (`core::record`); nothing else should write or interpret their payloads.
 
 use serde::de::{DeserializeSeed, Error as _, IntoDeserializer, MapAccess};
@@ -35,6 +36,12 @@ pub enum RolloutItem {
     TurnItem {
         turn_id: String,
         item: Value,
+        /// When the item started and completed (Unix ms), as core stamped them. Absent in files
+        /// written before they were recorded (readers fall back to the line's write time).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        started_at_ms: Option<i64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        completed_at_ms: Option<i64>,
     },
     /// The end of a turn. `status`, `error` and `duration_ms` are core's record of how it
     /// ended, stored as core wrote them (its typed view reads them back).
@@ -196,6 +203,8 @@ mod tests {
             RolloutItem::TurnItem {
                 turn_id: "t1".into(),
                 item: serde_json::json!({"type": "agentMessage", "id": "m", "text": "hé \"q\""}),
+                started_at_ms: Some(7_001),
+                completed_at_ms: Some(7_250),
             },
             RolloutItem::TurnEnded {
                 turn_id: "t1".into(),

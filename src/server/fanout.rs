@@ -126,7 +126,7 @@ impl ProjectionTask {
                 );
             }
         } else {
-            for notification in self.projection.project(event, now_ms) {
+            for notification in self.projection.project(event) {
                 let admitted = match &notification {
                     ServerNotification::ThreadStatusChanged(_) => {
                         admit_thread_notification(&self.context, &self.thread_id, &notification)

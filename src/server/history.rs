@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::core::record::{StoredTurnItem, TurnRecord};
+use crate::core::record::{ItemTimes, StoredTurnItem, TurnRecord};
 use crate::protocol::notification::{ThreadTokenUsage, TokenUsageUpdatedNotification};
 use crate::protocol::turn::Turn;
 use crate::rollout::RolloutItem;
@@ -17,8 +17,8 @@ use super::turn_builder::{ItemsView, TurnBuilder};
 /// the work, so a page converts only the turns it returns.
 struct TurnSkeleton<'a> {
     turn: TurnBuilder,
-    /// Each stored item with its line's write time (Unix ms), if known.
-    items: Vec<(StoredTurnItem<'a>, Option<i64>)>,
+    /// Each stored item with when it started and completed (Unix ms), if known.
+    items: Vec<(StoredTurnItem<'a>, Option<ItemTimes>)>,
 }
 
 /// One pass over the lines; a turn id maps to its turn through a table, so lines of a turn that
@@ -48,10 +48,26 @@ fn skeletons<'a>(
                     items: Vec::new(),
                 });
             }
-            Some(TurnRecord::Item { turn_id, item }) => {
+            Some(TurnRecord::Item {
+                turn_id,
+                item,
+                times,
+            }) => {
                 if let Some(&at) = by_id.get(turn_id) {
-                    let written = item_times_ms.get(index).copied().flatten();
-                    turns[at].items.push((item, written));
+                    // The times core stamped live and stored with the item; a line written
+                    // before they were stored is written when its item completes, so its write
+                    // time stands for both ends (the reference always has both).
+                    let times = times.or_else(|| {
+                        item_times_ms
+                            .get(index)
+                            .copied()
+                            .flatten()
+                            .map(|written| ItemTimes {
+                                started_at_ms: written,
+                                completed_at_ms: written,
+                            })
+                    });
+                    turns[at].items.push((item, times));
                 }
             }
             Some(TurnRecord::Ended(end)) => {
@@ -69,12 +85,14 @@ fn finish(skeleton: TurnSkeleton<'_>) -> Turn {
     let items = skeleton
         .items
         .into_iter()
-        .filter_map(|(stored, written)| {
-            // Core's stored items carry no times; an item's line is written when it completes,
-            // so its write time stands for both ends (the reference always has both).
-            stored
-                .decode()
-                .map(|item| convert::thread_item(&item, written, written))
+        .filter_map(|(stored, times)| {
+            stored.decode().map(|item| {
+                convert::thread_item(
+                    &item,
+                    times.map(|t| t.started_at_ms),
+                    times.map(|t| t.completed_at_ms),
+                )
+            })
         })
         .collect();
     skeleton.turn.build(ItemsView::Full, items)
@@ -174,6 +192,8 @@ mod tests {
         RolloutItem::TurnItem {
             turn_id: turn_id.to_string(),
             item: json!({"type": "agent_message", "id": text, "text": text}),
+            started_at_ms: None,
+            completed_at_ms: None,
         }
     }
 

@@ -59,49 +59,59 @@ pub(crate) fn agent_message_delta<'a>(
     })
 }
 
-/// Per-thread projection state: when each open item started (items carry `startedAtMs`).
+/// Per-thread projection state: when each completed item of the running turn started and
+/// completed, for `turn/completed`'s summary items. Every time is core's stamp from the item's
+/// events, the same one the item's rollout line stores, so an item reads the same live and
+/// replayed; the projection reads no clock.
 pub(crate) struct ThreadProjection {
     thread_id: String,
-    item_started_ms: HashMap<String, i64>,
-    /// When each item of the running turn started and completed, for `turn/completed`'s
-    /// summary items.
-    item_times_ms: HashMap<String, (Option<i64>, i64)>,
+    item_times_ms: HashMap<String, (i64, i64)>,
 }
 
 impl ThreadProjection {
     pub(crate) fn new(thread_id: String) -> ThreadProjection {
         ThreadProjection {
             thread_id,
-            item_started_ms: HashMap::new(),
             item_times_ms: HashMap::new(),
         }
     }
 
-    pub(crate) fn project(&mut self, event: EventMsg, now_ms: i64) -> Vec<ServerNotification> {
+    pub(crate) fn project(&mut self, event: EventMsg) -> Vec<ServerNotification> {
         match event {
             EventMsg::TurnStarted {
                 turn_id,
                 started_at,
             } => self.turn_started(turn_id, started_at),
-            EventMsg::ItemStarted { turn_id, item } => {
-                self.item_started_ms.insert(item.id().to_string(), now_ms);
+            EventMsg::ItemStarted {
+                turn_id,
+                item,
+                started_at_ms,
+            } => {
                 vec![ServerNotification::ItemStarted(ItemStartedNotification {
                     thread_id: self.thread_id.clone(),
                     turn_id,
-                    item: convert::thread_item(&item, Some(now_ms), None),
-                    started_at_ms: now_ms,
+                    item: convert::thread_item(&item, Some(started_at_ms), None),
+                    started_at_ms,
                 })]
             }
-            EventMsg::ItemCompleted { turn_id, item } => {
-                let started = self.item_started_ms.remove(item.id());
+            EventMsg::ItemCompleted {
+                turn_id,
+                item,
+                started_at_ms,
+                completed_at_ms,
+            } => {
                 self.item_times_ms
-                    .insert(item.id().to_string(), (started, now_ms));
+                    .insert(item.id().to_string(), (started_at_ms, completed_at_ms));
                 vec![ServerNotification::ItemCompleted(
                     ItemCompletedNotification {
                         thread_id: self.thread_id.clone(),
                         turn_id,
-                        item: convert::thread_item(&item, started, Some(now_ms)),
-                        completed_at_ms: now_ms,
+                        item: convert::thread_item(
+                            &item,
+                            Some(started_at_ms),
+                            Some(completed_at_ms),
+                        ),
+                        completed_at_ms,
                         content_token_count: None,
                     },
                 )]
@@ -135,7 +145,6 @@ impl ThreadProjection {
     }
 
     fn turn_started(&mut self, turn_id: String, started_at: i64) -> Vec<ServerNotification> {
-        self.item_started_ms.clear();
         self.item_times_ms.clear();
         vec![
             self.status(ThreadStatus::Active {
@@ -187,7 +196,6 @@ impl ThreadProjection {
         completed_at: i64,
         duration_ms: i64,
     ) -> Vec<ServerNotification> {
-        self.item_started_ms.clear();
         let item_times = std::mem::take(&mut self.item_times_ms);
         // The same record core writes as the turn's end line, so `thread/read` rebuilds the
         // same turn from it.
@@ -205,8 +213,8 @@ impl ThreadProjection {
                         let (started, completed) = item_times
                             .get(item.id())
                             .copied()
-                            .unwrap_or((Some(end_ms), end_ms));
-                        convert::thread_item(item, started.or(Some(completed)), Some(completed))
+                            .unwrap_or((end_ms, end_ms));
+                        convert::thread_item(item, Some(started), Some(completed))
                     })
                     .collect();
                 out.push(self.status(ThreadStatus::Idle));
@@ -441,7 +449,7 @@ mod tests {
             item_id: "msg_1".into(),
             delta: "a \"quoted\" \u{2028} delta".into(),
         };
-        let projected = projection.project(event, 7);
+        let projected = projection.project(event);
         assert_eq!(projected.len(), 1);
         let envelope = |n: &dyn erased::Encode| n.encode_line();
         let expected = envelope(&projected[0]);
@@ -474,13 +482,10 @@ mod tests {
     #[test]
     fn approval_waits_plan_deltas_and_command_output_project_to_their_notifications() {
         let mut projection = ThreadProjection::new("thr".into());
-        let waiting = method_and_params(projection.project(
-            EventMsg::WaitingOnApproval {
-                turn_id: "t".into(),
-                waiting: true,
-            },
-            0,
-        ));
+        let waiting = method_and_params(projection.project(EventMsg::WaitingOnApproval {
+            turn_id: "t".into(),
+            waiting: true,
+        }));
         assert_eq!(
             waiting,
             vec![
@@ -488,24 +493,18 @@ mod tests {
                 "status": {"type": "active", "activeFlags": ["waitingOnApproval"]}}})
             ]
         );
-        let plan = method_and_params(projection.project(
-            EventMsg::PlanDelta {
-                turn_id: "t".into(),
-                item_id: "t-plan".into(),
-                delta: "- a".into(),
-            },
-            0,
-        ));
+        let plan = method_and_params(projection.project(EventMsg::PlanDelta {
+            turn_id: "t".into(),
+            item_id: "t-plan".into(),
+            delta: "- a".into(),
+        }));
         assert_eq!(plan[0]["method"], "item/plan/delta");
         assert_eq!(plan[0]["params"]["itemId"], "t-plan");
-        let output = method_and_params(projection.project(
-            EventMsg::CommandOutputDelta {
-                turn_id: "t".into(),
-                item_id: "call_1".into(),
-                delta: "hi\n".into(),
-            },
-            0,
-        ));
+        let output = method_and_params(projection.project(EventMsg::CommandOutputDelta {
+            turn_id: "t".into(),
+            item_id: "call_1".into(),
+            delta: "hi\n".into(),
+        }));
         assert_eq!(output[0]["method"], "item/commandExecution/outputDelta");
         assert_eq!(output[0]["params"]["delta"], "hi\n");
     }

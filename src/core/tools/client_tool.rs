@@ -9,7 +9,7 @@ use super::super::approval::{
 };
 use super::super::event::EventMsg;
 use super::super::items::{ToolContent, ToolItemStatus, TurnItem};
-use super::handle::{persist_turn_item, TurnHandle};
+use super::handle::TurnHandle;
 use super::output::ToolOutput;
 
 const INVALID_REPLY: &str = "dynamic tool response was invalid";
@@ -31,11 +31,8 @@ fn item(call: &ClientToolCall, status: ToolItemStatus) -> TurnItem {
 /// Asks the client to run the call. `None` when the turn ended before an answer.
 pub(crate) async fn run(turn: &TurnHandle, call: ClientToolCall) -> Option<ToolOutput> {
     let clock = Instant::now();
-    turn.emit(EventMsg::ItemStarted {
-        turn_id: turn.turn_id.clone(),
-        item: item(&call, ToolItemStatus::InProgress),
-    })
-    .await;
+    turn.item_started(item(&call, ToolItemStatus::InProgress))
+        .await;
     let (request, reply_rx) = ClientRequest::new(
         turn.turn_id.clone(),
         ClientRequestKind::ToolCall(call.clone()),
@@ -64,12 +61,7 @@ pub(crate) async fn run(turn: &TurnHandle, call: ClientToolCall) -> Option<ToolO
         success: Some(result.success),
         duration_ms: Some(i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX)),
     };
-    persist_turn_item(turn, &completed).await;
-    turn.emit(EventMsg::ItemCompleted {
-        turn_id: turn.turn_id.clone(),
-        item: completed,
-    })
-    .await;
+    turn.item_completed(completed).await;
     Some(ToolOutput {
         call_id: call.call_id,
         custom: false,

@@ -6,6 +6,7 @@
 //! `tools::run`; the tools depend on this file only, so neither the turn loop nor the thread is
 //! imported by any tool.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -18,9 +19,10 @@ use tokio_util::sync::CancellationToken;
 use crate::mcp::McpServers;
 use crate::rollout::{RolloutItem, RolloutWriter};
 
+use super::super::clock;
 use super::super::event::EventMsg;
 use super::super::items::TurnItem;
-use super::super::record;
+use super::super::record::{self, ItemTimes};
 use super::super::settings::ThreadSettings;
 use super::apply_patch::turn_diff::TurnSnapshots;
 
@@ -61,6 +63,11 @@ pub(crate) struct TurnHandle {
     pub env: Arc<dyn ToolEnvironment>,
     events: mpsc::Sender<EventMsg>,
     rollout: Option<RolloutWriter>,
+    /// When each item of the turn that started and has not completed yet started (Unix ms), by
+    /// item id: the start an item's completion carries. Shared by the turn and its tools; a
+    /// std mutex, held only to insert or remove one entry (never across an await), and one
+    /// turn's open items keep it small.
+    item_starts: Arc<Mutex<HashMap<String, i64>>>,
 }
 
 impl TurnHandle {
@@ -78,7 +85,52 @@ impl TurnHandle {
             env,
             events,
             rollout,
+            item_starts: Arc::default(),
         }
+    }
+
+    /// Announces that `item` started, stamped once with core's clock: the notification and,
+    /// at completion, the item's rollout record carry this start. An item announced twice
+    /// keeps its first start.
+    pub(crate) async fn item_started(&self, item: TurnItem) {
+        let now = clock::now_unix_millis();
+        let started_at_ms = match self.item_starts.lock() {
+            Ok(mut starts) => *starts.entry(item.id().to_string()).or_insert(now),
+            Err(_) => now,
+        };
+        self.emit(EventMsg::ItemStarted {
+            turn_id: self.turn_id.clone(),
+            item,
+            started_at_ms,
+        })
+        .await;
+    }
+
+    /// Records the completed `item` in the rollout (so a resumed thread shows it), then
+    /// announces it. Both carry the same start and completion times, so the item reads the
+    /// same live and replayed. An item never announced as started starts when it completes.
+    pub(crate) async fn item_completed(&self, item: TurnItem) {
+        let completed_at_ms = clock::now_unix_millis();
+        let started = match self.item_starts.lock() {
+            Ok(mut starts) => starts.remove(item.id()),
+            Err(_) => None,
+        };
+        // A wall clock stepped back between the two ends must not make an item end before it
+        // started.
+        let times = ItemTimes {
+            started_at_ms: started.unwrap_or(completed_at_ms).min(completed_at_ms),
+            completed_at_ms,
+        };
+        if let Some(line) = record::turn_item(self.turn_id.clone(), &item, times) {
+            self.persist(line).await;
+        }
+        self.emit(EventMsg::ItemCompleted {
+            turn_id: self.turn_id.clone(),
+            item,
+            started_at_ms: times.started_at_ms,
+            completed_at_ms: times.completed_at_ms,
+        })
+        .await;
     }
 
     /// Sends an event to the server; waits when the client is slow (bounded channel).
@@ -100,12 +152,5 @@ impl TurnHandle {
             })
             .await;
         }
-    }
-}
-
-/// Records a turn item (as the client saw it) in the rollout, so a resumed thread shows it.
-pub(crate) async fn persist_turn_item(turn: &TurnHandle, item: &TurnItem) {
-    if let Some(line) = record::turn_item(turn.turn_id.clone(), item) {
-        turn.persist(line).await;
     }
 }

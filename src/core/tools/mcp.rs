@@ -13,7 +13,7 @@ use crate::mcp::{McpServers, McpTool};
 use super::super::event::EventMsg;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::settings::{ApprovalPolicy, ThreadSettings};
-use super::handle::{persist_turn_item, TurnHandle};
+use super::handle::TurnHandle;
 use super::output::ToolOutput;
 
 /// The namespace of a server's tools.
@@ -175,11 +175,8 @@ pub(crate) async fn run(turn: &TurnHandle, call: McpCall) -> Option<ToolOutput> 
             error,
             duration_ms,
         };
-    turn.emit(EventMsg::ItemStarted {
-        turn_id: turn.turn_id.clone(),
-        item: item(ToolItemStatus::InProgress, None, None, None),
-    })
-    .await;
+    turn.item_started(item(ToolItemStatus::InProgress, None, None, None))
+        .await;
     let outcome = tokio::select! {
         _ = turn.cancel.cancelled() => return None,
         outcome = call_server(turn, &call) => outcome,
@@ -214,12 +211,7 @@ pub(crate) async fn run(turn: &TurnHandle, call: McpCall) -> Option<ToolOutput> 
             message,
         ),
     };
-    persist_turn_item(turn, &completed).await;
-    turn.emit(EventMsg::ItemCompleted {
-        turn_id: turn.turn_id.clone(),
-        item: completed,
-    })
-    .await;
+    turn.item_completed(completed).await;
     Some(ToolOutput {
         call_id: call.call_id,
         custom: false,

@@ -30,7 +30,7 @@ use super::super::event::EventMsg;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::sandboxing::CommandSandbox;
 use super::super::settings::{ApprovalPolicy, SandboxMode};
-use super::handle::{persist_turn_item, TurnHandle};
+use super::handle::TurnHandle;
 use super::head_tail::HeadTail;
 use super::output::ToolOutput;
 use super::process::{exit_code_of, OutputPipes};
@@ -433,20 +433,10 @@ async fn ask_approval(
 }
 
 async fn emit_item(turn: &TurnHandle, item: &TurnItem, completed: bool) {
-    let turn_id = turn.turn_id.clone();
     if completed {
-        persist_turn_item(turn, item).await;
-        turn.emit(EventMsg::ItemCompleted {
-            turn_id,
-            item: item.clone(),
-        })
-        .await;
+        turn.item_completed(item.clone()).await;
     } else {
-        turn.emit(EventMsg::ItemStarted {
-            turn_id,
-            item: item.clone(),
-        })
-        .await;
+        turn.item_started(item.clone()).await;
     }
 }
 

@@ -23,11 +23,10 @@ use crate::wire::{
 
 use super::super::compact::{self, prompt, KeptBudget};
 use super::super::error::{TurnError, TurnErrorKind};
-use super::super::event::{EventMsg, TurnOutcome};
+use super::super::event::TurnOutcome;
 use super::super::items::TurnItem;
 use super::super::settings::ThreadSettings;
 use super::super::tools;
-use super::super::tools::handle::persist_turn_item;
 use super::request::build_request;
 use super::sampling::SamplingError;
 use super::turn_context::TurnContext;
@@ -96,11 +95,7 @@ pub(super) async fn compact(turn: &TurnContext) -> Result<(), TurnOutcome> {
     let item = TurnItem::ContextCompaction {
         id: uuid::Uuid::now_v7().to_string(),
     };
-    turn.emit(EventMsg::ItemStarted {
-        turn_id: turn.turn_id.clone(),
-        item: item.clone(),
-    })
-    .await;
+    turn.item_started(item.clone()).await;
     let settings = turn.thread.settings();
     let limit = settings.auto_compact_limit();
     let history = turn.thread.history();
@@ -128,12 +123,7 @@ pub(super) async fn compact(turn: &TurnContext) -> Result<(), TurnOutcome> {
     })
     .await;
     report_context_size(turn, &settings, total, next).await;
-    persist_turn_item(turn, &item).await;
-    turn.emit(EventMsg::ItemCompleted {
-        turn_id: turn.turn_id.clone(),
-        item,
-    })
-    .await;
+    turn.item_completed(item).await;
     Ok(())
 }
 

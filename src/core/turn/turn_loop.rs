@@ -19,7 +19,6 @@ use super::super::items::TurnItem;
 use super::super::record::{self, TurnEndRecord};
 use super::super::skills;
 use super::super::thread::TurnKind;
-use super::super::tools::handle::persist_turn_item;
 use super::compaction;
 use super::lifecycle::{TurnEnd, TurnTimes};
 use super::sampling::{self, SamplingError};
@@ -255,18 +254,9 @@ async fn deliver_pending_input(turn: &TurnContext) {
             content: pending.input.clone(),
             client_id: pending.client_id,
         };
-        turn.emit(EventMsg::ItemStarted {
-            turn_id: turn.turn_id.clone(),
-            item: item.clone(),
-        })
-        .await;
+        turn.item_started(item.clone()).await;
         turn.record_history(pending.message).await;
-        persist_turn_item(turn, &item).await;
-        turn.emit(EventMsg::ItemCompleted {
-            turn_id: turn.turn_id.clone(),
-            item,
-        })
-        .await;
+        turn.item_completed(item).await;
     }
 }
 

@@ -11,7 +11,7 @@ use super::super::super::items::{FileChangeEntry, FileChangeKind, ToolItemStatus
 use super::super::super::models::ApplyPatchForm;
 use super::super::super::sandboxing::CommandSandbox;
 use super::super::super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
-use super::super::handle::{persist_turn_item, TurnHandle};
+use super::super::handle::TurnHandle;
 use super::super::output::ToolOutput;
 use super::apply::{commit_changes, plan_changes, PlannedChange, PlannedKind};
 use super::parser::{parse_patch, FileOp, HunkLine, Patch};
@@ -233,12 +233,10 @@ fn streamed_diff(op: &FileOp) -> String {
 }
 
 async fn emit_item(turn: &TurnHandle, item: TurnItem, completed: bool) {
-    let turn_id = turn.turn_id.clone();
     if completed {
-        persist_turn_item(turn, &item).await;
-        turn.emit(EventMsg::ItemCompleted { turn_id, item }).await;
+        turn.item_completed(item).await;
     } else {
-        turn.emit(EventMsg::ItemStarted { turn_id, item }).await;
+        turn.item_started(item).await;
     }
 }
 

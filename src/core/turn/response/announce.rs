@@ -4,7 +4,6 @@
 
 use crate::core::event::EventMsg;
 use crate::core::items::TurnItem;
-use crate::core::tools::handle::persist_turn_item;
 
 use super::super::turn_context::TurnContext;
 use super::active_item::{report_protocol_error, ProtocolError};
@@ -15,18 +14,9 @@ pub(super) async fn warn_protocol_error(turn: &TurnContext, error: &ProtocolErro
 }
 
 pub(super) async fn emit_started(turn: &TurnContext, item: TurnItem) {
-    turn.emit(EventMsg::ItemStarted {
-        turn_id: turn.turn_id.clone(),
-        item,
-    })
-    .await;
+    turn.item_started(item).await;
 }
 
 pub(super) async fn emit_completed(turn: &TurnContext, item: TurnItem) {
-    persist_turn_item(turn, &item).await;
-    turn.emit(EventMsg::ItemCompleted {
-        turn_id: turn.turn_id.clone(),
-        item,
-    })
-    .await;
+    turn.item_completed(item).await;
 }
