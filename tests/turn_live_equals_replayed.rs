@@ -4,7 +4,10 @@
 //! start and completion times and `durationMs`, for a completed turn with items, an interrupted
 //! turn and a failed turn with an error. Only what the two views carry differs by design:
 //! `turn/completed` summarizes a completed turn with its last response's messages, a rebuilt
-//! turn carries every stored item; each summarized item is among them with the same content.
+//! turn carries every stored item; each summarized item is among them exactly, its
+//! `startedAtMs` and `completedAtMs` included, and every item the client saw complete
+//! (`item/completed`) is among them exactly too: core stamps an item's times once and stores
+//! them with the item.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
 
@@ -67,38 +70,51 @@ fn facts(turn: &Value) -> Value {
     facts
 }
 
-/// An item without its timestamps: a live item is stamped as the client saw it start and end,
-/// a rebuilt one with the time its line was written.
-fn content(item: &Value) -> Value {
-    let mut content = item.clone();
-    if let Some(object) = content.as_object_mut() {
-        object.remove("startedAtMs");
-        object.remove("completedAtMs");
+/// The items of every `item/completed` in `messages`, in order.
+fn completed_items(messages: &[Value]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "item/completed")
+        .map(|m| m["params"]["item"].clone())
+        .collect()
+}
+
+/// A turn as the client saw it live: its `turn/completed` turn, and the items it saw complete.
+struct LiveTurn {
+    turn: Value,
+    completed_items: Vec<Value>,
+}
+
+impl LiveTurn {
+    fn from_messages(messages: &[Value]) -> LiveTurn {
+        LiveTurn {
+            turn: completed_turn(messages),
+            completed_items: completed_items(messages),
+        }
     }
-    content
 }
 
 /// Checks `replayed` (the turns a read, resume or fork returned) against the live turns.
-fn assert_same_turns(live: &[Value], replayed: &Value, context: &str) {
+fn assert_same_turns(live: &[LiveTurn], replayed: &Value, context: &str) {
     let replayed = replayed
         .as_array()
         .unwrap_or_else(|| panic!("{context}: no turns in {replayed}"));
     assert_eq!(replayed.len(), live.len(), "{context}: {replayed:#?}");
     for (live, replayed) in live.iter().zip(replayed) {
-        assert_eq!(facts(replayed), facts(live), "{context}");
+        assert_eq!(facts(replayed), facts(&live.turn), "{context}");
         assert_eq!(replayed["itemsView"], "full", "{context}");
-        let stored: Vec<Value> = replayed["items"]
+        let stored: &Vec<Value> = replayed["items"]
             .as_array()
-            .unwrap_or_else(|| panic!("{context}: no items in {replayed}"))
-            .iter()
-            .map(content)
-            .collect();
-        for item in live["items"].as_array().into_iter().flatten() {
+            .unwrap_or_else(|| panic!("{context}: no items in {replayed}"));
+        let summarized = live.turn["items"].as_array().into_iter().flatten();
+        for item in summarized.chain(&live.completed_items) {
             assert!(
-                stored.contains(&content(item)),
+                stored.contains(item),
                 "{context}: the live item {item} is not among the rebuilt {stored:#?}"
             );
         }
+        // Nothing is stored that the client did not see complete.
+        assert_eq!(stored, &live.completed_items, "{context}");
         // Every turn recorded the user's input.
         assert_eq!(stored[0]["type"], "userMessage", "{context}: {stored:#?}");
     }
@@ -128,7 +144,8 @@ async fn the_turn_of_turn_completed_is_the_turn_thread_read_returns_before_and_a
     daemon.initialize().await;
     let thread_id = daemon.start_thread(json!({})).await;
 
-    let completed = completed_turn(&text_turn(&mut daemon, &thread_id, "answer twice").await);
+    let completed_messages = text_turn(&mut daemon, &thread_id, "answer twice").await;
+    let completed = completed_turn(&completed_messages);
 
     let started = daemon
         .ok(
@@ -137,7 +154,7 @@ async fn the_turn_of_turn_completed_is_the_turn_thread_read_returns_before_and_a
         )
         .await;
     let turn_id = started["turn"]["id"].clone();
-    daemon
+    let mut interrupted_messages = daemon
         .collect_until(|m| {
             m["method"] == "item/completed" && m["params"]["item"]["type"] == "agentMessage"
         })
@@ -148,9 +165,11 @@ async fn the_turn_of_turn_completed_is_the_turn_thread_read_returns_before_and_a
             json!({"threadId": thread_id, "turnId": turn_id}),
         )
         .await;
-    let interrupted = completed_turn(&daemon.until_turn_completed().await);
+    interrupted_messages.extend(daemon.until_turn_completed().await);
+    let interrupted = completed_turn(&interrupted_messages);
 
-    let failed = completed_turn(&text_turn(&mut daemon, &thread_id, "fail").await);
+    let failed_messages = text_turn(&mut daemon, &thread_id, "fail").await;
+    let failed = completed_turn(&failed_messages);
 
     // The three endings are what this test is about; a script that ended them otherwise would
     // make the comparison vacuous.
@@ -172,7 +191,18 @@ async fn the_turn_of_turn_completed_is_the_turn_thread_read_returns_before_and_a
         "{failed}"
     );
     assert_eq!(failed["error"]["codexErrorInfo"], "serverOverloaded");
-    let live = [completed, interrupted, failed];
+    // The paced messages were open for a while: an item's start and end differ, so a rebuilt
+    // item stamped with one time for both ends (its line's write time) could not match it.
+    for item in &summarized {
+        let started = item["startedAtMs"].as_i64().unwrap();
+        let completed = item["completedAtMs"].as_i64().unwrap();
+        assert!(started < completed, "{item}");
+    }
+    let live = [
+        LiveTurn::from_messages(&completed_messages),
+        LiveTurn::from_messages(&interrupted_messages),
+        LiveTurn::from_messages(&failed_messages),
+    ];
 
     let before_restart = read_turns(&mut daemon, &thread_id).await;
     assert_same_turns(&live, &before_restart, "thread/read");
@@ -263,15 +293,16 @@ async fn a_rollout_written_by_an_earlier_version_reads_as_it_did() {
                    "durationMs": null}),
         ]
     );
-    let texts: Vec<Value> = turns[0]["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(content)
-        .collect();
+    let texts: &Vec<Value> = turns[0]["items"].as_array().unwrap();
     assert_eq!(texts[0]["type"], "userMessage");
     assert_eq!(texts[1]["type"], "agentMessage");
     assert_eq!(texts[1]["text"], "hi there");
+    // Item lines written before items stored their times read with their line's write time
+    // for both ends.
+    for (item, written) in texts.iter().zip([1_767_225_601_100_i64, 1_767_225_603_200]) {
+        assert_eq!(item["startedAtMs"], written, "{item}");
+        assert_eq!(item["completedAtMs"], written, "{item}");
+    }
     assert_eq!(turns[2]["items"].as_array().map(Vec::len), Some(2));
 
     let forked = daemon
