@@ -479,6 +479,56 @@ mod tests {
         }
     }
 
+    /// Invariant: an item's times are core's stamps from its events — on `item/started`,
+    /// `item/completed` and the summary items of `turn/completed` — never the time the
+    /// projection saw the event, so they are the times replay reads from the item's line.
+    #[test]
+    fn item_times_are_the_stamps_core_put_in_the_events() {
+        let mut projection = ThreadProjection::new("thr".into());
+        let item = crate::core::TurnItem::AgentMessage {
+            id: "msg".into(),
+            text: "hi".into(),
+            phase: None,
+            memory_citation: None,
+        };
+        projection.project(EventMsg::TurnStarted {
+            turn_id: "t".into(),
+            started_at: 1,
+        });
+        let started = method_and_params(projection.project(EventMsg::ItemStarted {
+            turn_id: "t".into(),
+            item: item.clone(),
+            started_at_ms: 1_100,
+        }));
+        assert_eq!(started[0]["params"]["startedAtMs"], 1_100);
+        assert_eq!(started[0]["params"]["item"]["startedAtMs"], 1_100);
+        assert_eq!(
+            started[0]["params"]["item"]["completedAtMs"],
+            serde_json::Value::Null
+        );
+        let completed = method_and_params(projection.project(EventMsg::ItemCompleted {
+            turn_id: "t".into(),
+            item: item.clone(),
+            started_at_ms: 1_100,
+            completed_at_ms: 1_900,
+        }));
+        assert_eq!(completed[0]["params"]["completedAtMs"], 1_900);
+        let completed_item = completed[0]["params"]["item"].clone();
+        assert_eq!(completed_item["startedAtMs"], 1_100);
+        assert_eq!(completed_item["completedAtMs"], 1_900);
+        let ended = method_and_params(projection.project(EventMsg::TurnEnded {
+            turn_id: "t".into(),
+            outcome: TurnOutcome::Completed {
+                final_items: vec![item],
+            },
+            started_at: 1,
+            completed_at: 2,
+            duration_ms: 1_000,
+        }));
+        let turn = &ended.last().unwrap()["params"]["turn"];
+        assert_eq!(turn["items"], serde_json::json!([completed_item]));
+    }
+
     #[test]
     fn approval_waits_plan_deltas_and_command_output_project_to_their_notifications() {
         let mut projection = ThreadProjection::new("thr".into());

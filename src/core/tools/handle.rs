@@ -1,7 +1,8 @@
 //! What a tool sees of the turn that called it: a small handle, never the turn itself.
 //!
-//! A tool emits events, persists its items, asks the client and watches for the turn's end
-//! through [`TurnHandle`]; it reads the thread's settings and the approvals already granted
+//! A tool emits events, announces its items' start and completion (stamped once here and
+//! recorded with the item), asks the client and watches for the turn's end through
+//! [`TurnHandle`]; it reads the thread's settings and the approvals already granted
 //! through [`ToolEnvironment`]. The turn builds the handle and depends on the tools through
 //! `tools::run`; the tools depend on this file only, so neither the turn loop nor the thread is
 //! imported by any tool.
