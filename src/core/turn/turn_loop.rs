@@ -348,4 +348,94 @@ mod tests {
             other => panic!("expected a warning, got {other:?}"),
         }
     }
+
+    /// Invariant: an item's times are stamped once. `ItemCompleted` carries the start its
+    /// `ItemStarted` carried, and the item's rollout line stores exactly the two times the
+    /// events carried, so the live item and the replayed one read the same.
+    #[tokio::test]
+    async fn item_events_and_the_item_line_carry_the_same_stamps() {
+        use crate::core::record::{ItemTimes, TurnRecord};
+        use crate::rollout::{RolloutItem, SessionMeta};
+
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join("rollout.jsonl");
+        let rollout = RolloutWriter::create(&path, None).unwrap();
+        rollout
+            .append(RolloutItem::SessionMeta(SessionMeta {
+                id: "th".into(),
+                created_at: 0,
+                cwd: "/".into(),
+                model: "m".into(),
+                model_provider: "mock".into(),
+                originator: None,
+                cli_version: "0".into(),
+                forked_from_id: None,
+                source: None,
+                settings: None,
+            }))
+            .await
+            .unwrap();
+        let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(8);
+        let handle = TurnHandle::new(
+            "t".into(),
+            CancellationToken::new(),
+            events_tx.clone(),
+            Some(rollout.clone()),
+            Arc::new(Thread::new(
+                ThreadId::new(),
+                0,
+                false,
+                None,
+                ThreadSettings::for_tests(),
+                Vec::new(),
+                None,
+                events_tx,
+                ModelClient::new().unwrap(),
+                CancellationToken::new(),
+            )),
+        );
+        let item = TurnItem::AgentMessage {
+            id: "msg".into(),
+            text: "hi".into(),
+            phase: None,
+            memory_citation: None,
+        };
+        handle.item_started(item.clone()).await;
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        handle.item_completed(item.clone()).await;
+        let Ok(EventMsg::ItemStarted { started_at_ms, .. }) = events_rx.try_recv() else {
+            panic!("no ItemStarted");
+        };
+        let Ok(EventMsg::ItemCompleted {
+            started_at_ms: completion_start,
+            completed_at_ms,
+            ..
+        }) = events_rx.try_recv()
+        else {
+            panic!("no ItemCompleted");
+        };
+        assert_eq!(completion_start, started_at_ms);
+        assert!(started_at_ms < completed_at_ms);
+
+        rollout.flush().await.unwrap();
+        let contents = crate::rollout::reader::read_rollout(&path).unwrap();
+        let stored: Vec<_> = contents
+            .items
+            .iter()
+            .filter_map(|line| match TurnRecord::read(line) {
+                Some(TurnRecord::Item { item, times, .. }) => Some((item.decode(), times)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            stored,
+            vec![(
+                Some(item),
+                Some(ItemTimes {
+                    started_at_ms,
+                    completed_at_ms,
+                })
+            )]
+        );
+    }
 }
