@@ -19,8 +19,9 @@ use crate::wire::{ResponseItem, TokenUsage};
 
 use super::error::CoreError;
 use super::event::EventMsg;
+use super::ids::ThreadId;
 use super::settings::{PersistedSettings, ThreadSettings};
-use super::thread::{Thread, ThreadId};
+use super::thread::Thread;
 
 /// Core events buffered per thread before the server's projection task takes them. When the
 /// client stops reading, this fills and the turn waits: memory stays bounded.

@@ -9,6 +9,7 @@ pub mod compact;
 pub mod context;
 pub mod error;
 pub mod event;
+pub mod ids;
 pub mod input;
 pub mod items;
 pub mod manager;
@@ -25,6 +26,7 @@ pub mod turn;
 
 pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};
+pub use ids::{ItemId, ThreadId, TurnId};
 pub use input::{LocalImageError, PreparedInput};
 pub use items::{
     FileChangeEntry, FileChangeKind, MemoryCitation, MemoryCitationEntry, ToolContent,
@@ -37,7 +39,7 @@ pub use settings::{
     PersistedSettings, ReasoningSummaryMode, SandboxMode, SavedSettings, SettingsOverrides,
     ThreadSettings,
 };
-pub use thread::{StartedTurn, Thread, ThreadId, TurnGate, TurnOptions};
+pub use thread::{StartedTurn, Thread, TurnGate, TurnOptions};
 
 /// Unix seconds now.
 pub fn now_unix_seconds() -> i64 {

@@ -12,42 +12,10 @@ use crate::wire::{ResponseItem, TokenUsage};
 
 use super::error::CoreError;
 use super::event::EventMsg;
+use super::ids::ThreadId;
 use super::input::PreparedInput;
 use super::items::UserInput;
 use super::settings::{PersistedSettings, ThreadSettings};
-
-/// A thread id: a UUID (v7 for threads we create), kept as its canonical string.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ThreadId(String);
-
-impl ThreadId {
-    pub fn new() -> ThreadId {
-        ThreadId(uuid::Uuid::now_v7().to_string())
-    }
-
-    /// Validates a client-given id.
-    pub fn parse(raw: &str) -> Result<ThreadId, CoreError> {
-        uuid::Uuid::parse_str(raw)
-            .map(|uuid| ThreadId(uuid.to_string()))
-            .map_err(|error| CoreError::InvalidThreadId(error.to_string()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Default for ThreadId {
-    fn default() -> ThreadId {
-        ThreadId::new()
-    }
-}
-
-impl std::fmt::Display for ThreadId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// The running turn of a thread.
 pub(crate) struct ActiveTurn {

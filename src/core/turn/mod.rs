@@ -320,9 +320,9 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use crate::client::ModelClient;
+    use crate::core::ids::ThreadId;
     use crate::core::settings::ThreadSettings;
     use crate::core::thread::Thread;
-    use crate::core::thread::ThreadId;
     use crate::core::tools::handle::TurnHandle;
     use crate::rollout::RolloutWriter;
 
