@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use super::ids::TurnId;
 use super::items::ToolContent;
 
 /// Asks before running a shell command.
@@ -150,7 +151,7 @@ impl PartialEq for ReplySlot {
 /// A question for the client, as it travels in [`super::EventMsg::ClientRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientRequest {
-    pub turn_id: String,
+    pub turn_id: TurnId,
     pub started_at_ms: i64,
     pub kind: ClientRequestKind,
     pub reply: ReplySlot,
@@ -159,7 +160,7 @@ pub struct ClientRequest {
 impl ClientRequest {
     /// A request and the receiver its answer arrives on.
     pub(crate) fn new(
-        turn_id: String,
+        turn_id: TurnId,
         kind: ClientRequestKind,
     ) -> (ClientRequest, oneshot::Receiver<ClientReply>) {
         let (reply, reply_rx) = ReplySlot::new();

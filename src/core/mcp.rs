@@ -12,6 +12,7 @@ use crate::mcp::{McpEvent, McpServers};
 
 use super::approval::{await_reply, ClientReply, ClientRequest, ClientRequestKind};
 use super::event::EventMsg;
+use super::ids::TurnId;
 use super::thread::Thread;
 
 /// Reports waiting to be forwarded; a server's start-up sends two, a busy tool a few progress
@@ -40,7 +41,7 @@ impl Thread {
         self.mcp.get()
     }
 
-    fn active_turn(&self) -> Option<(String, CancellationToken)> {
+    fn active_turn(&self) -> Option<(TurnId, CancellationToken)> {
         let state = self.state();
         state
             .active
@@ -107,7 +108,8 @@ async fn forward(
 pub(crate) async fn ask(thread: &Thread, server: String, params: Value) -> Value {
     let (turn_id, cancel) = thread
         .active_turn()
-        .unwrap_or_else(|| (String::new(), thread.shutdown.clone()));
+        // An elicitation outside any turn is announced with an empty turn id.
+        .unwrap_or_else(|| (TurnId::from(String::new()), thread.shutdown.clone()));
     let (request, reply_rx) = ClientRequest::new(
         turn_id,
         ClientRequestKind::McpElicitation { server, params },

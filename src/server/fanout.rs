@@ -117,7 +117,8 @@ impl ProjectionTask {
             // Most of a turn's traffic: encoded from the event's fields, without building the
             // notification (the projection has no state to update for a delta).
             if self.is_subscribed() {
-                let notification = agent_message_delta(&self.thread_id, turn_id, item_id, delta);
+                let notification =
+                    agent_message_delta(&self.thread_id, turn_id.as_str(), item_id, delta);
                 self.context.outgoing.encode_notification_as(
                     AGENT_MESSAGE_DELTA_METHOD,
                     &notification,

@@ -80,12 +80,12 @@ impl ThreadProjection {
             EventMsg::TurnStarted {
                 turn_id,
                 started_at,
-            } => self.turn_started(turn_id, started_at),
+            } => self.turn_started(turn_id.into_string(), started_at),
             EventMsg::ItemStarted { turn_id, item } => {
                 self.item_started_ms.insert(item.id().to_string(), now_ms);
                 vec![ServerNotification::ItemStarted(ItemStartedNotification {
                     thread_id: self.thread_id.clone(),
-                    turn_id,
+                    turn_id: turn_id.into_string(),
                     item: convert::thread_item(&item, Some(now_ms), None),
                     started_at_ms: now_ms,
                 })]
@@ -97,7 +97,7 @@ impl ThreadProjection {
                 vec![ServerNotification::ItemCompleted(
                     ItemCompletedNotification {
                         thread_id: self.thread_id.clone(),
-                        turn_id,
+                        turn_id: turn_id.into_string(),
                         item: convert::thread_item(&item, started, Some(now_ms)),
                         completed_at_ms: now_ms,
                         content_token_count: None,
@@ -116,14 +116,20 @@ impl ThreadProjection {
                 turn_id,
                 from_model,
                 to_model,
-            } => self.model_rerouted(turn_id, from_model, to_model),
+            } => self.model_rerouted(turn_id.into_string(), from_model, to_model),
             EventMsg::TurnEnded {
                 turn_id,
                 outcome,
                 started_at,
                 completed_at,
                 duration_ms,
-            } => self.turn_ended(turn_id, outcome, started_at, completed_at, duration_ms),
+            } => self.turn_ended(
+                turn_id.into_string(),
+                outcome,
+                started_at,
+                completed_at,
+                duration_ms,
+            ),
             // Sent by the fanout through the server-request component, not projected.
             EventMsg::ClientRequest(_) => Vec::new(),
             stateless => one_to_one(self.thread_id.clone(), stateless)
@@ -250,7 +256,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         EventMsg::TurnDiff { turn_id, diff } => {
             ServerNotification::TurnDiffUpdated(TurnDiffUpdatedNotification {
                 thread_id,
-                turn_id,
+                turn_id: turn_id.into_string(),
                 diff,
             })
         }
@@ -260,7 +266,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             changes,
         } => ServerNotification::FileChangePatchUpdated(FileChangePatchUpdatedNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             item_id,
             changes: changes.iter().map(convert::file_change_out).collect(),
         }),
@@ -270,7 +276,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             delta,
         } => ServerNotification::AgentMessageDelta(ItemDeltaNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             item_id,
             delta,
         }),
@@ -281,7 +287,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             summary_index,
         } => ServerNotification::ReasoningSummaryTextDelta(ReasoningSummaryTextDeltaNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             item_id,
             delta,
             summary_index,
@@ -292,7 +298,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             summary_index,
         } => ServerNotification::ReasoningSummaryPartAdded(ReasoningSummaryPartAddedNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             item_id,
             summary_index,
         }),
@@ -303,7 +309,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             content_index,
         } => ServerNotification::ReasoningTextDelta(ReasoningTextDeltaNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             item_id,
             delta,
             content_index,
@@ -315,7 +321,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             model_context_window,
         } => ServerNotification::TokenUsageUpdated(TokenUsageUpdatedNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             token_usage: ThreadTokenUsage {
                 total: convert::usage(&total),
                 last: convert::usage(&last),
@@ -331,7 +337,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             delta,
         } => ServerNotification::PlanDelta(ItemDeltaNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             item_id,
             delta,
         }),
@@ -341,7 +347,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             plan,
         } => ServerNotification::TurnPlanUpdated(TurnPlanUpdatedNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             explanation,
             plan: plan.iter().map(convert::plan_step).collect(),
         }),
@@ -351,7 +357,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             delta,
         } => ServerNotification::CommandExecutionOutputDelta(ItemDeltaNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             item_id,
             delta,
         }),
@@ -365,7 +371,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             will_retry,
         } => ServerNotification::Error(ErrorNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             error: convert::turn_error(&error),
             will_retry,
         }),
@@ -380,7 +386,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             message,
         } => ServerNotification::McpToolCallProgress(McpToolCallProgressNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             item_id,
             message,
         }),

@@ -23,6 +23,7 @@ use serde_json::value::RawValue;
 use crate::core::approval::{
     ClientReply, ClientRequest, ClientRequestKind, ClientToolResult, CommandDecision, ReplySlot,
 };
+use crate::core::TurnId;
 use crate::protocol::approval::{
     CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
     DynamicToolCallParams, DynamicToolCallResponse, FileChangeRequestApprovalParams, ServerRequest,
@@ -44,7 +45,7 @@ pub const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 struct PendingRequest {
     thread_id: String,
-    turn_id: String,
+    turn_id: TurnId,
     reply_kind: ReplyKind,
     reply: ReplySlot,
     /// Aborts the timeout task when the entry is dropped (answered, ended, drained).
@@ -178,12 +179,14 @@ impl ServerRequests {
     }
 
     /// Answers every request of a turn that ended (after its `turn/completed`).
-    pub async fn turn_ended(&self, thread_id: &str, turn_id: &str) {
+    pub async fn turn_ended(&self, thread_id: &str, turn_id: &TurnId) {
         let ended: Vec<(i64, PendingRequest)> = {
             let mut pending = self.pending();
             let ids: Vec<i64> = pending
                 .iter()
-                .filter(|(_, request)| request.thread_id == thread_id && request.turn_id == turn_id)
+                .filter(|(_, request)| {
+                    request.thread_id == thread_id && request.turn_id == *turn_id
+                })
                 .map(|(id, _)| *id)
                 .collect();
             ids.into_iter()
@@ -241,7 +244,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
             ServerRequest::CommandExecutionRequestApproval(CommandExecutionRequestApprovalParams {
                 kind: "command".to_string(),
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.clone(),
+                turn_id: request.turn_id.to_string(),
                 item_id: approval.item_id.clone(),
                 started_at_ms: request.started_at_ms,
                 environment_id: "local".to_string(),
@@ -261,7 +264,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
         ClientRequestKind::FileChangeApproval { item_id, reason } => (
             ServerRequest::FileChangeRequestApproval(FileChangeRequestApprovalParams {
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.clone(),
+                turn_id: request.turn_id.to_string(),
                 item_id: item_id.clone(),
                 reason: reason.clone(),
                 grant_root: None,
@@ -271,7 +274,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
         ClientRequestKind::ToolCall(call) => (
             ServerRequest::DynamicToolCall(DynamicToolCallParams {
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.clone(),
+                turn_id: request.turn_id.to_string(),
                 call_id: call.call_id.clone(),
                 namespace: call.namespace.clone(),
                 tool: call.tool.clone(),
@@ -282,7 +285,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
         ClientRequestKind::UserInput(input) => (
             ServerRequest::ToolRequestUserInput(ToolRequestUserInputParams {
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.clone(),
+                turn_id: request.turn_id.to_string(),
                 item_id: input.call_id.clone(),
                 is_blocking: true,
                 questions: input
@@ -329,7 +332,7 @@ fn elicitation_params(
     let text = |key: &str| params.get(key).and_then(|v| v.as_str()).map(str::to_string);
     McpServerElicitationRequestParams {
         thread_id: thread_id.to_string(),
-        turn_id: Some(request.turn_id.clone()).filter(|id| !id.is_empty()),
+        turn_id: Some(request.turn_id.to_string()).filter(|id| !id.is_empty()),
         server_name: server.to_string(),
         mode: text("mode").unwrap_or_else(|| "form".to_string()),
         message: text("message").unwrap_or_default(),
@@ -501,7 +504,7 @@ mod tests {
         requests.send("thread", first).await;
         requests.send("thread", second).await;
         lines(&mut lines_rx).await;
-        requests.turn_ended("thread", "turn").await;
+        requests.turn_ended("thread", &TurnId::from("turn")).await;
         assert_eq!(first_rx.await.ok(), Some(ClientReply::Cancelled));
         assert_eq!(
             lines(&mut lines_rx).await[0]["method"],
@@ -556,7 +559,7 @@ mod tests {
             .resolve(&RequestId::Integer(0), Ok(&raw("{}")))
             .await;
         assert_eq!(alive_tasks_settled(before + 2).await, before + 2);
-        requests.turn_ended("thread", "turn").await;
+        requests.turn_ended("thread", &TurnId::from("turn")).await;
         assert_eq!(alive_tasks_settled(before + 1).await, before + 1);
         requests.drain();
         assert_eq!(alive_tasks_settled(before).await, before);

@@ -19,6 +19,7 @@ use crate::mcp::McpServers;
 use crate::rollout::{RolloutItem, RolloutWriter};
 
 use super::super::event::EventMsg;
+use super::super::ids::TurnId;
 use super::super::items::TurnItem;
 use super::super::settings::ThreadSettings;
 use super::apply_patch::turn_diff::TurnSnapshots;
@@ -51,7 +52,7 @@ pub(crate) trait ToolEnvironment: Send + Sync {
 /// The turn as a tool sees it. Cloned into each tool task of the turn.
 #[derive(Clone)]
 pub(crate) struct TurnHandle {
-    pub turn_id: String,
+    pub turn_id: TurnId,
     /// Cancelled when the turn is interrupted (or a tool's answer ends it).
     pub cancel: CancellationToken,
     /// Each file this turn's patches touched, as it was before the turn's first change to it
@@ -64,7 +65,7 @@ pub(crate) struct TurnHandle {
 
 impl TurnHandle {
     pub(crate) fn new(
-        turn_id: String,
+        turn_id: TurnId,
         cancel: CancellationToken,
         events: mpsc::Sender<EventMsg>,
         rollout: Option<RolloutWriter>,
@@ -107,7 +108,7 @@ pub(crate) async fn persist_turn_item(turn: &TurnHandle, item: &TurnItem) {
     match serde_json::to_value(item) {
         Ok(value) => {
             turn.persist(RolloutItem::TurnItem {
-                turn_id: turn.turn_id.clone(),
+                turn_id: turn.turn_id.to_string(),
                 item: value,
             })
             .await

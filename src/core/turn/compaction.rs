@@ -152,7 +152,7 @@ async fn report_context_size(
     };
     let model_context_window = Some(settings.context_window());
     turn.persist(RolloutItem::TokenUsage {
-        turn_id: turn.turn_id.clone(),
+        turn_id: turn.turn_id.to_string(),
         total,
         last,
         model_context_window,

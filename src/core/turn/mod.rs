@@ -59,7 +59,7 @@ pub(crate) async fn run_turn(mut turn: TurnContext) {
         .await;
     }
     turn.persist(RolloutItem::TurnStarted {
-        turn_id: turn.turn_id.clone(),
+        turn_id: turn.turn_id.to_string(),
         started_at,
     })
     .await;
@@ -95,7 +95,7 @@ pub(crate) async fn run_compaction_turn(mut turn: TurnContext) {
     })
     .await;
     turn.persist(RolloutItem::TurnStarted {
-        turn_id: turn.turn_id.clone(),
+        turn_id: turn.turn_id.to_string(),
         started_at,
     })
     .await;
@@ -299,7 +299,7 @@ async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: lifec
         _ => None,
     };
     turn.persist(RolloutItem::TurnEnded {
-        turn_id: turn.turn_id.clone(),
+        turn_id: turn.turn_id.to_string(),
         status: outcome.status().to_string(),
         error,
         completed_at: times.completed_at,

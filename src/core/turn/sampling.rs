@@ -455,7 +455,7 @@ pub(super) async fn emit_usage(
     };
     // Persisted so a resumed thread reports its usage and keeps counting from its total.
     turn.persist(RolloutItem::TokenUsage {
-        turn_id: turn.turn_id.clone(),
+        turn_id: turn.turn_id.to_string(),
         total,
         last,
         model_context_window,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::core::{
     resolve_thread_settings, ConfiguredSettings, SavedSettings, SettingsOverrides, Thread,
-    ThreadId, ThreadSettings, ThreadSpawn,
+    ThreadId, ThreadSettings, ThreadSpawn, TurnId,
 };
 use crate::protocol::common::ApprovalsReviewer;
 use crate::protocol::notification::{
@@ -170,13 +170,15 @@ async fn resume(
         // One pass off the runtime: the newest item's cursor (clients that page items from
         // the end start there), and the turns unless the client excluded them.
         let (items_cursor, page) = blocking(move || {
-            let items_cursor =
-                super::thread_items::newest_item_cursor(&contents, active.as_deref());
+            let items_cursor = super::thread_items::newest_item_cursor(
+                &contents,
+                active.as_ref().map(TurnId::as_str),
+            );
             let page = (!exclude_turns).then(|| {
                 turns_page(
                     &contents.items,
                     &contents.item_times_ms,
-                    active.as_deref(),
+                    active.as_ref().map(TurnId::as_str),
                     limit,
                     None,
                 )

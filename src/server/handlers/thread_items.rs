@@ -6,7 +6,7 @@
 //! from it forward, descending pages from it backward — which is what `itemsBackwardsCursor` of
 //! `thread/resume` needs (its first descending page holds the newest item).
 
-use crate::core::ThreadId;
+use crate::core::{ThreadId, TurnId};
 use crate::protocol::thread_items::{
     SortDirection, ThreadItemEntry, ThreadItemsListAnchor, ThreadItemsListCursor,
     ThreadItemsListParams, ThreadItemsListResponse,
@@ -35,7 +35,11 @@ pub async fn thread_items_list(
     let contents = load_contents(Some(entry.path.clone())).await?;
     let active = loaded.and_then(|thread| thread.active_turn_id());
     blocking(move || {
-        let entries = item_entries(&contents, active.as_deref(), params.turn_id.as_deref())?;
+        let entries = item_entries(
+            &contents,
+            active.as_ref().map(TurnId::as_str),
+            params.turn_id.as_deref(),
+        )?;
         page(&entries, &params)
     })
     .await?

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crate::core::ThreadId;
+use crate::core::{ThreadId, TurnId};
 use crate::protocol::thread::{
     CwdFilter, SortDirection, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
     ThreadLoadedListResponse, ThreadReadParams, ThreadReadResponse, ThreadSortKey,
@@ -103,7 +103,7 @@ pub async fn thread_read(
             turns_page(
                 &contents.items,
                 &contents.item_times_ms,
-                active.as_deref(),
+                active.as_ref().map(TurnId::as_str),
                 params.turns_limit,
                 params.turns_cursor.as_deref(),
             )

@@ -5,7 +5,7 @@ use crate::protocol::turn::{
     TurnSteerResponse,
 };
 
-use crate::core::{PreparedInput, SettingsOverrides, TurnOptions};
+use crate::core::{PreparedInput, SettingsOverrides, TurnId, TurnOptions};
 
 use super::super::context::ServerContext;
 use super::super::convert;
@@ -48,7 +48,7 @@ pub async fn turn_start(
     match started {
         Ok(started) => {
             let response = TurnStartResponse {
-                turn: in_progress_turn(started.turn_id.clone(), None),
+                turn: in_progress_turn(started.turn_id.to_string(), None),
             };
             Reply::then(
                 response,
@@ -123,11 +123,13 @@ pub async fn turn_steer(
     let thread = context.threads.get(&params.thread_id)?;
     let input = prepare_input(&params.input, &thread.settings().cwd).await?;
     let turn_id = thread.steer(
-        &params.expected_turn_id,
+        &TurnId::from(params.expected_turn_id),
         input,
         params.client_user_message_id,
     )?;
-    Ok(TurnSteerResponse { turn_id })
+    Ok(TurnSteerResponse {
+        turn_id: turn_id.into_string(),
+    })
 }
 
 pub fn turn_interrupt(
@@ -135,6 +137,6 @@ pub fn turn_interrupt(
     params: TurnInterruptParams,
 ) -> Result<EmptyResponse, HandlerError> {
     let thread = context.threads.get(&params.thread_id)?;
-    thread.interrupt(&params.turn_id)?;
+    thread.interrupt(&TurnId::from(params.turn_id))?;
     Ok(EmptyResponse {})
 }
