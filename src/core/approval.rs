@@ -10,14 +10,14 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::ids::TurnId;
+use super::ids::{ItemId, TurnId};
 use super::items::ToolContent;
 
 /// Asks before running a shell command.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandApproval {
     /// The command item's id (the call id).
-    pub item_id: String,
+    pub item_id: ItemId,
     /// The display string that would run, e.g. `/bin/bash -lc 'touch f'`.
     pub command: String,
     /// The command as the model wrote it.
@@ -40,7 +40,7 @@ pub enum CommandDecision {
 /// A call of a client-implemented tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientToolCall {
-    pub call_id: String,
+    pub call_id: ItemId,
     pub namespace: Option<String>,
     pub tool: String,
     pub arguments: serde_json::Value,
@@ -56,7 +56,7 @@ pub struct ClientToolResult {
 /// Questions the model asks the user (`request_user_input`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserInputRequest {
-    pub call_id: String,
+    pub call_id: ItemId,
     pub questions: Vec<UserQuestion>,
 }
 
@@ -83,7 +83,7 @@ pub enum ClientRequestKind {
     CommandApproval(CommandApproval),
     /// May an `apply_patch` call write its files? Answered with a [`CommandDecision`].
     FileChangeApproval {
-        item_id: String,
+        item_id: ItemId,
         reason: Option<String>,
     },
     ToolCall(ClientToolCall),

@@ -7,7 +7,7 @@ pub use crate::wire::TokenUsage;
 
 use super::approval::ClientRequest;
 use super::error::TurnError;
-use super::ids::TurnId;
+use super::ids::{ItemId, TurnId};
 use super::items::TurnItem;
 
 /// One step of the model's plan (`update_plan`).
@@ -43,24 +43,24 @@ pub enum EventMsg {
     },
     AgentMessageDelta {
         turn_id: TurnId,
-        item_id: String,
+        item_id: ItemId,
         delta: String,
     },
     ReasoningSummaryDelta {
         turn_id: TurnId,
-        item_id: String,
+        item_id: ItemId,
         delta: String,
         summary_index: i64,
     },
     ReasoningSummaryPartAdded {
         turn_id: TurnId,
-        item_id: String,
+        item_id: ItemId,
         summary_index: i64,
     },
     /// Plan mode: a piece of the `<proposed_plan>` block, for the plan item.
     PlanDelta {
         turn_id: TurnId,
-        item_id: String,
+        item_id: ItemId,
         delta: String,
     },
     /// The model's plan after an `update_plan` call: every step, in order.
@@ -72,7 +72,7 @@ pub enum EventMsg {
     /// Output of a running command, as it arrives (stdout and stderr interleaved).
     CommandOutputDelta {
         turn_id: TurnId,
-        item_id: String,
+        item_id: ItemId,
         delta: String,
     },
     /// The turn waits on (or stopped waiting on) the user's approval.
@@ -85,7 +85,7 @@ pub enum EventMsg {
     ClientRequest(ClientRequest),
     ReasoningRawDelta {
         turn_id: TurnId,
-        item_id: String,
+        item_id: ItemId,
         delta: String,
         content_index: i64,
     },
@@ -108,7 +108,7 @@ pub enum EventMsg {
     /// The `apply_patch` input the model is still writing, parsed so far (item = call id).
     PatchUpdated {
         turn_id: TurnId,
-        item_id: String,
+        item_id: ItemId,
         changes: Vec<super::items::FileChangeEntry>,
     },
     /// An MCP server of the thread is starting, became ready, failed to start, or died.
@@ -119,7 +119,7 @@ pub enum EventMsg {
     /// A running MCP tool call reported progress (item = the call's id).
     McpToolCallProgress {
         turn_id: TurnId,
-        item_id: String,
+        item_id: ItemId,
         message: String,
     },
     ModelRerouted {

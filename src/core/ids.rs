@@ -99,14 +99,12 @@ pub struct TurnId(String);
 unchecked_string_id!(TurnId);
 
 impl TurnId {
+    #[expect(
+        clippy::new_without_default,
+        reason = "a default turn id would be a fresh random one; making one must be explicit"
+    )]
     pub fn new() -> TurnId {
         TurnId(uuid::Uuid::now_v7().to_string())
-    }
-}
-
-impl Default for TurnId {
-    fn default() -> TurnId {
-        TurnId::new()
     }
 }
 
@@ -120,6 +118,10 @@ unchecked_string_id!(ItemId);
 
 impl ItemId {
     /// A fresh id (a UUID v7) for an item core creates: a user message, a compaction.
+    #[expect(
+        clippy::new_without_default,
+        reason = "a default item id would be a fresh random one; making one must be explicit"
+    )]
     pub fn new() -> ItemId {
         ItemId(uuid::Uuid::now_v7().to_string())
     }
@@ -134,11 +136,5 @@ impl ItemId {
     /// The plan item of a turn in plan mode: one per turn, `<turnId>-plan`.
     pub fn plan_of(turn_id: &TurnId) -> ItemId {
         ItemId(format!("{turn_id}-plan"))
-    }
-}
-
-impl Default for ItemId {
-    fn default() -> ItemId {
-        ItemId::new()
     }
 }

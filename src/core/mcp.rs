@@ -12,7 +12,7 @@ use crate::mcp::{McpEvent, McpServers};
 
 use super::approval::{await_reply, ClientReply, ClientRequest, ClientRequestKind};
 use super::event::EventMsg;
-use super::ids::TurnId;
+use super::ids::{ItemId, TurnId};
 use super::thread::Thread;
 
 /// Reports waiting to be forwarded; a server's start-up sends two, a busy tool a few progress
@@ -83,7 +83,7 @@ async fn forward(
                         .events_tx
                         .send(EventMsg::McpToolCallProgress {
                             turn_id,
-                            item_id: call_id,
+                            item_id: ItemId::from(call_id),
                             message,
                         })
                         .await;

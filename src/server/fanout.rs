@@ -118,7 +118,7 @@ impl ProjectionTask {
             // notification (the projection has no state to update for a delta).
             if self.is_subscribed() {
                 let notification =
-                    agent_message_delta(&self.thread_id, turn_id.as_str(), item_id, delta);
+                    agent_message_delta(&self.thread_id, turn_id.as_str(), item_id.as_str(), delta);
                 self.context.outgoing.encode_notification_as(
                     AGENT_MESSAGE_DELTA_METHOD,
                     &notification,

@@ -91,7 +91,7 @@ impl ThreadProjection {
                 })]
             }
             EventMsg::ItemCompleted { turn_id, item } => {
-                let started = self.item_started_ms.remove(item.id());
+                let started = self.item_started_ms.remove(item.id().as_str());
                 self.item_times_ms
                     .insert(item.id().to_string(), (started, now_ms));
                 vec![ServerNotification::ItemCompleted(
@@ -213,7 +213,7 @@ impl ThreadProjection {
                     .iter()
                     .map(|item| {
                         let (started, completed) = item_times
-                            .get(item.id())
+                            .get(item.id().as_str())
                             .copied()
                             .unwrap_or((Some(end_ms), end_ms));
                         convert::thread_item(item, started.or(Some(completed)), Some(completed))
@@ -267,7 +267,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         } => ServerNotification::FileChangePatchUpdated(FileChangePatchUpdatedNotification {
             thread_id,
             turn_id: turn_id.into_string(),
-            item_id,
+            item_id: item_id.into_string(),
             changes: changes.iter().map(convert::file_change_out).collect(),
         }),
         EventMsg::AgentMessageDelta {
@@ -277,7 +277,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         } => ServerNotification::AgentMessageDelta(ItemDeltaNotification {
             thread_id,
             turn_id: turn_id.into_string(),
-            item_id,
+            item_id: item_id.into_string(),
             delta,
         }),
         EventMsg::ReasoningSummaryDelta {
@@ -288,7 +288,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         } => ServerNotification::ReasoningSummaryTextDelta(ReasoningSummaryTextDeltaNotification {
             thread_id,
             turn_id: turn_id.into_string(),
-            item_id,
+            item_id: item_id.into_string(),
             delta,
             summary_index,
         }),
@@ -299,7 +299,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         } => ServerNotification::ReasoningSummaryPartAdded(ReasoningSummaryPartAddedNotification {
             thread_id,
             turn_id: turn_id.into_string(),
-            item_id,
+            item_id: item_id.into_string(),
             summary_index,
         }),
         EventMsg::ReasoningRawDelta {
@@ -310,7 +310,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         } => ServerNotification::ReasoningTextDelta(ReasoningTextDeltaNotification {
             thread_id,
             turn_id: turn_id.into_string(),
-            item_id,
+            item_id: item_id.into_string(),
             delta,
             content_index,
         }),
@@ -338,7 +338,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         } => ServerNotification::PlanDelta(ItemDeltaNotification {
             thread_id,
             turn_id: turn_id.into_string(),
-            item_id,
+            item_id: item_id.into_string(),
             delta,
         }),
         EventMsg::PlanUpdated {
@@ -358,7 +358,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         } => ServerNotification::CommandExecutionOutputDelta(ItemDeltaNotification {
             thread_id,
             turn_id: turn_id.into_string(),
-            item_id,
+            item_id: item_id.into_string(),
             delta,
         }),
         EventMsg::Warning { message } => ServerNotification::Warning(WarningNotification {
@@ -387,7 +387,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         } => ServerNotification::McpToolCallProgress(McpToolCallProgressNotification {
             thread_id,
             turn_id: turn_id.into_string(),
-            item_id,
+            item_id: item_id.into_string(),
             message,
         }),
         EventMsg::TurnStarted { .. }

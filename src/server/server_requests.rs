@@ -245,7 +245,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
                 kind: "command".to_string(),
                 thread_id: thread_id.to_string(),
                 turn_id: request.turn_id.to_string(),
-                item_id: approval.item_id.clone(),
+                item_id: approval.item_id.to_string(),
                 started_at_ms: request.started_at_ms,
                 environment_id: "local".to_string(),
                 reason: approval.reason.clone(),
@@ -265,7 +265,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
             ServerRequest::FileChangeRequestApproval(FileChangeRequestApprovalParams {
                 thread_id: thread_id.to_string(),
                 turn_id: request.turn_id.to_string(),
-                item_id: item_id.clone(),
+                item_id: item_id.to_string(),
                 reason: reason.clone(),
                 grant_root: None,
             }),
@@ -275,7 +275,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
             ServerRequest::DynamicToolCall(DynamicToolCallParams {
                 thread_id: thread_id.to_string(),
                 turn_id: request.turn_id.to_string(),
-                call_id: call.call_id.clone(),
+                call_id: call.call_id.to_string(),
                 namespace: call.namespace.clone(),
                 tool: call.tool.clone(),
                 arguments: call.arguments.clone(),
@@ -286,7 +286,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
             ServerRequest::ToolRequestUserInput(ToolRequestUserInputParams {
                 thread_id: thread_id.to_string(),
                 turn_id: request.turn_id.to_string(),
-                item_id: input.call_id.clone(),
+                item_id: input.call_id.to_string(),
                 is_blocking: true,
                 questions: input
                     .questions

@@ -9,6 +9,7 @@ use crate::wire::item::ReasoningContent;
 use crate::wire::{ReasoningSummary, ResponseItem};
 
 use super::super::event::EventMsg;
+use super::super::ids::ItemId;
 use super::super::items::TurnItem;
 use super::super::text::citation::parse_memory_citation;
 use super::super::text::{
@@ -25,7 +26,7 @@ use super::turn_context::TurnContext;
 /// Plan mode: the turn's plan item, opened by the first `<proposed_plan>` and completed once.
 #[derive(Debug)]
 pub(crate) struct PlanItemState {
-    pub id: String,
+    pub id: ItemId,
     pub started: bool,
     pub completed: bool,
 }
@@ -46,7 +47,10 @@ pub(super) async fn on_item_added(
     };
     let opened = match &item {
         ResponseItem::CustomToolCall { call_id, name, .. } => {
-            state.tool_input = Some(ToolInputStream::new(call_id.clone(), name.clone()));
+            state.tool_input = Some(ToolInputStream::new(
+                ItemId::from(call_id.clone()),
+                name.clone(),
+            ));
             None
         }
         ResponseItem::FunctionCall { .. } => {
@@ -91,7 +95,7 @@ pub(super) async fn on_item_added(
 /// The streaming state for an item that shows deltas to the client, if it is one.
 fn streaming_item(
     item: &ResponseItem,
-    id: String,
+    id: ItemId,
     provider_id: Option<String>,
     plan_mode: bool,
 ) -> Option<ActiveItem> {
@@ -269,7 +273,8 @@ pub(super) async fn on_item_done(
     if let Some(active) = active.as_mut() {
         flush_active_text(turn, active, &mut state.plan).await;
     }
-    let id = client_item_id(&item, active.as_ref()).unwrap_or_default();
+    // Only messages and reasoning items use the id, and they always have one.
+    let id = client_item_id(&item, active.as_ref()).unwrap_or_else(|| ItemId::from(""));
     let streamed = active.as_ref().is_some_and(|active| {
         active.id == id
             && matches!(
@@ -299,7 +304,7 @@ pub(super) async fn on_item_done(
 
 /// The client's view of a complete reasoning item: one string per summary part, and the raw
 /// parts only when raw reasoning is shown.
-fn reasoning_item(item: &ResponseItem, id: String, show_raw: bool) -> TurnItem {
+fn reasoning_item(item: &ResponseItem, id: ItemId, show_raw: bool) -> TurnItem {
     let ResponseItem::Reasoning {
         summary, content, ..
     } = item
@@ -335,7 +340,7 @@ async fn commit_agent_message(
     turn: &TurnContext,
     state: &mut ResponseState,
     item: &ResponseItem,
-    id: String,
+    id: ItemId,
     phase: Option<String>,
     streamed: bool,
 ) {
@@ -378,7 +383,7 @@ async fn commit_tool_call(turn: &TurnContext, state: &mut ResponseState, item: R
     match routed {
         Routed::Run(call) => {
             state.needs_follow_up = true;
-            let call_id = call.call_id().to_string();
+            let call_id = call.call_id().clone();
             let handle = turn
                 .thread
                 .tasks
@@ -397,7 +402,7 @@ async fn commit_tool_call(turn: &TurnContext, state: &mut ResponseState, item: R
 }
 
 /// The output recorded for a call whose tool never produced one (interrupt, crash).
-pub(super) fn aborted_output(call_id: String, why: &str) -> ToolOutput {
+pub(super) fn aborted_output(call_id: ItemId, why: &str) -> ToolOutput {
     ToolOutput {
         call_id,
         custom: false,

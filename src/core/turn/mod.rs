@@ -24,6 +24,7 @@ use crate::wire::ResponseItem;
 use super::context;
 use super::error::{TurnError, TurnErrorKind};
 use super::event::{EventMsg, TurnOutcome};
+use super::ids::ItemId;
 use super::items::TurnItem;
 use super::now_unix_seconds;
 
@@ -273,7 +274,7 @@ async fn record_context(turn: &TurnContext) {
 async fn deliver_pending_input(turn: &TurnContext) {
     for pending in turn.take_pending_input() {
         let item = TurnItem::UserMessage {
-            id: uuid::Uuid::now_v7().to_string(),
+            id: ItemId::new(),
             content: pending.input.clone(),
             client_id: pending.client_id,
         };

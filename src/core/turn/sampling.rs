@@ -20,6 +20,7 @@ use crate::wire::event::RateLimitSnapshot;
 use crate::wire::{ResponseEvent, StreamError, TokenUsage};
 
 use super::super::event::EventMsg;
+use super::super::ids::ItemId;
 use super::super::items::TurnItem;
 use super::super::settings::{ReasoningSummaryMode, ThreadSettings};
 use super::super::tools::{self, ToolOutput};
@@ -64,7 +65,7 @@ pub(crate) struct SamplingResult {
 /// A tool started by this response, awaited in call order after the stream.
 pub(crate) enum InFlightTool {
     Running {
-        call_id: String,
+        call_id: ItemId,
         handle: JoinHandle<Option<ToolOutput>>,
     },
     /// A call that could not run, answered at once.
@@ -93,7 +94,7 @@ impl ResponseState {
         ResponseState {
             plan_mode: settings.plan_mode,
             plan: settings.plan_mode.then(|| PlanItemState {
-                id: format!("{}-plan", turn.turn_id),
+                id: ItemId::plan_of(&turn.turn_id),
                 started: false,
                 completed: false,
             }),
@@ -355,7 +356,7 @@ async fn on_summary_done(
         tracing::debug!(%item_id, "summary for an item that is no longer active dropped");
         return;
     };
-    let refers_to_active = active.provider_id.as_deref().unwrap_or(&active.id) == item_id;
+    let refers_to_active = active.provider_id.as_deref().unwrap_or(active.id.as_str()) == item_id;
     if !refers_to_active {
         tracing::debug!(%item_id, active = %active.id, "stale reasoning summary dropped");
         return;
