@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
-use crate::core::ThreadManager;
+use crate::core::{ThreadId, ThreadManager};
 use crate::protocol::thread::ThreadStatus;
 
 use super::outgoing::OutgoingSender;
@@ -26,11 +26,11 @@ pub struct ConnectionState {
 #[derive(Default)]
 pub struct LoadedThreads {
     /// Threads whose turn traffic this connection receives (start/resume/fork subscribe).
-    pub subscribed: HashSet<String>,
+    pub subscribed: HashSet<ThreadId>,
     /// The last status announced per loaded thread, for `thread/list` and `thread/read`.
-    pub statuses: HashMap<String, ThreadStatus>,
+    pub statuses: HashMap<ThreadId, ThreadStatus>,
     /// Each loaded thread's projection task; it ends once the thread is dropped.
-    pub projections: HashMap<String, JoinHandle<()>>,
+    pub projections: HashMap<ThreadId, JoinHandle<()>>,
 }
 
 pub struct ServerContext {
@@ -60,16 +60,16 @@ impl ServerContext {
         }
     }
 
-    pub fn is_subscribed(&self, thread_id: &str) -> bool {
+    pub fn is_subscribed(&self, thread_id: &ThreadId) -> bool {
         self.loaded().subscribed.contains(thread_id)
     }
 
-    pub fn subscribe(&self, thread_id: &str) {
-        self.loaded().subscribed.insert(thread_id.to_string());
+    pub fn subscribe(&self, thread_id: &ThreadId) {
+        self.loaded().subscribed.insert(thread_id.clone());
     }
 
     /// The live status of a loaded thread; `notLoaded` otherwise.
-    pub fn status_of(&self, thread_id: &str) -> ThreadStatus {
+    pub fn status_of(&self, thread_id: &ThreadId) -> ThreadStatus {
         if self.threads.get(thread_id).is_err() {
             return ThreadStatus::NotLoaded;
         }

@@ -76,7 +76,7 @@ pub async fn announce_started(
     thread: proto::Thread,
     spawn: ThreadSpawn,
 ) {
-    let thread_id = spawn.thread.id.to_string();
+    let thread_id = spawn.thread.id.clone();
     context.subscribe(&thread_id);
     let started = spawn.thread.clone();
     spawn_thread_projection(context, thread_id, spawn.events_rx);
@@ -123,12 +123,12 @@ async fn resume(
     before: &mut Vec<ServerNotification>,
     after: &mut Vec<After>,
 ) -> Result<(ThreadResumeResponse, Option<TokenUsageUpdatedNotification>), HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let thread_id = ThreadId::parse(&params.thread_id)?;
     let contents = match context.threads.get(&thread_id) {
         Ok(thread) if thread.ephemeral => None,
         Ok(thread) => Some(load_contents(thread.rollout_path()).await?),
         Err(_) => {
-            let contents = load_contents_by_id(context, &thread_id).await?;
+            let contents = load_contents_by_id(context, thread_id.as_str()).await?;
             let config = thread_config(context, &params.overrides, before)?;
             let settings = settings_from(context, &config, &params.overrides, Some(&contents))?;
             let spawn = context.threads.resume_thread(&contents, settings)?;
@@ -136,7 +136,7 @@ async fn resume(
             spawn_thread_projection(context, thread_id.clone(), spawn.events_rx);
             before.push(ServerNotification::ThreadStatusChanged(
                 ThreadStatusChangedNotification {
-                    thread_id: thread_id.clone(),
+                    thread_id: thread_id.to_string(),
                     status: ThreadStatus::Idle,
                 },
             ));
@@ -146,7 +146,7 @@ async fn resume(
             before.extend(contents.warnings.iter().map(|message| {
                 ServerNotification::Warning(WarningNotification {
                     message: message.clone(),
-                    thread_id: Some(thread_id.clone()),
+                    thread_id: Some(thread_id.to_string()),
                 })
             }));
             Some(contents)
@@ -162,7 +162,7 @@ async fn resume(
     let mut items_backwards_cursor = None;
     let usage = contents
         .as_ref()
-        .and_then(|c| last_token_usage(&thread_id, &c.items));
+        .and_then(|c| last_token_usage(thread_id.as_str(), &c.items));
     if let Some(contents) = contents {
         let active = thread.active_turn_id();
         let limit = params.turns_limit;
@@ -228,7 +228,7 @@ async fn fork(
     params: &ThreadForkParams,
     before: &mut Vec<ServerNotification>,
 ) -> Result<(ThreadStartResponse, ThreadSpawn), HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let thread_id = ThreadId::parse(&params.thread_id)?;
     let ephemeral = params.overrides.ephemeral.unwrap_or(false);
     if ephemeral && !params.exclude_turns {
         return Err(HandlerError::InvalidRequest(
@@ -238,8 +238,8 @@ async fn fork(
     let source = match context.threads.get(&thread_id) {
         Ok(thread) => load_contents(thread.rollout_path())
             .await
-            .map_err(|_| crate::core::CoreError::NoRollout(thread_id.clone()))?,
-        Err(_) => load_contents_by_id(context, &thread_id).await?,
+            .map_err(|_| crate::core::CoreError::NoRollout(thread_id.to_string()))?,
+        Err(_) => load_contents_by_id(context, thread_id.as_str()).await?,
     };
     let config = thread_config(context, &params.overrides, before)?;
     let settings = settings_from(context, &config, &params.overrides, Some(&source))?;

@@ -22,14 +22,14 @@ pub async fn thread_items_list(
     context: &ServerContext,
     params: ThreadItemsListParams,
 ) -> Result<ThreadItemsListResponse, HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let thread_id = ThreadId::parse(&params.thread_id)?;
     let loaded = context.threads.get(&thread_id).ok();
     if loaded.as_ref().is_some_and(|thread| thread.ephemeral) {
         return Err(HandlerError::InvalidRequest(
             "ephemeral threads have no stored items to list".to_string(),
         ));
     }
-    let entry = find_entry(context, &thread_id)
+    let entry = find_entry(context, thread_id.as_str())
         .await?
         .ok_or_else(|| HandlerError::InvalidRequest(format!("thread not found: {thread_id}")))?;
     let contents = load_contents(Some(entry.path.clone())).await?;

@@ -5,7 +5,7 @@ use crate::protocol::turn::{
     TurnSteerResponse,
 };
 
-use crate::core::{PreparedInput, SettingsOverrides, TurnId, TurnOptions};
+use crate::core::{PreparedInput, SettingsOverrides, ThreadId, TurnId, TurnOptions};
 
 use super::super::context::ServerContext;
 use super::super::convert;
@@ -21,7 +21,7 @@ pub async fn turn_start(
     params: TurnStartParams,
 ) -> Reply<TurnStartResponse> {
     let started = async {
-        let thread = context.threads.get(&params.thread_id)?;
+        let thread = context.threads.get(&ThreadId::parse(&params.thread_id)?)?;
         super::thread::check_model_param(params.model.as_deref())?;
         let cwd = match &params.cwd {
             Some(cwd) => cwd.into(),
@@ -120,7 +120,7 @@ pub async fn turn_steer(
     context: &ServerContext,
     params: TurnSteerParams,
 ) -> Result<TurnSteerResponse, HandlerError> {
-    let thread = context.threads.get(&params.thread_id)?;
+    let thread = context.threads.get(&ThreadId::parse(&params.thread_id)?)?;
     let input = prepare_input(&params.input, &thread.settings().cwd).await?;
     let turn_id = thread.steer(
         &TurnId::from(params.expected_turn_id),
@@ -136,7 +136,7 @@ pub fn turn_interrupt(
     context: &ServerContext,
     params: TurnInterruptParams,
 ) -> Result<EmptyResponse, HandlerError> {
-    let thread = context.threads.get(&params.thread_id)?;
+    let thread = context.threads.get(&ThreadId::parse(&params.thread_id)?)?;
     thread.interrupt(&TurnId::from(params.turn_id))?;
     Ok(EmptyResponse {})
 }
