@@ -151,16 +151,25 @@ impl PartialEq for ReplySlot {
 /// A question for the client, as it travels in [`super::EventMsg::ClientRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientRequest {
-    pub turn_id: TurnId,
+    /// The turn that asks; `None` for an MCP elicitation that arrived between turns.
+    pub turn_id: Option<TurnId>,
     pub started_at_ms: i64,
     pub kind: ClientRequestKind,
     pub reply: ReplySlot,
 }
 
 impl ClientRequest {
-    /// A request and the receiver its answer arrives on.
+    /// A request of `turn_id` and the receiver its answer arrives on.
     pub(crate) fn new(
         turn_id: TurnId,
+        kind: ClientRequestKind,
+    ) -> (ClientRequest, oneshot::Receiver<ClientReply>) {
+        ClientRequest::of_turn(Some(turn_id), kind)
+    }
+
+    /// A request of the turn running now, if any, and the receiver its answer arrives on.
+    pub(crate) fn of_turn(
+        turn_id: Option<TurnId>,
         kind: ClientRequestKind,
     ) -> (ClientRequest, oneshot::Receiver<ClientReply>) {
         let (reply, reply_rx) = ReplySlot::new();

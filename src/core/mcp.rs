@@ -106,11 +106,12 @@ async fn forward(
 
 /// Puts an elicitation to the client and returns the MCP `ElicitResult` to give the server.
 pub(crate) async fn ask(thread: &Thread, server: String, params: Value) -> Value {
-    let (turn_id, cancel) = thread
-        .active_turn()
-        // An elicitation outside any turn is announced with an empty turn id.
-        .unwrap_or_else(|| (TurnId::from(String::new()), thread.shutdown.clone()));
-    let (request, reply_rx) = ClientRequest::new(
+    let (turn_id, cancel) = match thread.active_turn() {
+        Some((turn_id, cancel)) => (Some(turn_id), cancel),
+        // A server may ask between turns: the question then belongs to no turn.
+        None => (None, thread.shutdown.clone()),
+    };
+    let (request, reply_rx) = ClientRequest::of_turn(
         turn_id,
         ClientRequestKind::McpElicitation { server, params },
     );

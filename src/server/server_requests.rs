@@ -45,7 +45,8 @@ pub const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 struct PendingRequest {
     thread_id: String,
-    turn_id: TurnId,
+    /// `None` for an MCP elicitation asked between turns: no turn's end answers it.
+    turn_id: Option<TurnId>,
     reply_kind: ReplyKind,
     reply: ReplySlot,
     /// Aborts the timeout task when the entry is dropped (answered, ended, drained).
@@ -185,7 +186,7 @@ impl ServerRequests {
             let ids: Vec<i64> = pending
                 .iter()
                 .filter(|(_, request)| {
-                    request.thread_id == thread_id && request.turn_id == *turn_id
+                    request.thread_id == thread_id && request.turn_id.as_ref() == Some(turn_id)
                 })
                 .map(|(id, _)| *id)
                 .collect();
@@ -237,6 +238,16 @@ impl ReplyKind {
     }
 }
 
+/// The `turnId` of a request that must name one. Approvals, client tools and questions are asked
+/// by a running turn, so only an elicitation between turns has none (it has its own field).
+fn turn_id_field(request: &ClientRequest) -> String {
+    request
+        .turn_id
+        .as_ref()
+        .map(TurnId::to_string)
+        .unwrap_or_default()
+}
+
 /// The protocol form of a core request and the reply it expects.
 fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, ReplyKind) {
     match &request.kind {
@@ -244,7 +255,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
             ServerRequest::CommandExecutionRequestApproval(CommandExecutionRequestApprovalParams {
                 kind: "command".to_string(),
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.to_string(),
+                turn_id: turn_id_field(request),
                 item_id: approval.item_id.to_string(),
                 started_at_ms: request.started_at_ms,
                 environment_id: "local".to_string(),
@@ -264,7 +275,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
         ClientRequestKind::FileChangeApproval { item_id, reason } => (
             ServerRequest::FileChangeRequestApproval(FileChangeRequestApprovalParams {
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.to_string(),
+                turn_id: turn_id_field(request),
                 item_id: item_id.to_string(),
                 reason: reason.clone(),
                 grant_root: None,
@@ -274,7 +285,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
         ClientRequestKind::ToolCall(call) => (
             ServerRequest::DynamicToolCall(DynamicToolCallParams {
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.to_string(),
+                turn_id: turn_id_field(request),
                 call_id: call.call_id.to_string(),
                 namespace: call.namespace.clone(),
                 tool: call.tool.clone(),
@@ -285,7 +296,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
         ClientRequestKind::UserInput(input) => (
             ServerRequest::ToolRequestUserInput(ToolRequestUserInputParams {
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.to_string(),
+                turn_id: turn_id_field(request),
                 item_id: input.call_id.to_string(),
                 is_blocking: true,
                 questions: input
@@ -332,7 +343,7 @@ fn elicitation_params(
     let text = |key: &str| params.get(key).and_then(|v| v.as_str()).map(str::to_string);
     McpServerElicitationRequestParams {
         thread_id: thread_id.to_string(),
-        turn_id: Some(request.turn_id.to_string()).filter(|id| !id.is_empty()),
+        turn_id: request.turn_id.as_ref().map(TurnId::to_string),
         server_name: server.to_string(),
         mode: text("mode").unwrap_or_else(|| "form".to_string()),
         message: text("message").unwrap_or_default(),
