@@ -19,7 +19,7 @@ use crate::wire::{ResponseItem, TokenUsage};
 
 use super::error::CoreError;
 use super::event::EventMsg;
-use super::ids::ThreadId;
+use super::ids::{ThreadId, TurnId};
 use super::settings::{PersistedSettings, ThreadSettings};
 use super::thread::Thread;
 
@@ -201,12 +201,16 @@ impl ThreadManager {
     pub async fn fork_thread(
         &self,
         source: &RolloutContents,
-        last_turn_id: Option<&str>,
+        last_turn_id: Option<&TurnId>,
         settings: ThreadSettings,
         ephemeral: bool,
     ) -> Result<ThreadSpawn, CoreError> {
-        let mut items = fork_items(&source.items, last_turn_id, chrono::Utc::now().timestamp())
-            .map_err(|error| CoreError::InvalidInput(error.to_string()))?;
+        let mut items = fork_items(
+            &source.items,
+            last_turn_id.map(TurnId::as_str),
+            chrono::Utc::now().timestamp(),
+        )
+        .map_err(|error| CoreError::InvalidInput(error.to_string()))?;
         // The fork's own session meta records the settings it starts with; the source's
         // changes would override them on a later resume.
         items.retain(|item| !matches!(item, RolloutItem::SettingsChanged { .. }));

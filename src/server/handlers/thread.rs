@@ -243,9 +243,10 @@ async fn fork(
     };
     let config = thread_config(context, &params.overrides, before)?;
     let settings = settings_from(context, &config, &params.overrides, Some(&source))?;
+    let last_turn_id = params.last_turn_id.clone().map(TurnId::from);
     let spawn = context
         .threads
-        .fork_thread(&source, params.last_turn_id.as_deref(), settings, ephemeral)
+        .fork_thread(&source, last_turn_id.as_ref(), settings, ephemeral)
         .await?;
     let contents = match (ephemeral, spawn.thread.rollout_path()) {
         (false, Some(path)) => Some(load_contents(Some(path)).await?),
