@@ -4,8 +4,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::rollout::RolloutError;
 
-use super::ids::TurnId;
-
 /// Errors of core operations requested by the server. Messages follow the reference's texts,
 /// which clients parse.
 #[derive(Debug, thiserror::Error)]
@@ -21,13 +19,13 @@ pub enum CoreError {
     #[error("no active turn to steer")]
     NoActiveTurnToSteer,
     #[error("expected active turn id {expected} but found {active}")]
-    InterruptTurnMismatch { expected: TurnId, active: TurnId },
+    InterruptTurnMismatch { expected: String, active: String },
     #[error("expected active turn id `{expected}` but found `{active}`")]
-    SteerTurnMismatch { expected: TurnId, active: TurnId },
+    SteerTurnMismatch { expected: String, active: String },
     /// `thread/compact/start` while a turn runs: compaction replaces the history the turn is
     /// using, so it waits for no one and is refused instead.
     #[error("turn {0} is running on this thread; compact after it ends, or interrupt it first")]
-    TurnRunning(TurnId),
+    TurnRunning(String),
     #[error("unknown model provider `{0}`: add a [model_providers.{0}] table to config.toml")]
     UnknownProvider(String),
     #[error("{0}")]

@@ -277,7 +277,7 @@ impl Thread {
         let state = self.state();
         let previous_finished = match &state.active {
             Some(active) if !active.closing => {
-                return Err(CoreError::TurnRunning(active.turn_id.clone()))
+                return Err(CoreError::TurnRunning(active.turn_id.to_string()))
             }
             Some(active) => Some(active.finished.clone()),
             None => None,
@@ -339,8 +339,8 @@ impl Thread {
             .ok_or(CoreError::NoActiveTurnToSteer)?;
         if active.turn_id != *expected_turn_id {
             return Err(CoreError::SteerTurnMismatch {
-                expected: expected_turn_id.clone(),
-                active: active.turn_id.clone(),
+                expected: expected_turn_id.to_string(),
+                active: active.turn_id.to_string(),
             });
         }
         push_pending(active, input, client_id);
@@ -358,8 +358,8 @@ impl Thread {
             }
             _ if state.ended_turn_ids.iter().any(|ended| ended == turn_id) => Ok(()),
             Some(active) => Err(CoreError::InterruptTurnMismatch {
-                expected: turn_id.clone(),
-                active: active.turn_id.clone(),
+                expected: turn_id.to_string(),
+                active: active.turn_id.to_string(),
             }),
             None => Err(CoreError::NoActiveTurnToInterrupt),
         }
