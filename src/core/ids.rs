@@ -49,12 +49,8 @@ macro_rules! unchecked_string_id {
             }
         }
 
-        impl PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                self.0 == other
-            }
-        }
-
+        /// Matches a raw id as it arrives, e.g. the item a provider's delta names, without
+        /// making an id of it first.
         impl PartialEq<&str> for $name {
             fn eq(&self, other: &&str) -> bool {
                 self.0 == *other
