@@ -23,6 +23,7 @@ use crate::rollout::RolloutItem;
 
 use super::error::TurnError;
 use super::event::TurnOutcome;
+use super::ids::TurnId;
 use super::items::TurnItem;
 use super::settings::PersistedSettings;
 
@@ -222,18 +223,18 @@ impl<'a> TurnRecord<'a> {
 }
 
 /// The line that opens a turn.
-pub fn turn_started(turn_id: impl Into<String>, started_at: i64) -> RolloutItem {
+pub fn turn_started(turn_id: &TurnId, started_at: i64) -> RolloutItem {
     RolloutItem::TurnStarted {
-        turn_id: turn_id.into(),
+        turn_id: turn_id.to_string(),
         started_at,
     }
 }
 
 /// The line recording a completed item of a turn; `None` (logged) if it cannot be serialized.
-pub fn turn_item(turn_id: impl Into<String>, item: &TurnItem) -> Option<RolloutItem> {
+pub fn turn_item(turn_id: &TurnId, item: &TurnItem) -> Option<RolloutItem> {
     match serde_json::to_value(item) {
         Ok(item) => Some(RolloutItem::TurnItem {
-            turn_id: turn_id.into(),
+            turn_id: turn_id.to_string(),
             item,
         }),
         Err(error) => {
@@ -383,7 +384,7 @@ mod tests {
             phase: None,
             memory_citation: None,
         };
-        let line = turn_item("t", &item).unwrap();
+        let line = turn_item(&TurnId::from("t"), &item).unwrap();
         let Some(TurnRecord::Item {
             turn_id,
             item: stored,

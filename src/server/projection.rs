@@ -82,24 +82,24 @@ impl ThreadProjection {
             EventMsg::TurnStarted {
                 turn_id,
                 started_at,
-            } => self.turn_started(turn_id, started_at),
+            } => self.turn_started(turn_id.into_string(), started_at),
             EventMsg::ItemStarted { turn_id, item } => {
                 self.item_started_ms.insert(item.id().to_string(), now_ms);
                 vec![ServerNotification::ItemStarted(ItemStartedNotification {
                     thread_id: self.thread_id.clone(),
-                    turn_id,
+                    turn_id: turn_id.into_string(),
                     item: convert::thread_item(&item, Some(now_ms), None),
                     started_at_ms: now_ms,
                 })]
             }
             EventMsg::ItemCompleted { turn_id, item } => {
-                let started = self.item_started_ms.remove(item.id());
+                let started = self.item_started_ms.remove(item.id().as_str());
                 self.item_times_ms
                     .insert(item.id().to_string(), (started, now_ms));
                 vec![ServerNotification::ItemCompleted(
                     ItemCompletedNotification {
                         thread_id: self.thread_id.clone(),
-                        turn_id,
+                        turn_id: turn_id.into_string(),
                         item: convert::thread_item(&item, started, Some(now_ms)),
                         completed_at_ms: now_ms,
                         content_token_count: None,
@@ -118,14 +118,20 @@ impl ThreadProjection {
                 turn_id,
                 from_model,
                 to_model,
-            } => self.model_rerouted(turn_id, from_model, to_model),
+            } => self.model_rerouted(turn_id.into_string(), from_model, to_model),
             EventMsg::TurnEnded {
                 turn_id,
                 outcome,
                 started_at,
                 completed_at,
                 duration_ms,
-            } => self.turn_ended(turn_id, outcome, started_at, completed_at, duration_ms),
+            } => self.turn_ended(
+                turn_id.into_string(),
+                outcome,
+                started_at,
+                completed_at,
+                duration_ms,
+            ),
             // Sent by the fanout through the server-request component, not projected.
             EventMsg::ClientRequest(_) => Vec::new(),
             stateless => one_to_one(self.thread_id.clone(), stateless)
@@ -203,7 +209,7 @@ impl ThreadProjection {
                     .iter()
                     .map(|item| {
                         let (started, completed) = item_times
-                            .get(item.id())
+                            .get(item.id().as_str())
                             .copied()
                             .unwrap_or((Some(end_ms), end_ms));
                         convert::thread_item(item, started.or(Some(completed)), Some(completed))
@@ -247,7 +253,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         EventMsg::TurnDiff { turn_id, diff } => {
             ServerNotification::TurnDiffUpdated(TurnDiffUpdatedNotification {
                 thread_id,
-                turn_id,
+                turn_id: turn_id.into_string(),
                 diff,
             })
         }
@@ -257,8 +263,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             changes,
         } => ServerNotification::FileChangePatchUpdated(FileChangePatchUpdatedNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             changes: changes.iter().map(convert::file_change_out).collect(),
         }),
         EventMsg::AgentMessageDelta {
@@ -267,8 +273,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             delta,
         } => ServerNotification::AgentMessageDelta(ItemDeltaNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             delta,
         }),
         EventMsg::ReasoningSummaryDelta {
@@ -278,8 +284,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             summary_index,
         } => ServerNotification::ReasoningSummaryTextDelta(ReasoningSummaryTextDeltaNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             delta,
             summary_index,
         }),
@@ -289,8 +295,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             summary_index,
         } => ServerNotification::ReasoningSummaryPartAdded(ReasoningSummaryPartAddedNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             summary_index,
         }),
         EventMsg::ReasoningRawDelta {
@@ -300,8 +306,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             content_index,
         } => ServerNotification::ReasoningTextDelta(ReasoningTextDeltaNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             delta,
             content_index,
         }),
@@ -312,7 +318,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             model_context_window,
         } => ServerNotification::TokenUsageUpdated(TokenUsageUpdatedNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             token_usage: ThreadTokenUsage {
                 total: convert::usage(&total),
                 last: convert::usage(&last),
@@ -328,8 +334,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             delta,
         } => ServerNotification::PlanDelta(ItemDeltaNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             delta,
         }),
         EventMsg::PlanUpdated {
@@ -338,7 +344,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             plan,
         } => ServerNotification::TurnPlanUpdated(TurnPlanUpdatedNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             explanation,
             plan: plan.iter().map(convert::plan_step).collect(),
         }),
@@ -348,8 +354,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             delta,
         } => ServerNotification::CommandExecutionOutputDelta(ItemDeltaNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             delta,
         }),
         EventMsg::Warning { message } => ServerNotification::Warning(WarningNotification {
@@ -362,7 +368,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             will_retry,
         } => ServerNotification::Error(ErrorNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             error: convert::turn_error(&error),
             will_retry,
         }),
@@ -377,8 +383,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             message,
         } => ServerNotification::McpToolCallProgress(McpToolCallProgressNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             message,
         }),
         EventMsg::TurnStarted { .. }

@@ -19,6 +19,7 @@ use crate::mcp::McpServers;
 use crate::rollout::{RolloutItem, RolloutWriter};
 
 use super::super::event::EventMsg;
+use super::super::ids::TurnId;
 use super::super::items::TurnItem;
 use super::super::record;
 use super::super::settings::ThreadSettings;
@@ -52,7 +53,7 @@ pub(crate) trait ToolEnvironment: Send + Sync {
 /// The turn as a tool sees it. Cloned into each tool task of the turn.
 #[derive(Clone)]
 pub(crate) struct TurnHandle {
-    pub turn_id: String,
+    pub turn_id: TurnId,
     /// Cancelled when the turn is interrupted (or a tool's answer ends it).
     pub cancel: CancellationToken,
     /// Each file this turn's patches touched, as it was before the turn's first change to it
@@ -65,7 +66,7 @@ pub(crate) struct TurnHandle {
 
 impl TurnHandle {
     pub(crate) fn new(
-        turn_id: String,
+        turn_id: TurnId,
         cancel: CancellationToken,
         events: mpsc::Sender<EventMsg>,
         rollout: Option<RolloutWriter>,
@@ -105,7 +106,7 @@ impl TurnHandle {
 
 /// Records a turn item (as the client saw it) in the rollout, so a resumed thread shows it.
 pub(crate) async fn persist_turn_item(turn: &TurnHandle, item: &TurnItem) {
-    if let Some(line) = record::turn_item(turn.turn_id.clone(), item) {
+    if let Some(line) = record::turn_item(&turn.turn_id, item) {
         turn.persist(line).await;
     }
 }

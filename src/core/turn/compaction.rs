@@ -24,6 +24,7 @@ use crate::wire::{
 use super::super::compact::{self, prompt, KeptBudget};
 use super::super::error::{TurnError, TurnErrorKind};
 use super::super::event::{EventMsg, TurnOutcome};
+use super::super::ids::ItemId;
 use super::super::items::TurnItem;
 use super::super::settings::ThreadSettings;
 use super::super::tools;
@@ -93,9 +94,7 @@ pub(super) async fn compact_if_needed(
 
 /// Compacts the thread's history now (see the module docs).
 pub(super) async fn compact(turn: &TurnContext) -> Result<(), TurnOutcome> {
-    let item = TurnItem::ContextCompaction {
-        id: uuid::Uuid::now_v7().to_string(),
-    };
+    let item = TurnItem::ContextCompaction { id: ItemId::new() };
     turn.emit(EventMsg::ItemStarted {
         turn_id: turn.turn_id.clone(),
         item: item.clone(),

@@ -24,6 +24,7 @@ mod reasoning;
 mod state;
 mod tool_calls;
 
+use super::super::ids::ItemId;
 use std::sync::atomic::Ordering;
 
 use crate::core::event::EventMsg;
@@ -112,7 +113,10 @@ async fn on_item_added(turn: &TurnContext, state: &mut ResponseState, item: Resp
     };
     let opened = match &item {
         ResponseItem::CustomToolCall { call_id, name, .. } => {
-            state.tool_input = Some(ToolInputStream::new(call_id.clone(), name.clone()));
+            state.tool_input = Some(ToolInputStream::new(
+                ItemId::from(call_id.clone()),
+                name.clone(),
+            ));
             None
         }
         ResponseItem::FunctionCall { .. } => {
@@ -147,7 +151,7 @@ async fn on_item_added(turn: &TurnContext, state: &mut ResponseState, item: Resp
 /// The streaming state for an item that shows deltas to the client, if it is one.
 fn streaming_item(
     item: &ResponseItem,
-    id: String,
+    id: ItemId,
     provider_id: Option<String>,
     plan_mode: bool,
 ) -> Option<ActiveItem> {
@@ -178,7 +182,8 @@ async fn on_item_done(turn: &TurnContext, state: &mut ResponseState, item: Respo
     if let Some(active) = active.as_mut() {
         message::flush_active_text(turn, active, &mut state.plan).await;
     }
-    let id = client_item_id(&item, active.as_ref()).unwrap_or_default();
+    // Only messages and reasoning items use the id, and they always have one.
+    let id = client_item_id(&item, active.as_ref()).unwrap_or_else(|| ItemId::from(""));
     let streamed = active.as_ref().is_some_and(|active| {
         active.id == id
             && matches!(
