@@ -32,14 +32,24 @@ async fn a_shell_chosen_by_the_model_never_runs() {
     )
     .unwrap();
     std::fs::set_permissions(&fake_shell, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let call = exec_call(
-        "fc_1",
-        "call_1",
-        json!({"cmd": "ls", "shell": fake_shell.display().to_string(), "login": false}),
-    );
+    let call = |b: ResponseBuilder| {
+        b.exec_call(
+            "fc_1",
+            "call_1",
+            json!({"cmd": "ls", "shell": fake_shell.display().to_string(), "login": false}),
+        )
+    };
     let script = Script::new([
-        response("r1", vec![call], None),
-        response("r2", vec![message("msg_f", &["after"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(call)
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .text_message("msg_f", &["after"])
+            .completed(Usage::small(), None)
+            .build(),
     ]);
     let params =
         json!({"approvalPolicy": "untrusted", "cwd": workdir.path().display().to_string()});
@@ -73,18 +83,34 @@ async fn a_shell_chosen_by_the_model_never_runs() {
 async fn accept_for_session_covers_the_same_command_in_the_same_directory_only() {
     let dir_a = tempfile::tempdir().unwrap();
     let dir_b = tempfile::tempdir().unwrap();
-    let call = |n: u32, dir: &std::path::Path| {
-        exec_call(
+    let call = |b: ResponseBuilder, n: u32, dir: &std::path::Path| {
+        b.exec_call(
             &format!("fc_{n}"),
             &format!("call_{n}"),
             json!({"cmd": "touch scoped.txt", "login": false, "workdir": dir.display().to_string()}),
         )
     };
     let script = Script::new([
-        response("r1", vec![call(1, dir_a.path())], None),
-        response("r2", vec![call(2, dir_b.path())], None),
-        response("r3", vec![call(3, dir_a.path())], None),
-        response("r4", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(|b| call(b, 1, dir_a.path()))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .with(|b| call(b, 2, dir_b.path()))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r3")
+            .created()
+            .with(|b| call(b, 3, dir_a.path()))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r4")
+            .created()
+            .text_message("msg_f", &["done"])
+            .completed(Usage::small(), None)
+            .build(),
     ]);
     // workspace-write: an approved command runs confined, and the thread's cwd (A) is writable.
     let params = json!({"approvalPolicy": "untrusted", "sandbox": "workspace-write",

@@ -24,11 +24,19 @@ fn escalated(cmd: &str) -> Value {
 
 async fn approval_session(
     policy: &str,
-    calls: Vec<Vec<SseEvent>>,
+    calls: impl FnOnce(ResponseBuilder) -> ResponseBuilder,
     workdir: &std::path::Path,
 ) -> Session {
-    let first = response("r1", calls, None);
-    let second = response("r2", vec![message("msg_f", &["after"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(calls)
+        .completed(Usage::small(), None)
+        .build();
+    let second = ResponseBuilder::new("r2")
+        .created()
+        .text_message("msg_f", &["after"])
+        .completed(Usage::small(), None)
+        .build();
     let params = json!({"approvalPolicy": policy, "cwd": workdir.display().to_string()});
     session(Script::new([first, second]), &[], params).await
 }
@@ -41,11 +49,9 @@ async fn until_approval(s: &mut Session) -> Vec<Value> {
 #[tokio::test]
 async fn on_request_asks_for_an_escalated_command_and_accept_runs_it() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call(
-        "fc_1",
-        "call_1",
-        escalated("touch approved.txt && echo ok"),
-    )];
+    let calls = |b: ResponseBuilder| {
+        b.exec_call("fc_1", "call_1", escalated("touch approved.txt && echo ok"))
+    };
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     let response = s.start_turn("make a file", json!({})).await;
     let turn_id = response["result"]["turn"]["id"].clone();
@@ -104,7 +110,7 @@ async fn on_request_asks_for_an_escalated_command_and_accept_runs_it() {
 #[tokio::test]
 async fn decline_tells_the_model_and_the_turn_continues() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call("fc_1", "call_1", escalated("touch declined.txt"))];
+    let calls = |b: ResponseBuilder| b.exec_call("fc_1", "call_1", escalated("touch declined.txt"));
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;
     let request = until_approval(&mut s).await.pop().unwrap_or_default();
@@ -126,7 +132,7 @@ async fn decline_tells_the_model_and_the_turn_continues() {
 #[tokio::test]
 async fn a_malformed_approval_reply_counts_as_a_decline() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call("fc_1", "call_1", escalated("touch nope.txt"))];
+    let calls = |b: ResponseBuilder| b.exec_call("fc_1", "call_1", escalated("touch nope.txt"));
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;
     let request = until_approval(&mut s).await.pop().unwrap_or_default();
@@ -143,11 +149,8 @@ async fn a_malformed_approval_reply_counts_as_a_decline() {
 #[tokio::test]
 async fn cancel_declines_and_ends_the_turn_interrupted_and_the_next_turn_works() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call(
-        "fc_1",
-        "call_1",
-        escalated("touch cancelled.txt"),
-    )];
+    let calls =
+        |b: ResponseBuilder| b.exec_call("fc_1", "call_1", escalated("touch cancelled.txt"));
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;
     let request = until_approval(&mut s).await.pop().unwrap_or_default();
@@ -171,16 +174,24 @@ async fn cancel_declines_and_ends_the_turn_interrupted_and_the_next_turn_works()
 /// Runs `ls` and `touch x.txt` (neither escalated) under `params`, declining any approval; the
 /// messages of the turn.
 async fn run_ls_and_touch(params: Value) -> Vec<Value> {
-    let calls = vec![
-        exec_call("fc_1", "call_ls", json!({"cmd": "ls", "login": false})),
-        exec_call(
-            "fc_2",
-            "call_touch",
-            json!({"cmd": "touch x.txt", "login": false}),
-        ),
-    ];
-    let first = response("r1", calls, None);
-    let second = response("r2", vec![message("msg_f", &["after"])], None);
+    let calls = |b: ResponseBuilder| {
+        b.exec_call("fc_1", "call_ls", json!({"cmd": "ls", "login": false}))
+            .exec_call(
+                "fc_2",
+                "call_touch",
+                json!({"cmd": "touch x.txt", "login": false}),
+            )
+    };
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(calls)
+        .completed(Usage::small(), None)
+        .build();
+    let second = ResponseBuilder::new("r2")
+        .created()
+        .text_message("msg_f", &["after"])
+        .completed(Usage::small(), None)
+        .build();
     let mut s = session(Script::new([first, second]), &[], params).await;
     s.start_turn("look", json!({})).await;
     let mut all = Vec::new();
@@ -260,7 +271,7 @@ async fn on_request_with_danger_full_access_and_never_run_unescalated_commands_w
 #[tokio::test]
 async fn an_approval_pending_at_interrupt_is_resolved_after_turn_completed() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call("fc_1", "call_1", escalated("touch late.txt"))];
+    let calls = |b: ResponseBuilder| b.exec_call("fc_1", "call_1", escalated("touch late.txt"));
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     let response = s.start_turn("make a file", json!({})).await;
     let turn_id = response["result"]["turn"]["id"].clone();
@@ -291,17 +302,21 @@ async fn an_approval_pending_at_interrupt_is_resolved_after_turn_completed() {
 async fn accept_for_session_is_not_asked_again_for_the_same_command() {
     let workdir = tempfile::tempdir().unwrap();
     let script = Script::new([
-        response(
-            "r1",
-            vec![exec_call("fc_1", "call_1", escalated("echo again"))],
-            None,
-        ),
-        response(
-            "r2",
-            vec![exec_call("fc_2", "call_2", escalated("echo again"))],
-            None,
-        ),
-        response("r3", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .exec_call("fc_1", "call_1", escalated("echo again"))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .exec_call("fc_2", "call_2", escalated("echo again"))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r3")
+            .created()
+            .text_message("msg_f", &["done"])
+            .completed(Usage::small(), None)
+            .build(),
     ]);
     let params =
         json!({"approvalPolicy": "on-request", "cwd": workdir.path().display().to_string()});
@@ -322,7 +337,7 @@ async fn accept_for_session_is_not_asked_again_for_the_same_command() {
 #[tokio::test]
 async fn a_client_that_disconnects_during_an_approval_ends_the_turn_and_the_daemon_exits() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call("fc_1", "call_1", escalated("touch gone.txt"))];
+    let calls = |b: ResponseBuilder| b.exec_call("fc_1", "call_1", escalated("touch gone.txt"));
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;
     until_approval(&mut s).await;

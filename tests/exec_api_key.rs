@@ -15,11 +15,11 @@ use turn_support::*;
 #[tokio::test]
 async fn codex_api_key_and_openai_base_url_drive_the_default_provider() {
     let home = tempfile::tempdir().unwrap();
-    let provider = MockProvider::start(Script::new([response(
-        "r1",
-        vec![message("m", &["ok"])],
-        None,
-    )]))
+    let provider = MockProvider::start(Script::new([ResponseBuilder::new("r1")
+        .created()
+        .text_message("m", &["ok"])
+        .completed(Usage::small(), None)
+        .build()]))
     .await
     .unwrap();
     let mut command = tokio::process::Command::new(openturn_bin());

@@ -28,8 +28,16 @@ async fn the_sdks_full_command_line_with_resume_and_images_is_accepted() {
     let schema = work.path().join("schema.json");
     std::fs::write(&schema, r#"{"type":"object"}"#).unwrap();
     let mock = MockProvider::start(Script::new([
-        response("r1", vec![message("m1", &["first"])], None),
-        response("r2", vec![message("m2", &["second"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .text_message("m1", &["first"])
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .text_message("m2", &["second"])
+            .completed(Usage::small(), None)
+            .build(),
     ]))
     .await
     .unwrap();

@@ -50,34 +50,46 @@ async fn the_official_typescript_sdk_drives_openturn_exec() {
     let Some(node) = node_or_skip() else {
         return;
     };
-    let text = provider(vec![response(
-        "r1",
-        vec![message("m1", &["Hello ", "from ", "openturn"])],
-        None,
-    )])
+    let text = provider(vec![ResponseBuilder::new("r1")
+        .created()
+        .text_message("m1", &["Hello ", "from ", "openturn"])
+        .completed(Usage::small(), None)
+        .build()])
     .await;
     let tool = provider(vec![
-        response(
-            "r1",
-            vec![exec_call(
+        ResponseBuilder::new("r1")
+            .created()
+            .exec_call(
                 "fc_1",
                 "call_1",
                 json!({"cmd": "echo from-sdk-tool", "login": false}),
-            )],
-            None,
-        ),
-        response("r2", vec![message("m2", &["The command ran."])], None),
+            )
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .text_message("m2", &["The command ran."])
+            .completed(Usage::small(), None)
+            .build(),
     ])
     .await;
-    let schema = provider(vec![response(
-        "r1",
-        vec![message("m1", &["{\"answer\":", "\"forty-two\"}"])],
-        None,
-    )])
+    let schema = provider(vec![ResponseBuilder::new("r1")
+        .created()
+        .text_message("m1", &["{\"answer\":", "\"forty-two\"}"])
+        .completed(Usage::small(), None)
+        .build()])
     .await;
     let resume = provider(vec![
-        response("r1", vec![message("m1", &["Noted."])], None),
-        response("r2", vec![message("m2", &["It was 42."])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .text_message("m1", &["Noted."])
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .text_message("m2", &["It was 42."])
+            .completed(Usage::small(), None)
+            .build(),
     ])
     .await;
     let fail = provider(vec![mock_provider::error_status(

@@ -34,12 +34,18 @@ fn server_overrides(name: &str) -> Vec<String> {
     ]
 }
 
-fn namespaced_call(item_id: &str, call_id: &str, namespace: &str, tool: &str) -> Vec<SseEvent> {
-    let item = json!({"type": "function_call", "id": item_id, "call_id": call_id, "name": tool,
-                      "namespace": namespace, "arguments": "{}"});
-    vec![ev(
-        json!({"type": "response.output_item.done", "item": item}),
-    )]
+/// A function call of `tool` in `namespace`, as its `done` event only.
+fn namespaced_call(
+    response: ResponseBuilder,
+    item_id: &str,
+    call_id: &str,
+    namespace: &str,
+    tool: &str,
+) -> ResponseBuilder {
+    response.output_item_done(
+        json!({"type": "function_call", "id": item_id, "call_id": call_id,
+        "name": tool, "namespace": namespace, "arguments": "{}"}),
+    )
 }
 
 async fn wait_ready(daemon: &mut Daemon, name: &str) {
@@ -93,12 +99,16 @@ async fn gone_within(pid: i32, limit: Duration) -> bool {
 
 #[tokio::test]
 async fn an_env_value_reaches_the_server_and_no_output_of_the_daemon() {
-    let first = response(
-        "r1",
-        vec![namespaced_call("fc_1", "call_env", "mcp__docs", "env")],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["ok"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(|b| namespaced_call(b, "fc_1", "call_env", "mcp__docs", "env"))
+        .completed(Usage::small(), None)
+        .build();
+    let second = ResponseBuilder::new("r2")
+        .created()
+        .text_message("msg_f", &["ok"])
+        .completed(Usage::small(), None)
+        .build();
     let mut overrides = server_overrides("docs");
     overrides.push(format!("mcp_servers.docs.env.MCP_TEST_SECRET=\"{SECRET}\""));
     let extra: Vec<&str> = overrides.iter().map(String::as_str).collect();
@@ -196,12 +206,16 @@ async fn a_servers_process_ends_when_its_thread_unloads() {
 #[tokio::test]
 async fn exec_json_shows_an_mcp_call_as_an_mcp_tool_call_item() {
     let home = tempfile::tempdir().unwrap();
-    let first = response(
-        "r1",
-        vec![namespaced_call("fc_1", "call_p", "mcp__docs", "progress")],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["Done."])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(|b| namespaced_call(b, "fc_1", "call_p", "mcp__docs", "progress"))
+        .completed(Usage::small(), None)
+        .build();
+    let second = ResponseBuilder::new("r2")
+        .created()
+        .text_message("msg_f", &["Done."])
+        .completed(Usage::small(), None)
+        .build();
     let mock = MockProvider::start(Script::new([first, second]))
         .await
         .unwrap();
@@ -263,12 +277,16 @@ async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_no
     const HEADER: &str = "editor-header-5150-secret";
     let dir = tempfile::tempdir().unwrap();
     let (_server, port, log) = http_server(dir.path()).await;
-    let first = response(
-        "r1",
-        vec![namespaced_call("fc_1", "call_h", "mcp__web", "env")],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["ok"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(|b| namespaced_call(b, "fc_1", "call_h", "mcp__web", "env"))
+        .completed(Usage::small(), None)
+        .build();
+    let second = ResponseBuilder::new("r2")
+        .created()
+        .text_message("msg_f", &["ok"])
+        .completed(Usage::small(), None)
+        .build();
     let provider = MockProvider::start(Script::new([first, second]))
         .await
         .unwrap();

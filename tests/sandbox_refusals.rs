@@ -20,23 +20,31 @@ const APPROVAL: &str = "item/commandExecution/requestApproval";
 
 /// A turn that calls `ls`, `touch made.txt` and `echo hi > redirected.txt`, then answers.
 fn three_commands() -> Script {
-    let calls = vec![
-        exec_call("fc_1", "call_ls", json!({"cmd": "ls", "login": false})),
-        exec_call(
-            "fc_2",
-            "call_touch",
-            json!({"cmd": "touch made.txt", "login": false}),
-        ),
-        exec_call(
-            "fc_3",
-            "call_redirect",
-            json!({"cmd": "echo hi > redirected.txt", "login": false,
+    let calls = |b: ResponseBuilder| {
+        b.exec_call("fc_1", "call_ls", json!({"cmd": "ls", "login": false}))
+            .exec_call(
+                "fc_2",
+                "call_touch",
+                json!({"cmd": "touch made.txt", "login": false}),
+            )
+            .exec_call(
+                "fc_3",
+                "call_redirect",
+                json!({"cmd": "echo hi > redirected.txt", "login": false,
                    "sandbox_permissions": "require_escalated", "justification": "please"}),
-        ),
-    ];
+            )
+    };
     Script::new([
-        response("r1", calls, None),
-        response("r2", vec![message("msg_f", &["after"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(calls)
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .text_message("msg_f", &["after"])
+            .completed(Usage::small(), None)
+            .build(),
     ])
 }
 

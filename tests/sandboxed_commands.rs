@@ -21,8 +21,8 @@ use turn_support::*;
 
 const APPROVAL: &str = "item/commandExecution/requestApproval";
 
-fn shell_call(n: usize, cmd: &str) -> Vec<SseEvent> {
-    exec_call(
+fn shell_call(response: ResponseBuilder, n: usize, cmd: &str) -> ResponseBuilder {
+    response.exec_call(
         &format!("fc_{n}"),
         &format!("call_{n}"),
         json!({"cmd": cmd, "login": false}),
@@ -32,14 +32,22 @@ fn shell_call(n: usize, cmd: &str) -> Vec<SseEvent> {
 /// One turn running `cmds` (each its own call, in order) under `params` with approval
 /// `never`, in `cwd`; the statuses of the items and the outputs the model got, in call order.
 async fn run_commands(params: Value, cwd: &Path, cmds: &[&str]) -> (Session, Vec<(Value, String)>) {
-    let calls: Vec<Vec<SseEvent>> = cmds
-        .iter()
-        .enumerate()
-        .map(|(n, cmd)| shell_call(n, cmd))
-        .collect();
+    let calls = |response: ResponseBuilder| {
+        cmds.iter()
+            .enumerate()
+            .fold(response, |response, (n, cmd)| shell_call(response, n, cmd))
+    };
     let script = Script::new([
-        response("r1", calls, None),
-        response("r2", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(calls)
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .text_message("msg_f", &["done"])
+            .completed(Usage::small(), None)
+            .build(),
     ]);
     let mut params = params;
     params["approvalPolicy"] = json!("never");
@@ -137,8 +145,16 @@ async fn workspace_write_writes_the_cwd_only_and_never_git_or_the_openturn_home(
     let home = s.home.path().to_path_buf();
     drop(s);
     let script = Script::new([
-        response("r1", vec![shell_call(0, "echo x > planted.toml")], None),
-        response("r2", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(|b| shell_call(b, 0, "echo x > planted.toml"))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .text_message("msg_f", &["done"])
+            .completed(Usage::small(), None)
+            .build(),
     ]);
     let provider = MockProvider::start(script).await.unwrap();
     let mut daemon = Daemon::spawn(&home, &mock_overrides(&provider));
@@ -185,8 +201,8 @@ async fn read_only_refuses_a_loopback_connection_that_full_access_makes() {
 #[tokio::test]
 async fn an_approved_escalation_runs_outside_the_sandbox_and_a_declined_one_never_runs() {
     let workdir = tempdir();
-    let escalated = |n: usize, file: &str| {
-        exec_call(
+    let escalated = |response: ResponseBuilder, n: usize, file: &str| {
+        response.exec_call(
             &format!("fc_{n}"),
             &format!("call_{n}"),
             json!({"cmd": format!("echo x > {file}"), "login": false,
@@ -194,10 +210,18 @@ async fn an_approved_escalation_runs_outside_the_sandbox_and_a_declined_one_neve
                    "justification": "needs to write"}),
         )
     };
-    let calls = vec![escalated(0, "approved.txt"), escalated(1, "declined.txt")];
+    let calls = |b| escalated(escalated(b, 0, "approved.txt"), 1, "declined.txt");
     let script = Script::new([
-        response("r1", calls, None),
-        response("r2", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(calls)
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .text_message("msg_f", &["done"])
+            .completed(Usage::small(), None)
+            .build(),
     ]);
     let params = json!({"approvalPolicy": "on-request", "sandbox": "read-only",
         "cwd": workdir.path().display().to_string()});
@@ -254,17 +278,37 @@ async fn writable_roots_from_the_config_and_from_a_turn_are_writable_and_nothing
     let per_turn = tempdir();
     let other = tempdir();
     let write = |dir: &Path| format!("echo x > {}/w.txt", dir.display());
-    let calls = vec![shell_call(0, &write(configured.path()))];
-    let second = vec![
-        shell_call(1, &write(per_turn.path())),
-        shell_call(2, &write(other.path())),
-        shell_call(3, &write(configured.path()).replace("w.txt", "again.txt")),
-    ];
+    let calls = |b| shell_call(b, 0, &write(configured.path()));
+    let second = |b| {
+        let b = shell_call(b, 1, &write(per_turn.path()));
+        let b = shell_call(b, 2, &write(other.path()));
+        shell_call(
+            b,
+            3,
+            &write(configured.path()).replace("w.txt", "again.txt"),
+        )
+    };
     let script = Script::new([
-        response("r1", calls, None),
-        response("r2", vec![message("msg_1", &["one"])], None),
-        response("r3", second, None),
-        response("r4", vec![message("msg_2", &["two"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(calls)
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .text_message("msg_1", &["one"])
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r3")
+            .created()
+            .with(second)
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r4")
+            .created()
+            .text_message("msg_2", &["two"])
+            .completed(Usage::small(), None)
+            .build(),
     ]);
     let roots = format!(
         "sandbox_workspace_write.writable_roots=[\"{}\"]",

@@ -24,7 +24,7 @@ use support::raw_pipes::{read_json, response as response_to, send};
 use support::*;
 use tokio::io::BufReader;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use turn_support::{exec_call, response};
+use turn_support::{ResponseBuilder, Usage};
 
 /// The daemon's promise: from the signal (or EOF, or hangup) to its exit.
 const SHUTDOWN_PROMISE: Duration = Duration::from_secs(2);
@@ -217,14 +217,20 @@ async fn stdin_eof_ends_the_daemon_while_a_stalled_client_holds_up_an_error_repl
 async fn daemon_running_a_silent_tool(
     workdir: &Path,
 ) -> (RawDaemon, tempfile::TempDir, MockProvider, String, String) {
-    let call = exec_call(
+    let call = |b: ResponseBuilder| {
+        b.exec_call(
         "fc_1",
         "call_1",
         json!({"cmd": "echo $$ > tool.pid; exec sleep 30", "timeout_ms": 60_000, "login": false}),
-    );
-    let provider = MockProvider::start(Script::new([response("r1", vec![call], None)]))
-        .await
-        .unwrap();
+    )
+    };
+    let provider = MockProvider::start(Script::new([ResponseBuilder::new("r1")
+        .created()
+        .with(call)
+        .completed(Usage::small(), None)
+        .build()]))
+    .await
+    .unwrap();
     let home = tempfile::tempdir().unwrap();
     let mut daemon = RawDaemon::spawn(home.path(), &mock_overrides(&provider), &[]);
     // workspace-write: the tool writes its pid file in its cwd, inside the sandbox.

@@ -25,8 +25,16 @@ fn item_ids(page: &Value) -> Vec<String> {
 async fn items_page_forward_and_back_after_a_resume() {
     let mut s = session(
         Script::new([
-            response("r1", vec![message("m1", &["first"])], None),
-            response("r2", vec![message("m2", &["second"])], None),
+            ResponseBuilder::new("r1")
+                .created()
+                .text_message("m1", &["first"])
+                .completed(Usage::small(), None)
+                .build(),
+            ResponseBuilder::new("r2")
+                .created()
+                .text_message("m2", &["second"])
+                .completed(Usage::small(), None)
+                .build(),
         ]),
         &[],
         json!({}),

@@ -1,7 +1,6 @@
 //! Helpers shared by the turn-engine tests: a daemon with one thread against a scripted mock
-//! provider, the mock provider's event vocabulary for hand-made transcripts
-//! (`openturn::mock_provider::events`, re-exported), and assertions over notifications and
-//! rollout files.
+//! provider (scripted with `openturn::mock_provider::ResponseBuilder`, re-exported), and
+//! assertions over notifications and rollout files.
 
 #![allow(dead_code)]
 
@@ -11,11 +10,9 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-/// Scripted provider streams are written in the mock provider's event vocabulary.
+/// Scripted provider streams are written with the mock provider's `ResponseBuilder`.
 #[allow(unused_imports)]
-pub use crate::support::mock_provider::events::*;
-#[allow(unused_imports)]
-pub use crate::support::mock_provider::{Fault, SseEvent, SseReply};
+pub use crate::support::mock_provider::{Fault, ResponseBuilder, SseEvent, SseReply, Usage};
 
 /// A daemon with an initialized connection and one started thread.
 pub struct Session {
