@@ -15,24 +15,11 @@ use std::time::{Duration, Instant};
 
 use exec_support::*;
 use serde_json::{json, Value};
+use support::mcp::{server_overrides, server_script};
 use support::*;
 use turn_support::*;
 
 const SECRET: &str = "s3cr3t-mcp-value-4242";
-
-fn server_script() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/mcp_server.py")
-        .display()
-        .to_string()
-}
-
-fn server_overrides(name: &str) -> Vec<String> {
-    vec![
-        format!("mcp_servers.{name}.command=\"python3\""),
-        format!("mcp_servers.{name}.args=[\"{}\"]", server_script()),
-    ]
-}
 
 /// A function call of `tool` in `namespace`, as its `done` event only.
 fn namespaced_call(
@@ -109,7 +96,7 @@ async fn an_env_value_reaches_the_server_and_no_output_of_the_daemon() {
         .text_message("msg_f", &["ok"])
         .completed(Usage::small(), None)
         .build();
-    let mut overrides = server_overrides("docs");
+    let mut overrides = server_overrides("docs", &[]);
     overrides.push(format!("mcp_servers.docs.env.MCP_TEST_SECRET=\"{SECRET}\""));
     let extra: Vec<&str> = overrides.iter().map(String::as_str).collect();
     let mut s = session(
@@ -152,7 +139,7 @@ async fn an_env_value_reaches_the_server_and_no_output_of_the_daemon() {
 #[tokio::test]
 async fn a_servers_process_ends_with_the_daemon_and_the_daemon_still_exits_fast() {
     let pids = tempfile::tempdir().unwrap();
-    let mut overrides = server_overrides("docs");
+    let mut overrides = server_overrides("docs", &[]);
     overrides.push(format!(
         "mcp_servers.docs.env.MCP_TEST_PID_DIR=\"{}\"",
         pids.path().display()
@@ -182,7 +169,7 @@ async fn a_servers_process_ends_with_the_daemon_and_the_daemon_still_exits_fast(
 #[tokio::test]
 async fn a_servers_process_ends_when_its_thread_unloads() {
     let pids = tempfile::tempdir().unwrap();
-    let mut overrides = server_overrides("docs");
+    let mut overrides = server_overrides("docs", &[]);
     overrides.push(format!(
         "mcp_servers.docs.env.MCP_TEST_PID_DIR=\"{}\"",
         pids.path().display()
@@ -219,7 +206,7 @@ async fn exec_json_shows_an_mcp_call_as_an_mcp_tool_call_item() {
     let mock = MockProvider::start(Script::new([first, second]))
         .await
         .unwrap();
-    let overrides = server_overrides("docs");
+    let overrides = server_overrides("docs", &[]);
     let mut args: Vec<&str> = vec!["--json", "-c", "approval_policy=\"never\""];
     for o in &overrides {
         args.push("-c");

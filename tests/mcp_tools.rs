@@ -10,32 +10,12 @@
 mod support;
 mod turn_support;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use support::mcp::{server_overrides, server_script};
 use support::*;
 use turn_support::*;
-
-fn server_script() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/mcp_server.py")
-        .display()
-        .to_string()
-}
-
-/// `-c` overrides declaring a stdio server `name` running the test server with `args`.
-fn server_overrides(name: &str, args: &[&str]) -> Vec<String> {
-    let mut all = vec![server_script()];
-    all.extend(args.iter().map(|a| a.to_string()));
-    vec![
-        format!("mcp_servers.{name}.command=\"python3\""),
-        format!(
-            "mcp_servers.{name}.args={}",
-            serde_json::to_string(&all).unwrap_or_default()
-        ),
-    ]
-}
 
 /// A function call of `tool` in `namespace`, as added + done.
 fn namespaced_call(
@@ -88,15 +68,6 @@ fn namespace<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
         .as_array()?
         .iter()
         .find(|tool| tool["type"] == "namespace" && tool["name"] == name)
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
-        .collect()
 }
 
 #[tokio::test]

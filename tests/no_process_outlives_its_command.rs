@@ -170,19 +170,11 @@ async fn what_a_running_tool_command_started_is_gone_when_the_daemon_exits() {
     assert!(left.is_empty(), "outlived the daemon: {left:?}");
 }
 
-async fn bare_daemon() -> (Daemon, tempfile::TempDir) {
-    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
-    daemon.initialize().await;
-    (daemon, home)
-}
-
 #[tokio::test]
 async fn what_command_exec_started_is_gone_when_it_answers() {
     let workdir = tempfile::tempdir().unwrap();
     let dir = workdir.path();
-    let (mut daemon, _home) = bare_daemon().await;
+    let (mut daemon, _home) = daemon_without_replies().await;
     let mut starts: Vec<String> = ESCAPES
         .iter()
         .map(|(name, prefix)| start_background(dir, name, prefix, false))
@@ -212,7 +204,7 @@ async fn what_command_exec_started_is_gone_when_it_answers() {
 async fn what_a_running_command_exec_started_is_gone_when_the_daemon_exits() {
     let workdir = tempfile::tempdir().unwrap();
     let dir = workdir.path();
-    let (mut daemon, _home) = bare_daemon().await;
+    let (mut daemon, _home) = daemon_without_replies().await;
     let starts: Vec<String> = ESCAPES
         .iter()
         .map(|(name, prefix)| start_background(dir, name, prefix, false))

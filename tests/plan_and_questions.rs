@@ -14,15 +14,6 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
-        .collect()
-}
-
 fn question_args() -> Value {
     json!({"questions": [{
         "id": "db_choice", "header": "Database", "question": "Which database should I use?",

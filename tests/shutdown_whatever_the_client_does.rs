@@ -20,7 +20,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::raw_pipes::{read_json, response as response_to, send};
+use support::raw_pipes::{pipe_bytes, read_json, response as response_to, send, PIPE_FULL};
 use support::*;
 use tokio::io::BufReader;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -31,18 +31,6 @@ const SHUTDOWN_PROMISE: Duration = Duration::from_secs(2);
 /// Deltas the stalled turn streams: far more than the outbound queue and the pipe hold, so the
 /// daemon's output is stuck once stdout goes unread.
 const DELTAS: usize = 5_000;
-/// Bytes waiting in a full Linux pipe (64 KiB by default), less a few lines of slack.
-const PIPE_FULL: i32 = 48 * 1024;
-
-/// Bytes waiting unread in the daemon's stdout pipe.
-fn pipe_bytes(stdout: &ChildStdout) -> i32 {
-    use std::os::fd::AsRawFd;
-    let mut waiting: libc::c_int = 0;
-    // SAFETY: FIONREAD on our own open pipe fd writes one c_int.
-    let result = unsafe { libc::ioctl(stdout.as_raw_fd(), libc::FIONREAD, &mut waiting) };
-    assert_eq!(result, 0, "FIONREAD failed");
-    waiting
-}
 
 fn signal(child: &Child, signal: libc::c_int) {
     let pid = child.id().expect("daemon already reaped");

@@ -10,29 +10,16 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::raw_pipes::{response, send};
+use support::raw_pipes::{pipe_bytes, response, send, PIPE_FULL};
 use support::*;
 use tokio::io::BufReader;
-use tokio::process::{ChildStdout, Command};
+use tokio::process::Command;
 
 /// Generous bound on a shutdown budgeted at under two seconds plus the writer's grace.
 const EXIT_BOUND: Duration = Duration::from_secs(10);
 /// Deltas the stalled turn streams before it stalls: more than the outbound queue and the pipe
 /// hold, so the daemon's output is stuck once stdout goes unread.
 const DELTAS: usize = 5_000;
-
-/// Bytes waiting in a full Linux pipe (64 KiB by default), less a few lines of slack.
-const PIPE_FULL: i32 = 48 * 1024;
-
-/// Bytes waiting unread in the daemon's stdout pipe.
-fn pipe_bytes(stdout: &ChildStdout) -> i32 {
-    use std::os::fd::AsRawFd;
-    let mut waiting: libc::c_int = 0;
-    // SAFETY: FIONREAD on our own open pipe fd writes one c_int.
-    let result = unsafe { libc::ioctl(stdout.as_raw_fd(), libc::FIONREAD, &mut waiting) };
-    assert_eq!(result, 0, "FIONREAD failed");
-    waiting
-}
 
 #[tokio::test]
 async fn eof_with_unread_stdout_still_records_the_turn_interrupted_and_exits_zero() {

@@ -147,6 +147,16 @@ pub fn single_turn_end<'a>(messages: &'a [Value], status: &str) -> &'a Value {
     &ends[0]["turn"]
 }
 
+/// The names of the tools a request body offers.
+pub fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
+        .collect()
+}
+
 /// The `function_call_output` items of a request body.
 pub fn call_outputs(body: &Value) -> Vec<(String, String)> {
     body["input"]
