@@ -31,16 +31,8 @@ fn keyless_overrides(provider: &MockProvider) -> Vec<String> {
 #[tokio::test]
 async fn an_api_key_login_is_stored_used_reported_and_removed_by_logout() {
     let provider = MockProvider::start(Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .text_message("m1", &["with key"])
-            .completed(Usage::small(), None)
-            .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m2", &["without key"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r1", "m1", &["with key"]),
+        message_reply("r2", "m2", &["without key"]),
     ]))
     .await
     .unwrap();
@@ -202,13 +194,9 @@ fn write(path: &std::path::Path, text: &str) {
 
 #[tokio::test]
 async fn skills_on_disk_are_listed_and_named_to_the_model() {
-    let provider = MockProvider::start(Script::new([ResponseBuilder::new("r1")
-        .created()
-        .text_message("m1", &["ok"])
-        .completed(Usage::small(), None)
-        .build()]))
-    .await
-    .unwrap();
+    let provider = MockProvider::start(Script::new([message_reply("r1", "m1", &["ok"])]))
+        .await
+        .unwrap();
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let extra = tempfile::tempdir().unwrap();

@@ -315,15 +315,15 @@ async fn the_acp_bridge_runs_a_whole_session_against_openturn() {
         }
     };
     let provider = MockProvider::start(Script::new([
-        ResponseBuilder::new("r1").created().text_message("m1", &["Hello", " from", " openturn"]).completed(Usage::small(), None).build(),
+        message_reply("r1", "m1", &["Hello", " from", " openturn"]),
         // The bridge asks for a title after the first turn, in a thread of its own.
-        ResponseBuilder::new("r_title").created().text_message("m_title", &["{\"title\": \"Friendly greeting\"}"]).completed(Usage::small(), None).build(),
+        message_reply("r_title", "m_title", &["{\"title\": \"Friendly greeting\"}"]),
         ResponseBuilder::new("r2").created().exec_call(
                 "fc1",
                 "call_touch",
                 json!({"cmd": "touch created-by-tool.txt", "sandbox_permissions": "require_escalated", "justification": "create the file the user asked for"}),
             ).completed(Usage::small(), None).build(),
-        ResponseBuilder::new("r3").created().text_message("m3", &["File created"]).completed(Usage::small(), None).build(),
+        message_reply("r3", "m3", &["File created"]),
         held_open_reply(),
     ]))
     .await
@@ -530,26 +530,10 @@ async fn the_acp_bridge_compact_command_compacts_the_thread() {
         }
     };
     let provider = MockProvider::start(Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .text_message("m1", &["first answer"])
-            .completed(Usage::small(), None)
-            .build(),
-        ResponseBuilder::new("r_title")
-            .created()
-            .text_message("m_title", &["{\"title\": \"Compaction\"}"])
-            .completed(Usage::small(), None)
-            .build(),
-        ResponseBuilder::new("r_sum")
-            .created()
-            .text_message("m_sum", &["BRIDGE-SUMMARY"])
-            .completed(Usage::small(), None)
-            .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m2", &["second answer"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r1", "m1", &["first answer"]),
+        message_reply("r_title", "m_title", &["{\"title\": \"Compaction\"}"]),
+        message_reply("r_sum", "m_sum", &["BRIDGE-SUMMARY"]),
+        message_reply("r2", "m2", &["second answer"]),
     ]))
     .await
     .unwrap();
@@ -640,26 +624,14 @@ async fn the_acp_bridge_shows_a_patch_as_an_edit_with_its_diffs() {
             .with(|b| patch_call(b, "call_patch", patch))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m2", &["Edited"])
-            .completed(Usage::small(), None)
-            .build(),
-        ResponseBuilder::new("r_title")
-            .created()
-            .text_message("m_title", &["{\"title\": \"Edit files\"}"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m2", &["Edited"]),
+        message_reply("r_title", "m_title", &["{\"title\": \"Edit files\"}"]),
         ResponseBuilder::new("r3")
             .created()
             .with(|b| patch_call(b, "call_asked", second))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r4")
-            .created()
-            .text_message("m4", &["Edited again"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r4", "m4", &["Edited again"]),
     ]))
     .await
     .unwrap();

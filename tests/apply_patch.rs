@@ -86,11 +86,7 @@ async fn a_freeform_patch_adds_updates_moves_and_deletes_exactly() {
             .custom_tool_call("ctc_call_p", "call_p", "apply_patch", &split_text(EDIT, 7))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["Done."])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["Done."]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -137,11 +133,7 @@ async fn a_hunk_that_does_not_match_changes_no_file_across_the_patch() {
             .custom_tool_call("ctc_call_p", "call_p", "apply_patch", &split_text(&bad, 3))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -180,11 +172,7 @@ async fn a_path_escaping_the_workspace_is_refused_under_workspace_write() {
             )
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -217,11 +205,7 @@ async fn the_function_form_is_offered_to_other_models_and_applies_the_same() {
             .function_call_json("fc_1", "call_f", "apply_patch", json!({"input": EDIT}))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut params = thread_params(&cwd, "never", "danger-full-access");
     params["model"] = json!("gpt-4.1");
@@ -272,11 +256,7 @@ async fn approval_round_trip(
             .custom_tool_call("ctc_call_p", "call_p", "apply_patch", &split_text(EDIT, 2))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     // Read-only: every patch needs the user's approval.
     let mut s = session(script, &[], thread_params(&cwd, "on-request", "read-only")).await;
@@ -329,11 +309,7 @@ async fn a_streamed_patch_is_shown_while_the_model_is_still_writing_it() {
             .custom_tool_call("ctc_call_p", "call_p", "apply_patch", &split_text(EDIT, 12))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -416,11 +392,7 @@ async fn the_turn_diff_matches_git_diff_on_a_repository() {
             )
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r3")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r3", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -450,11 +422,7 @@ async fn an_apply_patch_heredoc_sent_to_exec_command_is_applied_as_a_patch() {
             .exec_call("fc_1", "call_h", json!({"cmd": cmd}))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -505,11 +473,7 @@ async fn workspace_write_patches_follow_the_sandbox_writable_roots() {
             )
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r3")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r3", "m", &["ok"]),
     ]);
     let mut s = session(
         script,
@@ -547,11 +511,7 @@ async fn workspace_write_patches_follow_the_sandbox_writable_roots() {
             )
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(
         script,
@@ -591,11 +551,7 @@ async fn an_escaping_patch_is_asked_about_when_the_policy_allows_asking() {
             )
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(
         script,
@@ -624,11 +580,7 @@ async fn read_only_without_asking_refuses_every_patch() {
             .custom_tool_call("ctc_call_p", "call_p", "apply_patch", &split_text(add, 2))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "read-only")).await;
     let turn = s.run_turn("edit").await;
@@ -652,11 +604,7 @@ async fn read_only_without_asking_refuses_every_patch() {
 async fn the_apply_patch_form_is_a_config_key() {
     async fn offered(extra: &[&str], model: &str) -> Value {
         let (_dir, cwd) = tempdir();
-        let script = Script::new([ResponseBuilder::new("r1")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build()]);
+        let script = Script::new([message_reply("r1", "m", &["ok"])]);
         let mut params = thread_params(&cwd, "never", "read-only");
         params["model"] = json!(model);
         let mut s = session(script, extra, params).await;
@@ -720,11 +668,7 @@ async fn shell_wrapped_and_cd_heredocs_are_applied_as_patches() {
             .exec_call("fc_3", "call_e", json!({"cmd": escaping, "workdir": "pkg"}))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r4")
-            .created()
-            .text_message("m", &["ok"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r4", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;

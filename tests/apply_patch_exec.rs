@@ -26,11 +26,7 @@ async fn exec_patch(cwd: &Path, patch: &str, flags: &[&str]) -> ExecRun {
             .custom_tool_call("ctc_1", "call_p", "apply_patch", &split_text(patch, 3))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m", &["done"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m", &["done"]),
     ]))
     .await
     .unwrap();

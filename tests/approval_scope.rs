@@ -45,11 +45,7 @@ async fn a_shell_chosen_by_the_model_never_runs() {
             .with(call)
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["after"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["after"]),
     ]);
     let params =
         json!({"approvalPolicy": "untrusted", "cwd": workdir.path().display().to_string()});
@@ -106,11 +102,7 @@ async fn accept_for_session_covers_the_same_command_in_the_same_directory_only()
             .with(|b| call(b, 3, dir_a.path()))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r4")
-            .created()
-            .text_message("msg_f", &["done"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r4", "msg_f", &["done"]),
     ]);
     // workspace-write: an approved command runs confined, and the thread's cwd (A) is writable.
     let params = json!({"approvalPolicy": "untrusted", "sandbox": "workspace-write",

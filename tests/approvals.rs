@@ -32,11 +32,7 @@ async fn approval_session(
         .with(calls)
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["after"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["after"]);
     let params = json!({"approvalPolicy": policy, "cwd": workdir.display().to_string()});
     session(Script::new([first, second]), &[], params).await
 }
@@ -187,11 +183,7 @@ async fn run_ls_and_touch(params: Value) -> Vec<Value> {
         .with(calls)
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["after"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["after"]);
     let mut s = session(Script::new([first, second]), &[], params).await;
     s.start_turn("look", json!({})).await;
     let mut all = Vec::new();
@@ -312,11 +304,7 @@ async fn accept_for_session_is_not_asked_again_for_the_same_command() {
             .exec_call("fc_2", "call_2", escalated("echo again"))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r3")
-            .created()
-            .text_message("msg_f", &["done"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r3", "msg_f", &["done"]),
     ]);
     let params =
         json!({"approvalPolicy": "on-request", "cwd": workdir.path().display().to_string()});

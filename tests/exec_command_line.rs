@@ -28,16 +28,8 @@ async fn the_sdks_full_command_line_with_resume_and_images_is_accepted() {
     let schema = work.path().join("schema.json");
     std::fs::write(&schema, r#"{"type":"object"}"#).unwrap();
     let mock = MockProvider::start(Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .text_message("m1", &["first"])
-            .completed(Usage::small(), None)
-            .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m2", &["second"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r1", "m1", &["first"]),
+        message_reply("r2", "m2", &["second"]),
     ]))
     .await
     .unwrap();

@@ -27,11 +27,7 @@ async fn the_answer_goes_to_stdout_and_progress_and_a_summary_to_stderr() {
             )
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["The ", "answer."])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["The ", "answer."]),
     ]))
     .await
     .unwrap();

@@ -58,12 +58,7 @@ async fn a_text_turn_prints_thread_turn_items_and_usage_in_the_reference_order()
 #[tokio::test]
 async fn experimental_json_is_the_same_flag_and_the_prompt_comes_from_stdin() {
     let home = tempdir();
-    let mock = provider(vec![ResponseBuilder::new("r1")
-        .created()
-        .text_message("m", &["ok"])
-        .completed(Usage::small(), None)
-        .build()])
-    .await;
+    let mock = provider(vec![message_reply("r1", "m", &["ok"])]).await;
     let run = exec(
         home.path(),
         &mock,
@@ -77,12 +72,7 @@ async fn experimental_json_is_the_same_flag_and_the_prompt_comes_from_stdin() {
     let body = &mock.wait_for_requests(1, TIMEOUT).await[0].body;
     assert!(body["input"].to_string().contains("from stdin please"));
     // `-` also means stdin.
-    let mock = provider(vec![ResponseBuilder::new("r1")
-        .created()
-        .text_message("m", &["ok"])
-        .completed(Usage::small(), None)
-        .build()])
-    .await;
+    let mock = provider(vec![message_reply("r1", "m", &["ok"])]).await;
     let run = exec(home.path(), &mock, &["--json", "-"], "dash prompt").await;
     assert_eq!(run.code, Some(0), "{run:#?}");
     let body = &mock.wait_for_requests(1, TIMEOUT).await[0].body;
@@ -110,11 +100,7 @@ async fn a_tool_call_is_a_command_execution_started_then_completed_with_its_outp
             .exec_call("fc_1", "call_1", json!({"cmd": "echo hi", "login": false}))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["Done."])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["Done."]),
     ])
     .await;
     let cwd = work.path().display().to_string();
@@ -188,11 +174,7 @@ async fn a_command_that_needs_approval_is_declined_visibly_instead_of_hanging() 
             )
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["Could not run it."])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["Could not run it."]),
     ])
     .await;
     let run = exec(
@@ -242,12 +224,7 @@ async fn output_schema_is_sent_as_the_requests_text_format() {
                         "required": ["a"], "additionalProperties": false});
     let path = dir.path().join("schema.json");
     std::fs::write(&path, schema.to_string()).unwrap();
-    let mock = provider(vec![ResponseBuilder::new("r1")
-        .created()
-        .text_message("m", &["{\"a\":\"b\"}"])
-        .completed(Usage::small(), None)
-        .build()])
-    .await;
+    let mock = provider(vec![message_reply("r1", "m", &["{\"a\":\"b\"}"])]).await;
     let path_arg = path.display().to_string();
     let run = exec(
         home.path(),
@@ -307,16 +284,8 @@ async fn output_last_message_writes_the_final_answer_into_the_file() {
 async fn resume_continues_the_stored_thread_with_its_history() {
     let home = tempdir();
     let mock = provider(vec![
-        ResponseBuilder::new("r1")
-            .created()
-            .text_message("m1", &["first answer"])
-            .completed(Usage::small(), None)
-            .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m2", &["second answer"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r1", "m1", &["first answer"]),
+        message_reply("r2", "m2", &["second answer"]),
     ])
     .await;
     let first = exec(home.path(), &mock, &["--json", "remember 42"], "").await;
@@ -371,12 +340,7 @@ async fn resume_continues_the_stored_thread_with_its_history() {
 #[tokio::test]
 async fn ephemeral_threads_write_no_rollout() {
     let home = tempdir();
-    let mock = provider(vec![ResponseBuilder::new("r1")
-        .created()
-        .text_message("m", &["ok"])
-        .completed(Usage::small(), None)
-        .build()])
-    .await;
+    let mock = provider(vec![message_reply("r1", "m", &["ok"])]).await;
     let run = exec(home.path(), &mock, &["--json", "--ephemeral", "hi"], "").await;
     assert_eq!(run.code, Some(0), "{run:#?}");
     run.events();
@@ -436,11 +400,7 @@ async fn a_failing_command_and_a_two_part_reasoning_match_the_reference_shapes()
             )
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["Done."])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["Done."]),
     ])
     .await;
     let run = exec(

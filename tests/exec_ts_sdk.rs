@@ -50,11 +50,11 @@ async fn the_official_typescript_sdk_drives_openturn_exec() {
     let Some(node) = node_or_skip() else {
         return;
     };
-    let text = provider(vec![ResponseBuilder::new("r1")
-        .created()
-        .text_message("m1", &["Hello ", "from ", "openturn"])
-        .completed(Usage::small(), None)
-        .build()])
+    let text = provider(vec![message_reply(
+        "r1",
+        "m1",
+        &["Hello ", "from ", "openturn"],
+    )])
     .await;
     let tool = provider(vec![
         ResponseBuilder::new("r1")
@@ -66,30 +66,18 @@ async fn the_official_typescript_sdk_drives_openturn_exec() {
             )
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m2", &["The command ran."])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "m2", &["The command ran."]),
     ])
     .await;
-    let schema = provider(vec![ResponseBuilder::new("r1")
-        .created()
-        .text_message("m1", &["{\"answer\":", "\"forty-two\"}"])
-        .completed(Usage::small(), None)
-        .build()])
+    let schema = provider(vec![message_reply(
+        "r1",
+        "m1",
+        &["{\"answer\":", "\"forty-two\"}"],
+    )])
     .await;
     let resume = provider(vec![
-        ResponseBuilder::new("r1")
-            .created()
-            .text_message("m1", &["Noted."])
-            .completed(Usage::small(), None)
-            .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("m2", &["It was 42."])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r1", "m1", &["Noted."]),
+        message_reply("r2", "m2", &["It was 42."]),
     ])
     .await;
     let fail = provider(vec![mock_provider::error_status(

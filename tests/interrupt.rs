@@ -84,11 +84,7 @@ async fn interrupt_kills_running_tools_and_their_whole_process_group() {
         .exec_call("fc_1", "call_1", json!({"cmd": cmd, "login": false}))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_2", &["after"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_2", &["after"]);
     let params = json!({"approvalPolicy": "never", "sandbox": "danger-full-access",
         "cwd": workdir.path().display().to_string()});
     let mut s = session(Script::new([first, second]), &[], params).await;
@@ -133,11 +129,7 @@ async fn steer_mid_turn_is_delivered_at_the_next_sampling_boundary() {
         .function_call_json("fc_1", "call_1", "lookup", json!({"q": "x"}))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_2", &["steered answer"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_2", &["steered answer"]);
     let tools = json!({"dynamicTools": [{"name": "lookup", "description": "Look up",
         "inputSchema": {"type": "object"}}]});
     let mut s = session(Script::new([first, second]), &[], tools).await;

@@ -172,11 +172,7 @@ async fn steered_local_images_are_checked_before_they_join_the_running_turn() {
         .function_call_json("fc_1", "call_1", "lookup", json!({}))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_2", &["seen"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_2", &["seen"]);
     let params = json!({"cwd": work.path().display().to_string(),
         "dynamicTools": [{"name": "lookup", "description": "Look up",
             "inputSchema": {"type": "object"}}]});

@@ -91,11 +91,7 @@ async fn an_env_value_reaches_the_server_and_no_output_of_the_daemon() {
         .with(|b| namespaced_call(b, "fc_1", "call_env", "mcp__docs", "env"))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["ok"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["ok"]);
     let mut overrides = server_overrides("docs", &[]);
     overrides.push(format!("mcp_servers.docs.env.MCP_TEST_SECRET=\"{SECRET}\""));
     let extra: Vec<&str> = overrides.iter().map(String::as_str).collect();
@@ -198,11 +194,7 @@ async fn exec_json_shows_an_mcp_call_as_an_mcp_tool_call_item() {
         .with(|b| namespaced_call(b, "fc_1", "call_p", "mcp__docs", "progress"))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["Done."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["Done."]);
     let mock = MockProvider::start(Script::new([first, second]))
         .await
         .unwrap();
@@ -269,11 +261,7 @@ async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_no
         .with(|b| namespaced_call(b, "fc_1", "call_h", "mcp__web", "env"))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["ok"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["ok"]);
     let provider = MockProvider::start(Script::new([first, second]))
         .await
         .unwrap();

@@ -86,11 +86,7 @@ async fn an_mcp_tool_the_model_calls_runs_and_its_result_reaches_the_follow_up_r
         })
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["Echoed."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["Echoed."]);
     let mut s = mcp_session(
         Script::new([first, second]),
         &server_overrides("docs", &[]),
@@ -195,11 +191,7 @@ async fn an_mcp_tool_the_model_calls_runs_and_its_result_reaches_the_follow_up_r
 
 #[tokio::test]
 async fn a_server_that_exits_at_once_is_reported_failed_and_the_turn_still_works() {
-    let reply = ResponseBuilder::new("r1")
-        .created()
-        .text_message("msg_1", &["fine without it"])
-        .completed(Usage::small(), None)
-        .build();
+    let reply = message_reply("r1", "msg_1", &["fine without it"]);
     let mut overrides = server_overrides("dead", &["exit-now"]);
     overrides.extend(server_overrides("alive", &[]));
     let mut s = mcp_session(Script::new([reply]), &overrides, never()).await;
@@ -311,11 +303,7 @@ async fn a_call_past_the_tool_timeout_fails_its_item_and_the_model_hears_why() {
         })
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["It timed out."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["It timed out."]);
     let mut overrides = server_overrides("slowpoke", &[]);
     overrides.push("mcp_servers.slowpoke.tool_timeout_sec=0.5".to_string());
     let mut s = mcp_session(Script::new([first, second]), &overrides, never()).await;
@@ -356,11 +344,7 @@ async fn servers_from_thread_start_config_serve_that_thread_only() {
         })
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["42."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["42."]);
     let config =
         json!({"mcp_servers": {"calc": {"command": "python3", "args": [server_script()]}}});
     let mut s = session(
@@ -408,11 +392,7 @@ async fn progress_notes_and_a_servers_elicitation_reach_the_client() {
         .with(|b| namespaced_call(b, "fc_2", "call_ask", "mcp__docs", "ask", json!({})))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["Blue it is."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["Blue it is."]);
     let mut s = mcp_session(
         Script::new([first, second]),
         &server_overrides("docs", &[]),
@@ -474,11 +454,7 @@ async fn an_on_request_thread_asks_before_a_tool_runs_and_a_decline_stops_it() {
         })
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["Declined."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["Declined."]);
     let mut s = mcp_session(
         Script::new([first, second]),
         &server_overrides("docs", &[]),
@@ -513,11 +489,7 @@ async fn an_on_request_thread_asks_before_a_tool_runs_and_a_decline_stops_it() {
 
 #[tokio::test]
 async fn the_first_request_waits_for_a_server_still_starting() {
-    let reply = ResponseBuilder::new("r1")
-        .created()
-        .text_message("msg_1", &["ok"])
-        .completed(Usage::small(), None)
-        .build();
+    let reply = message_reply("r1", "msg_1", &["ok"]);
     let mut s = mcp_session(
         Script::new([reply]),
         &server_overrides("late", &["sleep-start", "1.5"]),
@@ -542,16 +514,8 @@ async fn a_server_that_dies_mid_thread_is_reported_and_its_call_fails() {
         .with(|b| namespaced_call(b, "fc_1", "call_die", "mcp__fragile", "die", json!({})))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_2", &["It died."])
-        .completed(Usage::small(), None)
-        .build();
-    let third = ResponseBuilder::new("r3")
-        .created()
-        .text_message("msg_3", &["Still here."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_2", &["It died."]);
+    let third = message_reply("r3", "msg_3", &["Still here."]);
     let mut s = mcp_session(
         Script::new([first, second, third]),
         &server_overrides("fragile", &[]),

@@ -111,11 +111,7 @@ async fn what_a_tool_command_started_is_gone_when_its_item_completes() {
     );
     let script = Script::new([
         calls.completed(Usage::small(), None).build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["after"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["after"]),
     ]);
     let mut s = session(script, &[], full_access(dir)).await;
     let all = s.run_turn("start things").await;

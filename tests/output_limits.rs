@@ -24,11 +24,7 @@ async fn a_command_with_100k_lines_gives_the_model_head_and_tail_and_the_client_
         )
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["Done."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["Done."]);
     let mut s = session(
         Script::new([first, second]),
         &[],

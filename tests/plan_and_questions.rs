@@ -36,11 +36,7 @@ async fn a_plan_update_reaches_the_client_and_the_model_reads_plan_updated() {
         .function_call_json("fc_1", "call_plan", "update_plan", plan_args)
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["Done."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["Done."]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     let turn = s.run_turn("fix it").await;
     single_turn_end(&turn, "completed");
@@ -79,11 +75,7 @@ async fn a_plan_with_two_steps_in_progress_is_refused_with_the_reason() {
         .function_call_json("fc_1", "call_plan", "update_plan", plan_args)
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["Done."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["Done."]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     let turn = s.run_turn("fix it").await;
     single_turn_end(&turn, "completed");
@@ -102,11 +94,7 @@ async fn a_question_goes_to_the_client_and_its_answer_reaches_the_model() {
         .function_call_json("fc_1", "call_q", "request_user_input", question_args())
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["Postgres it is."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["Postgres it is."]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     s.start_turn("set up storage", json!({})).await;
     let mut seen = Vec::new();
@@ -156,11 +144,7 @@ async fn a_client_that_errs_leaves_the_model_a_plain_no_answer() {
         .function_call_json("fc_1", "call_q", "request_user_input", question_args())
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["ok"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["ok"]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     s.start_turn("set up storage", json!({})).await;
     let request = loop {
@@ -190,11 +174,7 @@ async fn headless_exec_answers_a_question_at_once_with_no_user_available() {
             .function_call_json("fc_1", "call_q", "request_user_input", question_args())
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["assumed Postgres"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["assumed Postgres"]),
     ]))
     .await
     .unwrap();
@@ -220,11 +200,7 @@ async fn under_exec_a_plan_update_becomes_the_todo_list() {
             .function_call_json("fc_1", "call_plan", "update_plan", plan_args)
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["done"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["done"]),
     ]))
     .await
     .unwrap();

@@ -40,11 +40,7 @@ fn three_commands() -> Script {
             .with(calls)
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["after"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["after"]),
     ])
 }
 

@@ -43,11 +43,7 @@ async fn run_commands(params: Value, cwd: &Path, cmds: &[&str]) -> (Session, Vec
             .with(calls)
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["done"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["done"]),
     ]);
     let mut params = params;
     params["approvalPolicy"] = json!("never");
@@ -150,11 +146,7 @@ async fn workspace_write_writes_the_cwd_only_and_never_git_or_the_openturn_home(
             .with(|b| shell_call(b, 0, "echo x > planted.toml"))
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["done"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["done"]),
     ]);
     let provider = MockProvider::start(script).await.unwrap();
     let mut daemon = Daemon::spawn(&home, &mock_overrides(&provider));
@@ -217,11 +209,7 @@ async fn an_approved_escalation_runs_outside_the_sandbox_and_a_declined_one_neve
             .with(calls)
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_f", &["done"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_f", &["done"]),
     ]);
     let params = json!({"approvalPolicy": "on-request", "sandbox": "read-only",
         "cwd": workdir.path().display().to_string()});
@@ -294,21 +282,13 @@ async fn writable_roots_from_the_config_and_from_a_turn_are_writable_and_nothing
             .with(calls)
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .text_message("msg_1", &["one"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r2", "msg_1", &["one"]),
         ResponseBuilder::new("r3")
             .created()
             .with(second)
             .completed(Usage::small(), None)
             .build(),
-        ResponseBuilder::new("r4")
-            .created()
-            .text_message("msg_2", &["two"])
-            .completed(Usage::small(), None)
-            .build(),
+        message_reply("r4", "msg_2", &["two"]),
     ]);
     let roots = format!(
         "sandbox_workspace_write.writable_roots=[\"{}\"]",

@@ -108,13 +108,7 @@ fn cut_cases() -> (Vec<SseEvent>, Vec<CutCase>) {
 /// The replies after the cut: the retry continues with what was not committed; if that includes
 /// the tool call, a third reply answers after the tool.
 fn retry_replies(committed: [bool; 3]) -> Vec<Reply> {
-    let final_message = || {
-        ResponseBuilder::new("r_final")
-            .created()
-            .text_message("msg_final", &["All done."])
-            .completed(Usage::small(), None)
-            .build()
-    };
+    let final_message = || message_reply("r_final", "msg_final", &["All done."]);
     if committed[2] {
         return vec![final_message()];
     }

@@ -25,16 +25,8 @@ fn item_ids(page: &Value) -> Vec<String> {
 async fn items_page_forward_and_back_after_a_resume() {
     let mut s = session(
         Script::new([
-            ResponseBuilder::new("r1")
-                .created()
-                .text_message("m1", &["first"])
-                .completed(Usage::small(), None)
-                .build(),
-            ResponseBuilder::new("r2")
-                .created()
-                .text_message("m2", &["second"])
-                .completed(Usage::small(), None)
-                .build(),
+            message_reply("r1", "m1", &["first"]),
+            message_reply("r2", "m2", &["second"]),
         ]),
         &[],
         json!({}),

@@ -35,11 +35,7 @@ async fn a_tool_round_trip_whose_second_request_carries_the_output_with_the_same
         )
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_f", &["Done."])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_f", &["Done."]);
     let mut s = session(Script::new([first, second]), &[], never_ask(&cwd)).await;
     let turn = s.run_turn("run it").await;
     let end = single_turn_end(&turn, "completed");
@@ -115,11 +111,7 @@ async fn end_turn_false_follows_up_with_another_request() {
         .text_message("msg_1", &["part one"])
         .completed(Usage::small(), Some(false))
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_2", &["part two"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_2", &["part two"]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     let turn = s.run_turn("go").await;
     let end = single_turn_end(&turn, "completed");
@@ -139,11 +131,7 @@ async fn a_call_that_cannot_run_gets_a_synthetic_output_and_a_follow_up() {
         .function_call_json("fc_1", "call_x", "no_such_tool", json!({}))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_2", &["sorry"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_2", &["sorry"]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     let turn = s.run_turn("go").await;
     single_turn_end(&turn, "completed");
@@ -166,11 +154,7 @@ async fn dynamic_tools_go_to_the_client_and_its_answers_become_outputs() {
         .function_call_json("fc_3", "call_err", "lookup_ticket", json!({"id": "C"}))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_2", &["ok"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_2", &["ok"]);
     let tools = json!({"dynamicTools": [{"type": "function", "name": "lookup_ticket",
         "description": "Look up a ticket", "inputSchema": {"type": "object",
         "properties": {"id": {"type": "string"}}}}]});
@@ -284,11 +268,7 @@ async fn a_command_timeout_kills_the_whole_process_group() {
         )
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_2", &["it hung"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_2", &["it hung"]);
     let mut s = session(Script::new([first, second]), &[], never_ask(workdir.path())).await;
     let turn = s.run_turn("hang").await;
     single_turn_end(&turn, "completed");
@@ -327,11 +307,7 @@ async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_delta
         .with(custom)
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_2", &["ok"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_2", &["ok"]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     let turn = s.run_turn("patch").await;
     single_turn_end(&turn, "completed");
@@ -358,16 +334,8 @@ async fn an_output_schema_constrains_every_request_of_its_turn_and_no_later_turn
         .exec_call("fc_1", "call_1", json!({"cmd": "echo hi", "login": false}))
         .completed(Usage::small(), None)
         .build();
-    let second = ResponseBuilder::new("r2")
-        .created()
-        .text_message("msg_1", &["{\"answer\":1}"])
-        .completed(Usage::small(), None)
-        .build();
-    let third = ResponseBuilder::new("r3")
-        .created()
-        .text_message("msg_2", &["plain"])
-        .completed(Usage::small(), None)
-        .build();
+    let second = message_reply("r2", "msg_1", &["{\"answer\":1}"]);
+    let third = message_reply("r3", "msg_2", &["plain"]);
     let script = Script::new([first, second, third]);
     let mut s = session(script, &[], never_ask(cwd.path())).await;
     let schema = json!({"type": "object", "properties": {"answer": {"type": "integer"}},

@@ -81,11 +81,7 @@ async fn ids_openturn_assigned_stay_out_of_later_requests_and_provider_ids_are_k
         .with(|b| items(b, |prefix| Some(format!("{prefix}_p")), "call_2", "Again"))
         .completed(Usage::small(), None)
         .build();
-    let last = ResponseBuilder::new("r3")
-        .created()
-        .text_message("msg_3", &["Done."])
-        .completed(Usage::small(), None)
-        .build();
+    let last = message_reply("r3", "msg_3", &["Done."]);
     let cwd = tempfile::tempdir().unwrap();
     let mut s = session(
         Script::new([without_ids, with_ids, last]),

@@ -29,11 +29,7 @@ pub struct Scenarios {
 }
 
 fn say(id: &str, pieces: &[&str]) -> Reply {
-    ResponseBuilder::new(id)
-        .created()
-        .text_message(&format!("msg_{id}"), pieces)
-        .completed(Usage::small(), None)
-        .build()
+    message_reply(id, &format!("msg_{id}"), pieces)
 }
 
 /// Starts one provider per scenario.

@@ -14,6 +14,16 @@ use crate::support::*;
 #[allow(unused_imports)]
 pub use crate::support::mock_provider::{Fault, ResponseBuilder, SseEvent, SseReply, Usage};
 
+/// A response of one assistant message streamed as `pieces`, completed with a small usage: the
+/// reply most scripts end with.
+pub fn message_reply(response_id: impl Into<String>, item_id: &str, pieces: &[&str]) -> Reply {
+    ResponseBuilder::new(response_id)
+        .created()
+        .text_message(item_id, pieces)
+        .completed(Usage::small(), None)
+        .build()
+}
+
 /// A daemon with an initialized connection and one started thread.
 pub struct Session {
     pub provider: MockProvider,
