@@ -14,8 +14,6 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-const APPROVAL: &str = "item/commandExecution/requestApproval";
-
 #[tokio::test]
 async fn a_shell_chosen_by_the_model_never_runs() {
     let workdir = tempfile::tempdir().unwrap();
@@ -52,7 +50,7 @@ async fn a_shell_chosen_by_the_model_never_runs() {
     let mut s = session(script, &[], params).await;
     let all = s.run_turn("list").await;
     single_turn_end(&all, "completed");
-    assert!(params_of(&all, APPROVAL).is_empty());
+    assert!(params_of(&all, COMMAND_APPROVAL).is_empty());
     let item = items_of(&all, "item/completed", "commandExecution")[0].clone();
     assert_eq!(item["status"], "completed");
     assert!(
@@ -109,27 +107,18 @@ async fn accept_for_session_covers_the_same_command_in_the_same_directory_only()
         "cwd": dir_a.path().display().to_string()});
     let mut s = session(script, &[], params).await;
     s.start_turn("touch", json!({})).await;
-    let mut all: Vec<Value> = Vec::new();
-    for _ in 0..4 {
-        let batch = s
-            .daemon
-            .collect_until(|m| m["method"] == APPROVAL || m["method"] == "turn/completed")
-            .await;
-        let last = batch.last().cloned().unwrap_or_default();
-        all.extend(batch);
-        if last["method"] == "turn/completed" {
-            break;
-        }
-        // Approve for the session in A; decline in B.
-        let decision = if last["params"]["cwd"] == dir_a.path().display().to_string() {
-            "acceptForSession"
-        } else {
-            "decline"
-        };
-        s.answer(&last["id"], json!({"decision": decision})).await;
-    }
+    let all = s
+        .answer_approvals(4, |request| {
+            // Approve for the session in A; decline in B.
+            if request["params"]["cwd"] == dir_a.path().display().to_string() {
+                "acceptForSession"
+            } else {
+                "decline"
+            }
+        })
+        .await;
     single_turn_end(&all, "completed");
-    let asked: Vec<(Value, Value)> = params_of(&all, APPROVAL)
+    let asked: Vec<(Value, Value)> = params_of(&all, COMMAND_APPROVAL)
         .iter()
         .map(|p| (p["itemId"].clone(), p["cwd"].clone()))
         .collect();

@@ -15,8 +15,6 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-const APPROVAL: &str = "item/commandExecution/requestApproval";
-
 fn escalated(cmd: &str) -> Value {
     json!({"cmd": cmd, "login": false, "sandbox_permissions": "require_escalated",
         "justification": "Need to create a file"})
@@ -39,7 +37,9 @@ async fn approval_session(
 
 /// Messages up to and including the next approval request.
 async fn until_approval(s: &mut Session) -> Vec<Value> {
-    s.daemon.collect_until(|m| m["method"] == APPROVAL).await
+    s.daemon
+        .collect_until(|m| m["method"] == COMMAND_APPROVAL)
+        .await
 }
 
 #[tokio::test]
@@ -186,19 +186,7 @@ async fn run_ls_and_touch(params: Value) -> Vec<Value> {
     let second = message_reply("r2", "msg_f", &["after"]);
     let mut s = session(Script::new([first, second]), &[], params).await;
     s.start_turn("look", json!({})).await;
-    let mut all = Vec::new();
-    for _ in 0..3 {
-        let batch = s
-            .daemon
-            .collect_until(|m| m["method"] == APPROVAL || m["method"] == "turn/completed")
-            .await;
-        let last = batch.last().cloned().unwrap_or_default();
-        all.extend(batch);
-        if last["method"] == "turn/completed" {
-            break;
-        }
-        s.answer(&last["id"], json!({"decision": "decline"})).await;
-    }
+    let all = s.answer_approvals(3, |_| "decline").await;
     single_turn_end(&all, "completed");
     all
 }
@@ -216,7 +204,7 @@ async fn untrusted_asks_for_everything_but_known_read_only_commands() {
     let params =
         json!({"approvalPolicy": "untrusted", "cwd": workdir.path().display().to_string()});
     let all = run_ls_and_touch(params).await;
-    let asked = params_of(&all, APPROVAL);
+    let asked = params_of(&all, COMMAND_APPROVAL);
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0]["itemId"], "call_touch");
     assert_eq!(status_of(&all, "call_ls"), Some(json!("completed")));
@@ -232,7 +220,7 @@ async fn on_request_runs_unescalated_commands_in_the_sandbox_without_asking() {
         let params = json!({"approvalPolicy": "on-request", "sandbox": sandbox,
             "cwd": workdir.path().display().to_string()});
         let all = run_ls_and_touch(params).await;
-        assert!(params_of(&all, APPROVAL).is_empty(), "{sandbox}");
+        assert!(params_of(&all, COMMAND_APPROVAL).is_empty(), "{sandbox}");
         assert_eq!(status_of(&all, "call_ls"), Some(json!("completed")));
         let touched = if writes { "completed" } else { "failed" };
         assert_eq!(
@@ -254,7 +242,7 @@ async fn on_request_with_danger_full_access_and_never_run_unescalated_commands_w
         let params = json!({"approvalPolicy": policy, "sandbox": sandbox,
             "cwd": workdir.path().display().to_string()});
         let all = run_ls_and_touch(params).await;
-        assert!(params_of(&all, APPROVAL).is_empty(), "{policy}");
+        assert!(params_of(&all, COMMAND_APPROVAL).is_empty(), "{policy}");
         assert_eq!(status_of(&all, "call_touch"), Some(json!("completed")));
         assert!(workdir.path().join("x.txt").exists(), "{policy}");
     }
@@ -316,7 +304,7 @@ async fn accept_for_session_is_not_asked_again_for_the_same_command() {
         .await;
     all.extend(s.daemon.until_turn_completed().await);
     single_turn_end(&all, "completed");
-    assert_eq!(params_of(&all, APPROVAL).len(), 1);
+    assert_eq!(params_of(&all, COMMAND_APPROVAL).len(), 1);
     let completed = items_of(&all, "item/completed", "commandExecution");
     assert_eq!(completed.len(), 2);
     assert!(completed.iter().all(|item| item["status"] == "completed"));

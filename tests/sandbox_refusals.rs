@@ -16,8 +16,6 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-const APPROVAL: &str = "item/commandExecution/requestApproval";
-
 /// A turn that calls `ls`, `touch made.txt` and `echo hi > redirected.txt`, then answers.
 fn three_commands() -> Script {
     let calls = |b: ResponseBuilder| {
@@ -67,7 +65,7 @@ async fn assert_confined_under(
     let all = s.daemon.until_turn_completed().await;
     single_turn_end(&all, "completed");
     assert!(
-        params_of(&all, APPROVAL).is_empty(),
+        params_of(&all, COMMAND_APPROVAL).is_empty(),
         "{mode}: nobody is asked"
     );
     assert_eq!(completed_status(&all, "call_ls"), Some(json!("completed")));
@@ -148,21 +146,9 @@ async fn on_request_read_only_asks_only_for_escalation_and_never_runs_a_declined
         "cwd": workdir.path().display().to_string()});
     let mut s = session(three_commands(), &[], params).await;
     s.start_turn("try", json!({})).await;
-    let mut all = Vec::new();
-    for _ in 0..3 {
-        let batch = s
-            .daemon
-            .collect_until(|m| m["method"] == APPROVAL || m["method"] == "turn/completed")
-            .await;
-        let last = batch.last().cloned().unwrap_or_default();
-        all.extend(batch);
-        if last["method"] == "turn/completed" {
-            break;
-        }
-        s.answer(&last["id"], json!({"decision": "decline"})).await;
-    }
+    let all = s.answer_approvals(3, |_| "decline").await;
     single_turn_end(&all, "completed");
-    let asked: Vec<&Value> = params_of(&all, APPROVAL)
+    let asked: Vec<&Value> = params_of(&all, COMMAND_APPROVAL)
         .iter()
         .map(|p| &p["itemId"])
         .collect();

@@ -19,8 +19,6 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-const APPROVAL: &str = "item/commandExecution/requestApproval";
-
 fn shell_call(response: ResponseBuilder, n: usize, cmd: &str) -> ResponseBuilder {
     response.exec_call(
         &format!("fc_{n}"),
@@ -51,7 +49,10 @@ async fn run_commands(params: Value, cwd: &Path, cmds: &[&str]) -> (Session, Vec
     let mut s = session(script, &[], params).await;
     let all = s.run_turn("go").await;
     single_turn_end(&all, "completed");
-    assert!(params_of(&all, APPROVAL).is_empty(), "nobody is asked");
+    assert!(
+        params_of(&all, COMMAND_APPROVAL).is_empty(),
+        "nobody is asked"
+    );
     let items = items_of(&all, "item/completed", "commandExecution");
     let bodies = s.bodies(2).await;
     let outputs = call_outputs(&bodies[1]);
@@ -215,27 +216,18 @@ async fn an_approved_escalation_runs_outside_the_sandbox_and_a_declined_one_neve
         "cwd": workdir.path().display().to_string()});
     let mut s = session(script, &[], params).await;
     s.start_turn("go", json!({})).await;
-    let mut all = Vec::new();
-    for _ in 0..3 {
-        let batch = s
-            .daemon
-            .collect_until(|m| m["method"] == APPROVAL || m["method"] == "turn/completed")
-            .await;
-        let last = batch.last().cloned().unwrap_or_default();
-        all.extend(batch);
-        if last["method"] == "turn/completed" {
-            break;
-        }
-        assert_eq!(last["params"]["reason"], "needs to write");
-        let decision = if last["params"]["itemId"] == "call_0" {
-            "accept"
-        } else {
-            "decline"
-        };
-        s.answer(&last["id"], json!({"decision": decision})).await;
-    }
+    let all = s
+        .answer_approvals(3, |request| {
+            assert_eq!(request["params"]["reason"], "needs to write");
+            if request["params"]["itemId"] == "call_0" {
+                "accept"
+            } else {
+                "decline"
+            }
+        })
+        .await;
     single_turn_end(&all, "completed");
-    assert_eq!(params_of(&all, APPROVAL).len(), 2);
+    assert_eq!(params_of(&all, COMMAND_APPROVAL).len(), 2);
     // The calls may be asked about in either order.
     let mut statuses: Vec<(String, Value)> = items_of(&all, "item/completed", "commandExecution")
         .iter()

@@ -24,6 +24,9 @@ pub fn message_reply(response_id: impl Into<String>, item_id: &str, pieces: &[&s
         .build()
 }
 
+/// The server → client request asking to approve a command.
+pub const COMMAND_APPROVAL: &str = "item/commandExecution/requestApproval";
+
 /// A daemon with an initialized connection and one started thread.
 pub struct Session {
     pub provider: MockProvider,
@@ -87,6 +90,33 @@ impl Session {
             requests.len()
         );
         requests.into_iter().map(|r| r.body).collect()
+    }
+
+    /// Runs the started turn to its `turn/completed`, answering each command approval request
+    /// (at most `max`) with the decision `decide` picks for the request; returns every message.
+    pub async fn answer_approvals(
+        &mut self,
+        max: usize,
+        mut decide: impl FnMut(&Value) -> &'static str,
+    ) -> Vec<Value> {
+        let mut all = Vec::new();
+        for _ in 0..max {
+            let batch = self
+                .daemon
+                .collect_until(|m| {
+                    m["method"] == COMMAND_APPROVAL || m["method"] == "turn/completed"
+                })
+                .await;
+            let last = batch.last().cloned().unwrap_or_default();
+            all.extend(batch);
+            if last["method"] == "turn/completed" {
+                break;
+            }
+            let decision = decide(&last);
+            self.answer(&last["id"], json!({"decision": decision}))
+                .await;
+        }
+        all
     }
 
     /// Answers a server → client request.
