@@ -285,13 +285,7 @@ async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_no
         .start_thread(json!({"approvalPolicy": "never"}))
         .await;
     wait_ready(&mut daemon, "web").await;
-    daemon
-        .ok(
-            "turn/start",
-            json!({"threadId": thread_id, "input": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
-    let turn = daemon.until_turn_completed().await;
+    let turn = text_turn(&mut daemon, &thread_id, "go").await;
     let completed = items_of(&turn, "item/completed", "mcpToolCall");
     assert_eq!(completed[0]["server"], "web");
     assert_eq!(completed[0]["status"], "completed", "{turn:#?}");

@@ -158,13 +158,7 @@ async fn workspace_write_writes_the_cwd_only_and_never_git_or_the_openturn_home(
                              "cwd": home.display().to_string()}),
         )
         .await;
-    daemon
-        .ok(
-            "turn/start",
-            json!({"threadId": thread_id, "input": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
-    let all = daemon.until_turn_completed().await;
+    let all = text_turn(&mut daemon, &thread_id, "go").await;
     let items = items_of(&all, "item/completed", "commandExecution");
     assert_eq!(items[0]["status"], "failed", "{:?}", items[0]);
     assert!(

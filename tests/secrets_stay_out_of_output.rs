@@ -154,13 +154,7 @@ async fn one_turn_then_grep(overrides: &[String]) -> (Vec<serde_json::Value>, St
     );
     daemon.initialize().await;
     let thread_id = daemon.start_thread(json!({})).await;
-    daemon
-        .ok(
-            "turn/start",
-            json!({"threadId": thread_id, "input": [{"type": "text", "text": "hello"}]}),
-        )
-        .await;
-    let turn = daemon.until_turn_completed().await;
+    let turn = text_turn(&mut daemon, &thread_id, "hello").await;
     daemon.close_stdin();
     assert_eq!(daemon.wait_exit().await, Some(0));
     let check = |place: &str, text: &str| {

@@ -127,18 +127,6 @@ impl RawDaemon {
     }
 }
 
-/// The one turn of the thread ended `interrupted` in its rollout (flushed before exit).
-fn assert_recorded_interrupted(home: &Path, thread_id: &str) {
-    let rollout = std::fs::read_to_string(rollout_of(home, thread_id)).unwrap();
-    let ended: Vec<Value> = rollout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| l["type"] == "turn_ended")
-        .collect();
-    assert_eq!(ended.len(), 1, "{rollout}");
-    assert_eq!(ended[0]["payload"]["status"], "interrupted", "{rollout}");
-}
-
 enum Stop {
     Signal(libc::c_int),
     StdinEof,
@@ -182,7 +170,7 @@ async fn stalled_client_with_a_malformed_line(stop: Stop, what: &str) {
         Stop::StdinEof => daemon.stdin = None,
     }
     daemon.exits_promptly(since, what).await;
-    assert_recorded_interrupted(home.path(), &thread_id);
+    assert_one_turn_recorded_interrupted(home.path(), &thread_id);
 }
 
 #[tokio::test]
@@ -260,7 +248,7 @@ async fn sighup_is_handled_like_sigterm_rollout_flushed_and_tool_killed() {
     signal(&daemon.child, libc::SIGHUP);
     daemon.exits_promptly(since, "SIGHUP").await;
     assert!(process_is_dead(&pid), "the tool {pid} survived SIGHUP");
-    assert_recorded_interrupted(home.path(), &thread_id);
+    assert_one_turn_recorded_interrupted(home.path(), &thread_id);
     assert!(daemon.stderr().contains("SIGHUP"), "{}", daemon.stderr());
 }
 
@@ -273,7 +261,7 @@ async fn a_stdout_closed_during_a_silent_tool_ends_the_daemon_and_kills_the_tool
     daemon.stdout = None; // The client closes its read end; stdin stays open.
     daemon.exits_promptly(since, "a closed stdout").await;
     assert!(process_is_dead(&pid), "the tool {pid} survived");
-    assert_recorded_interrupted(home.path(), &thread_id);
+    assert_one_turn_recorded_interrupted(home.path(), &thread_id);
     assert!(
         daemon.stderr().contains("OutputClosed"),
         "{}",

@@ -9,7 +9,7 @@ mod support;
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use support::raw_pipes::{pipe_bytes, response, send, PIPE_FULL};
 use support::*;
 use tokio::io::BufReader;
@@ -93,13 +93,6 @@ async fn eof_with_unread_stdout_still_records_the_turn_interrupted_and_exits_zer
         .unwrap_or_else(|_| panic!("daemon did not exit within {EXIT_BOUND:?}"))
         .unwrap();
     assert_eq!(status.code(), Some(0));
-    let rollout = std::fs::read_to_string(rollout_of(home.path(), &id)).unwrap();
-    let ended: Vec<Value> = rollout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| l["type"] == "turn_ended")
-        .collect();
-    assert_eq!(ended.len(), 1, "{rollout}");
-    assert_eq!(ended[0]["payload"]["status"], "interrupted", "{rollout}");
+    assert_one_turn_recorded_interrupted(home.path(), &id);
     drop(stdout);
 }

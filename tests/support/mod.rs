@@ -409,6 +409,19 @@ pub fn rollout_of(home: &Path, thread_id: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("no rollout for {thread_id}"))
 }
 
+/// Asserts that the rollout of `thread_id` records exactly one turn end, `interrupted` (it was
+/// flushed before the daemon exited).
+pub fn assert_one_turn_recorded_interrupted(home: &Path, thread_id: &str) {
+    let rollout = std::fs::read_to_string(rollout_of(home, thread_id)).unwrap();
+    let ended: Vec<Value> = rollout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "turn_ended")
+        .collect();
+    assert_eq!(ended.len(), 1, "{rollout}");
+    assert_eq!(ended[0]["payload"]["status"], "interrupted", "{rollout}");
+}
+
 /// Sends a text turn and returns its messages up to `turn/completed`.
 pub async fn text_turn(daemon: &mut Daemon, thread_id: &str, text: &str) -> Vec<Value> {
     daemon
