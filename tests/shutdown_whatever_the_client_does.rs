@@ -20,7 +20,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::raw_pipes::{pipe_bytes, read_json, response as response_to, send, PIPE_FULL};
+use support::raw_pipes::{self, pipe_bytes, read_json, response as response_to, send, PIPE_FULL};
 use support::*;
 use tokio::io::BufReader;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -84,18 +84,9 @@ impl RawDaemon {
 
     /// `initialize`, `initialized`, `thread/start` with `params`; returns the thread id.
     async fn start_thread(&mut self, params: Value) -> String {
-        let init = json!({"id": 1, "method": "initialize",
-            "params": {"clientInfo": {"name": "t", "version": "1"}}});
-        send(self.stdin(), init).await;
-        response_to(self.stdout(), 1).await;
-        send(self.stdin(), json!({"method": "initialized"})).await;
-        let start = json!({"id": 2, "method": "thread/start", "params": params});
-        send(self.stdin(), start).await;
-        let started = response_to(self.stdout(), 2).await;
-        started["result"]["thread"]["id"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{started}"))
-            .to_string()
+        let stdin = self.stdin.as_mut().expect("stdin closed");
+        let stdout = self.stdout.as_mut().expect("stdout closed");
+        raw_pipes::start_thread(stdin, stdout, params).await
     }
 
     async fn start_turn(&mut self, thread_id: &str) {

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
-use support::raw_pipes::{pipe_bytes, response, send, PIPE_FULL};
+use support::raw_pipes::{pipe_bytes, response, send, start_thread, PIPE_FULL};
 use support::*;
 use tokio::io::BufReader;
 use tokio::process::Command;
@@ -47,21 +47,7 @@ async fn eof_with_unread_stdout_still_records_the_turn_interrupted_and_exits_zer
         .unwrap();
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let init = json!({"id": 1, "method": "initialize",
-        "params": {"clientInfo": {"name": "t", "version": "1"}}});
-    send(&mut stdin, init).await;
-    response(&mut stdout, 1).await;
-    send(&mut stdin, json!({"method": "initialized"})).await;
-    send(
-        &mut stdin,
-        json!({"id": 2, "method": "thread/start", "params": {}}),
-    )
-    .await;
-    let started = response(&mut stdout, 2).await;
-    let id = started["result"]["thread"]["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{started}"))
-        .to_string();
+    let id = start_thread(&mut stdin, &mut stdout, json!({})).await;
     let turn = json!({"id": 3, "method": "turn/start",
         "params": {"threadId": id, "input": [{"type": "text", "text": "go"}]}});
     send(&mut stdin, turn).await;
