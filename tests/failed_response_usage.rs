@@ -104,12 +104,17 @@ fn failing_reply_with_usage(id: &str, code: &str) -> Reply {
         .created()
         .message_added(Some("msg_f"), "")
         .text_delta("msg_f", "Partial")
-        .event(json!({"type": "response.failed", "response": {
-            "id": id, "status": "failed",
-            "error": {"code": code, "message": "mock upstream failure"},
-            "usage": {"input_tokens": 40, "input_tokens_details": {"cached_tokens": 4},
-                "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 2},
-                "total_tokens": 50}}}))
+        .failed_with_usage(
+            code,
+            "mock upstream failure",
+            Usage {
+                input: 40,
+                cached: 4,
+                output: 10,
+                reasoning: 2,
+                total: 50,
+            },
+        )
         .build()
 }
 

@@ -23,18 +23,21 @@ use turn_support::*;
 fn item_events(suffix: &str) -> Vec<Item> {
     let rs = format!("rs_1{suffix}");
     let reasoning = move |b: ResponseBuilder| {
-        b.event(
-            json!({"type": "response.output_item.added", "item": {"type": "reasoning", "id": rs, "summary": []}}),
-        ).event(
-            json!({"type": "response.reasoning_summary_part.added", "item_id": rs, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
-        ).event(
-            json!({"type": "response.reasoning_summary_text.delta", "item_id": rs, "summary_index": 0, "delta": "**Plan** "}),
-        ).event(
-            json!({"type": "response.reasoning_summary_text.delta", "item_id": rs, "summary_index": 0, "delta": "look first"}),
-        ).event(
-            json!({"type": "response.output_item.done", "item": {"type": "reasoning", "id": rs,
-            "summary": [{"type": "summary_text", "text": "**Plan** look first"}], "encrypted_content": "enc"}}),
-        )
+        let part = |kind: &str| json!({"type": kind, "item_id": rs, "summary_index": 0});
+        let mut added = part("response.reasoning_summary_part.added");
+        added["part"] = json!({"type": "summary_text", "text": ""});
+        let delta = |text: &str| {
+            let mut delta = part("response.reasoning_summary_text.delta");
+            delta["delta"] = json!(text);
+            delta
+        };
+        b.output_item_added(json!({"type": "reasoning", "id": rs, "summary": []}))
+            .event(added)
+            .event(delta("**Plan** "))
+            .event(delta("look first"))
+            .output_item_done(json!({"type": "reasoning", "id": rs,
+                "summary": [{"type": "summary_text", "text": "**Plan** look first"}],
+                "encrypted_content": "enc"}))
     };
     let message_id = format!("msg_1{suffix}");
     let commentary =

@@ -393,6 +393,16 @@ impl ResponseBuilder {
         self.event(json!({ "type": "response.failed", "response": response }))
     }
 
+    /// `response.failed` that also reports the `usage` the failed response consumed.
+    pub fn failed_with_usage(self, code: &str, message: &str, usage: Usage) -> ResponseBuilder {
+        let response = json!({
+            "id": self.response_id, "object": "response", "created_at": CREATED_AT,
+            "status": "failed", "error": { "code": code, "message": message },
+            "usage": usage.to_json(),
+        });
+        self.event(json!({ "type": "response.failed", "response": response }))
+    }
+
     /// The events built so far.
     pub fn into_events(self) -> Vec<SseEvent> {
         self.events
