@@ -19,6 +19,21 @@ fn thread_params(cwd: &Path, approval: &str, sandbox: &str) -> Value {
         "cwd": cwd.display().to_string()})
 }
 
+/// A response whose one item is an `apply_patch` call (`custom_tool_call`, item id
+/// `ctc_<call_id>`) with `patch` streamed in `pieces` deltas.
+fn patch_reply(response_id: &str, call_id: &str, patch: &str, pieces: usize) -> Reply {
+    ResponseBuilder::new(response_id)
+        .created()
+        .custom_tool_call(
+            &format!("ctc_{call_id}"),
+            call_id,
+            "apply_patch",
+            &split_text(patch, pieces),
+        )
+        .completed(Usage::small(), None)
+        .build()
+}
+
 fn tempdir() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().canonicalize().unwrap();
@@ -81,11 +96,7 @@ async fn a_freeform_patch_adds_updates_moves_and_deletes_exactly() {
     let (_dir, cwd) = tempdir();
     fixture(&cwd);
     let script = Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .custom_tool_call("ctc_call_p", "call_p", "apply_patch", &split_text(EDIT, 7))
-            .completed(Usage::small(), None)
-            .build(),
+        patch_reply("r1", "call_p", EDIT, 7),
         message_reply("r2", "m", &["Done."]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
@@ -128,11 +139,7 @@ async fn a_hunk_that_does_not_match_changes_no_file_across_the_patch() {
     fixture(&cwd);
     let bad = EDIT.replace("-x\n+y", "-not there\n+y");
     let script = Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .custom_tool_call("ctc_call_p", "call_p", "apply_patch", &split_text(&bad, 3))
-            .completed(Usage::small(), None)
-            .build(),
+        patch_reply("r1", "call_p", &bad, 3),
         message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
@@ -162,16 +169,7 @@ async fn a_path_escaping_the_workspace_is_refused_under_workspace_write() {
         outside.join("evil.txt").display()
     );
     let script = Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .custom_tool_call(
-                "ctc_call_p",
-                "call_p",
-                "apply_patch",
-                &split_text(&escaping, 2),
-            )
-            .completed(Usage::small(), None)
-            .build(),
+        patch_reply("r1", "call_p", &escaping, 2),
         message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
@@ -251,11 +249,7 @@ async fn approval_round_trip(
     let (dir, cwd) = tempdir();
     fixture(&cwd);
     let script = Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .custom_tool_call("ctc_call_p", "call_p", "apply_patch", &split_text(EDIT, 2))
-            .completed(Usage::small(), None)
-            .build(),
+        patch_reply("r1", "call_p", EDIT, 2),
         message_reply("r2", "m", &["ok"]),
     ]);
     // Read-only: every patch needs the user's approval.
@@ -304,11 +298,7 @@ async fn a_streamed_patch_is_shown_while_the_model_is_still_writing_it() {
     let (_dir, cwd) = tempdir();
     fixture(&cwd);
     let script = Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .custom_tool_call("ctc_call_p", "call_p", "apply_patch", &split_text(EDIT, 12))
-            .completed(Usage::small(), None)
-            .build(),
+        patch_reply("r1", "call_p", EDIT, 12),
         message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
@@ -453,26 +443,8 @@ async fn workspace_write_patches_follow_the_sandbox_writable_roots() {
     );
     let into_git = "*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+evil\n*** End Patch\n";
     let script = Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .custom_tool_call(
-                "ctc_call_in",
-                "call_in",
-                "apply_patch",
-                &split_text(&inside, 2),
-            )
-            .completed(Usage::small(), None)
-            .build(),
-        ResponseBuilder::new("r2")
-            .created()
-            .custom_tool_call(
-                "ctc_call_git",
-                "call_git",
-                "apply_patch",
-                &split_text(into_git, 2),
-            )
-            .completed(Usage::small(), None)
-            .build(),
+        patch_reply("r1", "call_in", &inside, 2),
+        patch_reply("r2", "call_git", into_git, 2),
         message_reply("r3", "m", &["ok"]),
     ]);
     let mut s = session(
@@ -501,16 +473,7 @@ async fn workspace_write_patches_follow_the_sandbox_writable_roots() {
     // The same thread's roots under `on-request`: nothing to ask about inside them.
     let (_dir, cwd) = tempdir();
     let script = Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .custom_tool_call(
-                "ctc_call_in",
-                "call_in",
-                "apply_patch",
-                &split_text(&inside, 2),
-            )
-            .completed(Usage::small(), None)
-            .build(),
+        patch_reply("r1", "call_in", &inside, 2),
         message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(
@@ -541,16 +504,7 @@ async fn an_escaping_patch_is_asked_about_when_the_policy_allows_asking() {
         outside.join("asked.txt").display()
     );
     let script = Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .custom_tool_call(
-                "ctc_call_p",
-                "call_p",
-                "apply_patch",
-                &split_text(&escaping, 2),
-            )
-            .completed(Usage::small(), None)
-            .build(),
+        patch_reply("r1", "call_p", &escaping, 2),
         message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(
@@ -575,11 +529,7 @@ async fn read_only_without_asking_refuses_every_patch() {
     let (_dir, cwd) = tempdir();
     let add = "*** Begin Patch\n*** Add File: no.txt\n+x\n*** End Patch\n";
     let script = Script::new([
-        ResponseBuilder::new("r1")
-            .created()
-            .custom_tool_call("ctc_call_p", "call_p", "apply_patch", &split_text(add, 2))
-            .completed(Usage::small(), None)
-            .build(),
+        patch_reply("r1", "call_p", add, 2),
         message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "read-only")).await;

@@ -25,6 +25,16 @@ fn reply(response: ResponseBuilder, total: u64) -> Reply {
     response.completed(usage, None).build()
 }
 
+/// A response of one assistant message streamed as `pieces`, reporting `total` tokens.
+fn message_with_total(response_id: &str, item_id: &str, pieces: &[&str], total: u64) -> Reply {
+    reply(
+        ResponseBuilder::new(response_id)
+            .created()
+            .text_message(item_id, pieces),
+        total,
+    )
+}
+
 /// The estimate the daemon makes of a request: four bytes of instructions, tool definitions
 /// and input items (as JSON) to a token, rounded up.
 fn estimated_tokens(body: &Value) -> usize {
@@ -66,24 +76,9 @@ const LIMIT: &str = "model_auto_compact_token_limit=20000";
 #[tokio::test]
 async fn a_turn_whose_first_request_would_pass_the_limit_compacts_first() {
     let script = Script::new([
-        reply(
-            ResponseBuilder::new("r0")
-                .created()
-                .text_message("m0", &["first answer"]),
-            1_000_000,
-        ),
-        reply(
-            ResponseBuilder::new("r1")
-                .created()
-                .text_message("m1", &["SUMMARY-BEFORE-TURN"]),
-            500,
-        ),
-        reply(
-            ResponseBuilder::new("r2")
-                .created()
-                .text_message("m2", &["second answer"]),
-            800,
-        ),
+        message_with_total("r0", "m0", &["first answer"], 1_000_000),
+        message_with_total("r1", "m1", &["SUMMARY-BEFORE-TURN"], 500),
+        message_with_total("r2", "m2", &["second answer"], 800),
     ]);
     let mut s = session(script, &[LIMIT], json!({})).await;
     s.run_turn("first question").await;
@@ -126,18 +121,8 @@ async fn a_turn_compacts_between_requests_after_a_tool_call_and_goes_on() {
             ),
             1_000_000,
         ),
-        reply(
-            ResponseBuilder::new("r1")
-                .created()
-                .text_message("m1", &["SUMMARY-MID-TURN"]),
-            500,
-        ),
-        reply(
-            ResponseBuilder::new("r2")
-                .created()
-                .text_message("m2", &["done"]),
-            800,
-        ),
+        message_with_total("r1", "m1", &["SUMMARY-MID-TURN"], 500),
+        message_with_total("r2", "m2", &["done"], 800),
     ]);
     let mut s = session(script, &[LIMIT], never_ask()).await;
     let turn = s.run_turn("run the tool").await;
@@ -212,18 +197,8 @@ async fn a_long_session_under_a_tight_limit_never_sends_a_request_over_it() {
 async fn a_summary_too_large_to_fit_fails_the_turn_and_keeps_the_history() {
     let huge = "an endless summary ".repeat(8_000);
     let script = Script::new([
-        reply(
-            ResponseBuilder::new("r0")
-                .created()
-                .text_message("m0", &["first answer"]),
-            1_000_000,
-        ),
-        reply(
-            ResponseBuilder::new("r1")
-                .created()
-                .text_message("m1", &[&huge]),
-            500,
-        ),
+        message_with_total("r0", "m0", &["first answer"], 1_000_000),
+        message_with_total("r1", "m1", &[&huge], 500),
     ]);
     let mut s = session(script, &[LIMIT], json!({})).await;
     s.run_turn("first question").await;
@@ -289,25 +264,10 @@ async fn a_request_the_provider_finds_too_long_is_compacted_and_sampled_again() 
         "Your input exceeds the context window of this model.",
     );
     let script = Script::new([
-        reply(
-            ResponseBuilder::new("r0")
-                .created()
-                .text_message("m0", &["first answer"]),
-            900,
-        ),
+        message_with_total("r0", "m0", &["first answer"], 900),
         too_long.build(),
-        reply(
-            ResponseBuilder::new("r2")
-                .created()
-                .text_message("m2", &["SUMMARY-AFTER-REFUSAL"]),
-            500,
-        ),
-        reply(
-            ResponseBuilder::new("r3")
-                .created()
-                .text_message("m3", &["second answer"]),
-            800,
-        ),
+        message_with_total("r2", "m2", &["SUMMARY-AFTER-REFUSAL"], 500),
+        message_with_total("r3", "m3", &["second answer"], 800),
     ]);
     let mut s = session(script, &[], json!({})).await;
     s.run_turn("first question").await;
@@ -334,29 +294,14 @@ async fn a_request_the_provider_finds_too_long_is_compacted_and_sampled_again() 
 #[tokio::test]
 async fn an_http_refusal_as_too_long_is_compacted_and_sampled_again_too() {
     let script = Script::new([
-        reply(
-            ResponseBuilder::new("r0")
-                .created()
-                .text_message("m0", &["first answer"]),
-            900,
-        ),
+        message_with_total("r0", "m0", &["first answer"], 900),
         mock_provider::error_status(
             400,
             "context_length_exceeded",
             "Your input exceeds the context window of this model.",
         ),
-        reply(
-            ResponseBuilder::new("r2")
-                .created()
-                .text_message("m2", &["SUMMARY-AFTER-400"]),
-            500,
-        ),
-        reply(
-            ResponseBuilder::new("r3")
-                .created()
-                .text_message("m3", &["second answer"]),
-            800,
-        ),
+        message_with_total("r2", "m2", &["SUMMARY-AFTER-400"], 500),
+        message_with_total("r3", "m3", &["second answer"], 800),
     ]);
     let mut s = session(script, &[], json!({})).await;
     s.run_turn("first question").await;

@@ -36,6 +36,22 @@ fn namespaced_call(
         .output_item_done(item(&arguments))
 }
 
+/// A response whose one item is a call of `tool` in `namespace`.
+fn namespaced_call_reply(
+    response_id: &str,
+    item_id: &str,
+    call_id: &str,
+    namespace: &str,
+    tool: &str,
+    args: Value,
+) -> Reply {
+    ResponseBuilder::new(response_id)
+        .created()
+        .with(|b| namespaced_call(b, item_id, call_id, namespace, tool, args))
+        .completed(Usage::small(), None)
+        .build()
+}
+
 fn never() -> Value {
     json!({"approvalPolicy": "never"})
 }
@@ -72,20 +88,14 @@ fn namespace<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
 
 #[tokio::test]
 async fn an_mcp_tool_the_model_calls_runs_and_its_result_reaches_the_follow_up_request() {
-    let first = ResponseBuilder::new("r1")
-        .created()
-        .with(|b| {
-            namespaced_call(
-                b,
-                "fc_1",
-                "call_echo",
-                "mcp__docs",
-                "echo",
-                json!({"text": "hello mcp"}),
-            )
-        })
-        .completed(Usage::small(), None)
-        .build();
+    let first = namespaced_call_reply(
+        "r1",
+        "fc_1",
+        "call_echo",
+        "mcp__docs",
+        "echo",
+        json!({"text": "hello mcp"}),
+    );
     let second = message_reply("r2", "msg_f", &["Echoed."]);
     let mut s = mcp_session(
         Script::new([first, second]),
@@ -289,20 +299,14 @@ async fn the_status_list_shows_tools_with_schemas_pages_and_filters_by_name() {
 
 #[tokio::test]
 async fn a_call_past_the_tool_timeout_fails_its_item_and_the_model_hears_why() {
-    let first = ResponseBuilder::new("r1")
-        .created()
-        .with(|b| {
-            namespaced_call(
-                b,
-                "fc_1",
-                "call_slow",
-                "mcp__slowpoke",
-                "slow",
-                json!({"seconds": 10}),
-            )
-        })
-        .completed(Usage::small(), None)
-        .build();
+    let first = namespaced_call_reply(
+        "r1",
+        "fc_1",
+        "call_slow",
+        "mcp__slowpoke",
+        "slow",
+        json!({"seconds": 10}),
+    );
     let second = message_reply("r2", "msg_f", &["It timed out."]);
     let mut overrides = server_overrides("slowpoke", &[]);
     overrides.push("mcp_servers.slowpoke.tool_timeout_sec=0.5".to_string());
@@ -330,20 +334,14 @@ async fn a_call_past_the_tool_timeout_fails_its_item_and_the_model_hears_why() {
 
 #[tokio::test]
 async fn servers_from_thread_start_config_serve_that_thread_only() {
-    let first = ResponseBuilder::new("r1")
-        .created()
-        .with(|b| {
-            namespaced_call(
-                b,
-                "fc_1",
-                "call_add",
-                "mcp__calc",
-                "add",
-                json!({"a": 2, "b": 40}),
-            )
-        })
-        .completed(Usage::small(), None)
-        .build();
+    let first = namespaced_call_reply(
+        "r1",
+        "fc_1",
+        "call_add",
+        "mcp__calc",
+        "add",
+        json!({"a": 2, "b": 40}),
+    );
     let second = message_reply("r2", "msg_f", &["42."]);
     let config =
         json!({"mcp_servers": {"calc": {"command": "python3", "args": [server_script()]}}});
@@ -440,20 +438,14 @@ async fn progress_notes_and_a_servers_elicitation_reach_the_client() {
 
 #[tokio::test]
 async fn an_on_request_thread_asks_before_a_tool_runs_and_a_decline_stops_it() {
-    let first = ResponseBuilder::new("r1")
-        .created()
-        .with(|b| {
-            namespaced_call(
-                b,
-                "fc_1",
-                "call_echo",
-                "mcp__docs",
-                "echo",
-                json!({"text": "x"}),
-            )
-        })
-        .completed(Usage::small(), None)
-        .build();
+    let first = namespaced_call_reply(
+        "r1",
+        "fc_1",
+        "call_echo",
+        "mcp__docs",
+        "echo",
+        json!({"text": "x"}),
+    );
     let second = message_reply("r2", "msg_f", &["Declined."]);
     let mut s = mcp_session(
         Script::new([first, second]),
@@ -509,11 +501,7 @@ async fn the_first_request_waits_for_a_server_still_starting() {
 
 #[tokio::test]
 async fn a_server_that_dies_mid_thread_is_reported_and_its_call_fails() {
-    let first = ResponseBuilder::new("r1")
-        .created()
-        .with(|b| namespaced_call(b, "fc_1", "call_die", "mcp__fragile", "die", json!({})))
-        .completed(Usage::small(), None)
-        .build();
+    let first = namespaced_call_reply("r1", "fc_1", "call_die", "mcp__fragile", "die", json!({}));
     let second = message_reply("r2", "msg_2", &["It died."]);
     let third = message_reply("r3", "msg_3", &["Still here."]);
     let mut s = mcp_session(
