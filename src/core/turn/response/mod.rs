@@ -174,6 +174,21 @@ fn streaming_item(
     })
 }
 
+/// The client id of a completed message or reasoning item, and whether its text already
+/// streamed to the client under that id (then the item completes, it does not start again).
+fn shown_id(item: &ResponseItem, active: Option<&ActiveItem>) -> (ItemId, bool) {
+    // Messages and reasoning items always get an id; the fallback only keeps this total.
+    let id = client_item_id(item, active).unwrap_or_else(ItemId::new_for_unnamed_output);
+    let streamed = active.is_some_and(|active| {
+        active.id == id
+            && matches!(
+                &active.kind,
+                ActiveKind::Reasoning | ActiveKind::AgentMessage { started: true, .. }
+            )
+    });
+    (id, streamed)
+}
+
 /// `output_item.done`: closes the active item (flushing its parser) and commits the complete
 /// item by its kind; items the client is not shown go to history only.
 async fn on_item_done(turn: &TurnContext, state: &mut ResponseState, item: ResponseItem) {
@@ -182,21 +197,14 @@ async fn on_item_done(turn: &TurnContext, state: &mut ResponseState, item: Respo
     if let Some(active) = active.as_mut() {
         message::flush_active_text(turn, active, &mut state.plan).await;
     }
-    // Only messages and reasoning items use the id, and they always have one.
-    let id = client_item_id(&item, active.as_ref()).unwrap_or_else(|| ItemId::from(""));
-    let streamed = active.as_ref().is_some_and(|active| {
-        active.id == id
-            && matches!(
-                &active.kind,
-                ActiveKind::Reasoning | ActiveKind::AgentMessage { started: true, .. }
-            )
-    });
     match &item {
         ResponseItem::Message { role, phase, .. } if role == "assistant" => {
+            let (id, streamed) = shown_id(&item, active.as_ref());
             let phase = phase.clone();
             message::commit_agent_message(turn, state, &item, id, phase, streamed).await;
         }
         ResponseItem::Reasoning { .. } => {
+            let (id, streamed) = shown_id(&item, active.as_ref());
             reasoning::commit_reasoning(turn, state, item, id, streamed).await
         }
         ResponseItem::FunctionCall { .. } | ResponseItem::CustomToolCall { .. } => {
