@@ -31,8 +31,8 @@ fn keyless_overrides(provider: &MockProvider) -> Vec<String> {
 #[tokio::test]
 async fn an_api_key_login_is_stored_used_reported_and_removed_by_logout() {
     let provider = MockProvider::start(Script::new([
-        response("r1", vec![message("m1", &["with key"])], None),
-        response("r2", vec![message("m2", &["without key"])], None),
+        message_reply("r1", "m1", &["with key"]),
+        message_reply("r2", "m2", &["without key"]),
     ]))
     .await
     .unwrap();
@@ -194,13 +194,9 @@ fn write(path: &std::path::Path, text: &str) {
 
 #[tokio::test]
 async fn skills_on_disk_are_listed_and_named_to_the_model() {
-    let provider = MockProvider::start(Script::new([response(
-        "r1",
-        vec![message("m1", &["ok"])],
-        None,
-    )]))
-    .await
-    .unwrap();
+    let provider = MockProvider::start(Script::new([message_reply("r1", "m1", &["ok"])]))
+        .await
+        .unwrap();
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let extra = tempfile::tempdir().unwrap();

@@ -292,12 +292,12 @@ fn write_config(home: &Path, provider: &MockProvider) {
 /// A reply that streams one delta and then stays open until the request is dropped.
 fn held_open_reply() -> Reply {
     Reply::Sse(
-        SseReply::new(vec![
-            created("r_wait"),
-            message_added(Some("m_wait"), ""),
-            text_delta("m_wait", "Thinking it over"),
-        ])
-        .held_open_after_end(),
+        ResponseBuilder::new("r_wait")
+            .created()
+            .message_added(Some("m_wait"), "")
+            .text_delta("m_wait", "Thinking it over")
+            .into_reply()
+            .held_open_after_end(),
     )
 }
 
@@ -315,27 +315,15 @@ async fn the_acp_bridge_runs_a_whole_session_against_openturn() {
         }
     };
     let provider = MockProvider::start(Script::new([
-        response(
-            "r1",
-            vec![message("m1", &["Hello", " from", " openturn"])],
-            None,
-        ),
+        message_reply("r1", "m1", &["Hello", " from", " openturn"]),
         // The bridge asks for a title after the first turn, in a thread of its own.
-        response(
-            "r_title",
-            vec![message("m_title", &["{\"title\": \"Friendly greeting\"}"])],
-            None,
-        ),
-        response(
-            "r2",
-            vec![exec_call(
+        message_reply("r_title", "m_title", &["{\"title\": \"Friendly greeting\"}"]),
+        ResponseBuilder::new("r2").created().exec_call(
                 "fc1",
                 "call_touch",
                 json!({"cmd": "touch created-by-tool.txt", "sandbox_permissions": "require_escalated", "justification": "create the file the user asked for"}),
-            )],
-            None,
-        ),
-        response("r3", vec![message("m3", &["File created"])], None),
+            ).completed(Usage::small(), None).build(),
+        message_reply("r3", "m3", &["File created"]),
         held_open_reply(),
     ]))
     .await
@@ -542,14 +530,10 @@ async fn the_acp_bridge_compact_command_compacts_the_thread() {
         }
     };
     let provider = MockProvider::start(Script::new([
-        response("r1", vec![message("m1", &["first answer"])], None),
-        response(
-            "r_title",
-            vec![message("m_title", &["{\"title\": \"Compaction\"}"])],
-            None,
-        ),
-        response("r_sum", vec![message("m_sum", &["BRIDGE-SUMMARY"])], None),
-        response("r2", vec![message("m2", &["second answer"])], None),
+        message_reply("r1", "m1", &["first answer"]),
+        message_reply("r_title", "m_title", &["{\"title\": \"Compaction\"}"]),
+        message_reply("r_sum", "m_sum", &["BRIDGE-SUMMARY"]),
+        message_reply("r2", "m2", &["second answer"]),
     ]))
     .await
     .unwrap();
@@ -603,21 +587,14 @@ async fn the_acp_bridge_compact_command_compacts_the_thread() {
 }
 
 /// A `custom_tool_call` to `apply_patch` whose input streams in two deltas.
-fn patch_call(call_id: &str, patch: &str) -> Vec<SseEvent> {
-    let item_id = format!("ctc_{call_id}");
+fn patch_call(response: ResponseBuilder, call_id: &str, patch: &str) -> ResponseBuilder {
     let (head, tail) = patch.split_at(patch.len() / 2);
-    vec![
-        ev(json!({"type": "response.output_item.added", "item": {
-            "type": "custom_tool_call", "id": item_id, "call_id": call_id,
-            "name": "apply_patch", "input": ""}})),
-        ev(json!({"type": "response.custom_tool_call_input.delta",
-            "item_id": item_id, "call_id": call_id, "delta": head})),
-        ev(json!({"type": "response.custom_tool_call_input.delta",
-            "item_id": item_id, "call_id": call_id, "delta": tail})),
-        ev(json!({"type": "response.output_item.done", "item": {
-            "type": "custom_tool_call", "id": item_id, "call_id": call_id,
-            "name": "apply_patch", "input": patch}})),
-    ]
+    response.custom_tool_call(
+        &format!("ctc_{call_id}"),
+        call_id,
+        "apply_patch",
+        &[head, tail],
+    )
 }
 
 /// The ACP path shows file changes: a patch the model writes reaches the ACP client as an
@@ -642,15 +619,19 @@ async fn the_acp_bridge_shows_a_patch_as_an_edit_with_its_diffs() {
                  *** Update File: main.txt\n@@\n alpha\n-beta\n+BETA\n gamma\n*** End Patch\n";
     let second = "*** Begin Patch\n*** Add File: asked.txt\n+allowed\n*** End Patch\n";
     let provider = MockProvider::start(Script::new([
-        response("r1", vec![patch_call("call_patch", patch)], None),
-        response("r2", vec![message("m2", &["Edited"])], None),
-        response(
-            "r_title",
-            vec![message("m_title", &["{\"title\": \"Edit files\"}"])],
-            None,
-        ),
-        response("r3", vec![patch_call("call_asked", second)], None),
-        response("r4", vec![message("m4", &["Edited again"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(|b| patch_call(b, "call_patch", patch))
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "m2", &["Edited"]),
+        message_reply("r_title", "m_title", &["{\"title\": \"Edit files\"}"]),
+        ResponseBuilder::new("r3")
+            .created()
+            .with(|b| patch_call(b, "call_asked", second))
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r4", "m4", &["Edited again"]),
     ]))
     .await
     .unwrap();

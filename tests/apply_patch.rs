@@ -19,20 +19,19 @@ fn thread_params(cwd: &Path, approval: &str, sandbox: &str) -> Value {
         "cwd": cwd.display().to_string()})
 }
 
-/// A `custom_tool_call` whose input arrives in `pieces` deltas.
-fn patch_call(call_id: &str, patch: &str, pieces: usize) -> Vec<SseEvent> {
-    let item_id = format!("ctc_{call_id}");
-    let mut events = vec![ev(json!({"type": "response.output_item.added", "item": {
-        "type": "custom_tool_call", "id": item_id, "call_id": call_id, "name": "apply_patch",
-        "input": ""}}))];
-    for piece in split_text(patch, pieces) {
-        events.push(ev(json!({"type": "response.custom_tool_call_input.delta",
-            "item_id": item_id, "call_id": call_id, "delta": piece})));
-    }
-    events.push(ev(json!({"type": "response.output_item.done", "item": {
-        "type": "custom_tool_call", "id": item_id, "call_id": call_id, "name": "apply_patch",
-        "input": patch}})));
-    events
+/// A response whose one item is an `apply_patch` call (`custom_tool_call`, item id
+/// `ctc_<call_id>`) with `patch` streamed in `pieces` deltas.
+fn patch_reply(response_id: &str, call_id: &str, patch: &str, pieces: usize) -> Reply {
+    ResponseBuilder::new(response_id)
+        .created()
+        .custom_tool_call(
+            &format!("ctc_{call_id}"),
+            call_id,
+            "apply_patch",
+            &split_text(patch, pieces),
+        )
+        .completed(Usage::small(), None)
+        .build()
 }
 
 fn tempdir() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -97,8 +96,8 @@ async fn a_freeform_patch_adds_updates_moves_and_deletes_exactly() {
     let (_dir, cwd) = tempdir();
     fixture(&cwd);
     let script = Script::new([
-        response("r1", vec![patch_call("call_p", EDIT, 7)], None),
-        response("r2", vec![message("m", &["Done."])], None),
+        patch_reply("r1", "call_p", EDIT, 7),
+        message_reply("r2", "m", &["Done."]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -140,8 +139,8 @@ async fn a_hunk_that_does_not_match_changes_no_file_across_the_patch() {
     fixture(&cwd);
     let bad = EDIT.replace("-x\n+y", "-not there\n+y");
     let script = Script::new([
-        response("r1", vec![patch_call("call_p", &bad, 3)], None),
-        response("r2", vec![message("m", &["ok"])], None),
+        patch_reply("r1", "call_p", &bad, 3),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -170,8 +169,8 @@ async fn a_path_escaping_the_workspace_is_refused_under_workspace_write() {
         outside.join("evil.txt").display()
     );
     let script = Script::new([
-        response("r1", vec![patch_call("call_p", &escaping, 2)], None),
-        response("r2", vec![message("m", &["ok"])], None),
+        patch_reply("r1", "call_p", &escaping, 2),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -199,17 +198,12 @@ async fn the_function_form_is_offered_to_other_models_and_applies_the_same() {
     let (_dir, cwd) = tempdir();
     fixture(&cwd);
     let script = Script::new([
-        response(
-            "r1",
-            vec![function_call(
-                "fc_1",
-                "call_f",
-                "apply_patch",
-                json!({"input": EDIT}),
-            )],
-            None,
-        ),
-        response("r2", vec![message("m", &["ok"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .function_call_json("fc_1", "call_f", "apply_patch", json!({"input": EDIT}))
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut params = thread_params(&cwd, "never", "danger-full-access");
     params["model"] = json!("gpt-4.1");
@@ -255,8 +249,8 @@ async fn approval_round_trip(
     let (dir, cwd) = tempdir();
     fixture(&cwd);
     let script = Script::new([
-        response("r1", vec![patch_call("call_p", EDIT, 2)], None),
-        response("r2", vec![message("m", &["ok"])], None),
+        patch_reply("r1", "call_p", EDIT, 2),
+        message_reply("r2", "m", &["ok"]),
     ]);
     // Read-only: every patch needs the user's approval.
     let mut s = session(script, &[], thread_params(&cwd, "on-request", "read-only")).await;
@@ -304,8 +298,8 @@ async fn a_streamed_patch_is_shown_while_the_model_is_still_writing_it() {
     let (_dir, cwd) = tempdir();
     fixture(&cwd);
     let script = Script::new([
-        response("r1", vec![patch_call("call_p", EDIT, 12)], None),
-        response("r2", vec![message("m", &["ok"])], None),
+        patch_reply("r1", "call_p", EDIT, 12),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -373,9 +367,22 @@ async fn the_turn_diff_matches_git_diff_on_a_repository() {
     git(&cwd, &["commit", "-qm", "fixture"]);
     let second = "*** Begin Patch\n*** Update File: a.txt\n@@\n-three\n+3\n*** End Patch\n";
     let script = Script::new([
-        response("r1", vec![patch_call("call_1", EDIT, 3)], None),
-        response("r2", vec![patch_call("call_2", second, 2)], None),
-        response("r3", vec![message("m", &["ok"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .custom_tool_call("ctc_call_1", "call_1", "apply_patch", &split_text(EDIT, 3))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .custom_tool_call(
+                "ctc_call_2",
+                "call_2",
+                "apply_patch",
+                &split_text(second, 2),
+            )
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r3", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -400,12 +407,12 @@ async fn an_apply_patch_heredoc_sent_to_exec_command_is_applied_as_a_patch() {
     fixture(&cwd);
     let cmd = format!("apply_patch <<'EOF'\n{EDIT}EOF\n");
     let script = Script::new([
-        response(
-            "r1",
-            vec![exec_call("fc_1", "call_h", json!({"cmd": cmd}))],
-            None,
-        ),
-        response("r2", vec![message("m", &["ok"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .exec_call("fc_1", "call_h", json!({"cmd": cmd}))
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;
@@ -436,9 +443,9 @@ async fn workspace_write_patches_follow_the_sandbox_writable_roots() {
     );
     let into_git = "*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+evil\n*** End Patch\n";
     let script = Script::new([
-        response("r1", vec![patch_call("call_in", &inside, 2)], None),
-        response("r2", vec![patch_call("call_git", into_git, 2)], None),
-        response("r3", vec![message("m", &["ok"])], None),
+        patch_reply("r1", "call_in", &inside, 2),
+        patch_reply("r2", "call_git", into_git, 2),
+        message_reply("r3", "m", &["ok"]),
     ]);
     let mut s = session(
         script,
@@ -466,8 +473,8 @@ async fn workspace_write_patches_follow_the_sandbox_writable_roots() {
     // The same thread's roots under `on-request`: nothing to ask about inside them.
     let (_dir, cwd) = tempdir();
     let script = Script::new([
-        response("r1", vec![patch_call("call_in", &inside, 2)], None),
-        response("r2", vec![message("m", &["ok"])], None),
+        patch_reply("r1", "call_in", &inside, 2),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(
         script,
@@ -497,8 +504,8 @@ async fn an_escaping_patch_is_asked_about_when_the_policy_allows_asking() {
         outside.join("asked.txt").display()
     );
     let script = Script::new([
-        response("r1", vec![patch_call("call_p", &escaping, 2)], None),
-        response("r2", vec![message("m", &["ok"])], None),
+        patch_reply("r1", "call_p", &escaping, 2),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(
         script,
@@ -522,8 +529,8 @@ async fn read_only_without_asking_refuses_every_patch() {
     let (_dir, cwd) = tempdir();
     let add = "*** Begin Patch\n*** Add File: no.txt\n+x\n*** End Patch\n";
     let script = Script::new([
-        response("r1", vec![patch_call("call_p", add, 2)], None),
-        response("r2", vec![message("m", &["ok"])], None),
+        patch_reply("r1", "call_p", add, 2),
+        message_reply("r2", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "read-only")).await;
     let turn = s.run_turn("edit").await;
@@ -547,7 +554,7 @@ async fn read_only_without_asking_refuses_every_patch() {
 async fn the_apply_patch_form_is_a_config_key() {
     async fn offered(extra: &[&str], model: &str) -> Value {
         let (_dir, cwd) = tempdir();
-        let script = Script::new([response("r1", vec![message("m", &["ok"])], None)]);
+        let script = Script::new([message_reply("r1", "m", &["ok"])]);
         let mut params = thread_params(&cwd, "never", "read-only");
         params["model"] = json!(model);
         let mut s = session(script, extra, params).await;
@@ -596,30 +603,22 @@ async fn shell_wrapped_and_cd_heredocs_are_applied_as_patches() {
         add("../../outside.txt")
     );
     let script = Script::new([
-        response(
-            "r1",
-            vec![exec_call("fc_1", "call_w", json!({"cmd": wrapped}))],
-            None,
-        ),
-        response(
-            "r2",
-            vec![exec_call(
-                "fc_2",
-                "call_c",
-                json!({"cmd": in_sub, "workdir": "pkg"}),
-            )],
-            None,
-        ),
-        response(
-            "r3",
-            vec![exec_call(
-                "fc_3",
-                "call_e",
-                json!({"cmd": escaping, "workdir": "pkg"}),
-            )],
-            None,
-        ),
-        response("r4", vec![message("m", &["ok"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .exec_call("fc_1", "call_w", json!({"cmd": wrapped}))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .exec_call("fc_2", "call_c", json!({"cmd": in_sub, "workdir": "pkg"}))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r3")
+            .created()
+            .exec_call("fc_3", "call_e", json!({"cmd": escaping, "workdir": "pkg"}))
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r4", "m", &["ok"]),
     ]);
     let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
     let turn = s.run_turn("edit").await;

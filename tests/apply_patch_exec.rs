@@ -17,26 +17,16 @@ use support::mock_provider::split_text;
 use support::*;
 use turn_support::*;
 
-fn patch_call(patch: &str) -> Vec<SseEvent> {
-    let mut call = vec![ev(json!({"type": "response.output_item.added", "item": {
-        "type": "custom_tool_call", "id": "ctc_1", "call_id": "call_p", "name": "apply_patch",
-        "input": ""}}))];
-    for piece in split_text(patch, 3) {
-        call.push(ev(json!({"type": "response.custom_tool_call_input.delta",
-            "item_id": "ctc_1", "call_id": "call_p", "delta": piece})));
-    }
-    call.push(ev(json!({"type": "response.output_item.done", "item": {
-        "type": "custom_tool_call", "id": "ctc_1", "call_id": "call_p", "name": "apply_patch",
-        "input": patch}})));
-    call
-}
-
 /// Runs exec with `flags` on a model that writes `patch`, in `cwd`; returns the finished run.
 async fn exec_patch(cwd: &Path, patch: &str, flags: &[&str]) -> ExecRun {
     let home = tempfile::tempdir().unwrap();
     let mock = MockProvider::start(Script::new([
-        response("r1", vec![patch_call(patch)], None),
-        response("r2", vec![message("m", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .custom_tool_call("ctc_1", "call_p", "apply_patch", &split_text(patch, 3))
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "m", &["done"]),
     ]))
     .await
     .unwrap();

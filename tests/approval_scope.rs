@@ -14,8 +14,6 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-const APPROVAL: &str = "item/commandExecution/requestApproval";
-
 #[tokio::test]
 async fn a_shell_chosen_by_the_model_never_runs() {
     let workdir = tempfile::tempdir().unwrap();
@@ -32,21 +30,27 @@ async fn a_shell_chosen_by_the_model_never_runs() {
     )
     .unwrap();
     std::fs::set_permissions(&fake_shell, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let call = exec_call(
-        "fc_1",
-        "call_1",
-        json!({"cmd": "ls", "shell": fake_shell.display().to_string(), "login": false}),
-    );
+    let call = |b: ResponseBuilder| {
+        b.exec_call(
+            "fc_1",
+            "call_1",
+            json!({"cmd": "ls", "shell": fake_shell.display().to_string(), "login": false}),
+        )
+    };
     let script = Script::new([
-        response("r1", vec![call], None),
-        response("r2", vec![message("msg_f", &["after"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(call)
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["after"]),
     ]);
     let params =
         json!({"approvalPolicy": "untrusted", "cwd": workdir.path().display().to_string()});
     let mut s = session(script, &[], params).await;
     let all = s.run_turn("list").await;
     single_turn_end(&all, "completed");
-    assert!(params_of(&all, APPROVAL).is_empty());
+    assert!(params_of(&all, COMMAND_APPROVAL).is_empty());
     let item = items_of(&all, "item/completed", "commandExecution")[0].clone();
     assert_eq!(item["status"], "completed");
     assert!(
@@ -73,45 +77,48 @@ async fn a_shell_chosen_by_the_model_never_runs() {
 async fn accept_for_session_covers_the_same_command_in_the_same_directory_only() {
     let dir_a = tempfile::tempdir().unwrap();
     let dir_b = tempfile::tempdir().unwrap();
-    let call = |n: u32, dir: &std::path::Path| {
-        exec_call(
+    let call = |b: ResponseBuilder, n: u32, dir: &std::path::Path| {
+        b.exec_call(
             &format!("fc_{n}"),
             &format!("call_{n}"),
             json!({"cmd": "touch scoped.txt", "login": false, "workdir": dir.display().to_string()}),
         )
     };
     let script = Script::new([
-        response("r1", vec![call(1, dir_a.path())], None),
-        response("r2", vec![call(2, dir_b.path())], None),
-        response("r3", vec![call(3, dir_a.path())], None),
-        response("r4", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(|b| call(b, 1, dir_a.path()))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .with(|b| call(b, 2, dir_b.path()))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r3")
+            .created()
+            .with(|b| call(b, 3, dir_a.path()))
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r4", "msg_f", &["done"]),
     ]);
     // workspace-write: an approved command runs confined, and the thread's cwd (A) is writable.
     let params = json!({"approvalPolicy": "untrusted", "sandbox": "workspace-write",
         "cwd": dir_a.path().display().to_string()});
     let mut s = session(script, &[], params).await;
     s.start_turn("touch", json!({})).await;
-    let mut all: Vec<Value> = Vec::new();
-    for _ in 0..4 {
-        let batch = s
-            .daemon
-            .collect_until(|m| m["method"] == APPROVAL || m["method"] == "turn/completed")
-            .await;
-        let last = batch.last().cloned().unwrap_or_default();
-        all.extend(batch);
-        if last["method"] == "turn/completed" {
-            break;
-        }
-        // Approve for the session in A; decline in B.
-        let decision = if last["params"]["cwd"] == dir_a.path().display().to_string() {
-            "acceptForSession"
-        } else {
-            "decline"
-        };
-        s.answer(&last["id"], json!({"decision": decision})).await;
-    }
+    let all = s
+        .answer_approvals(4, |request| {
+            // Approve for the session in A; decline in B.
+            if request["params"]["cwd"] == dir_a.path().display().to_string() {
+                "acceptForSession"
+            } else {
+                "decline"
+            }
+        })
+        .await;
     single_turn_end(&all, "completed");
-    let asked: Vec<(Value, Value)> = params_of(&all, APPROVAL)
+    let asked: Vec<(Value, Value)> = params_of(&all, COMMAND_APPROVAL)
         .iter()
         .map(|p| (p["itemId"].clone(), p["cwd"].clone()))
         .collect();

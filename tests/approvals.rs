@@ -15,8 +15,6 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-const APPROVAL: &str = "item/commandExecution/requestApproval";
-
 fn escalated(cmd: &str) -> Value {
     json!({"cmd": cmd, "login": false, "sandbox_permissions": "require_escalated",
         "justification": "Need to create a file"})
@@ -24,28 +22,32 @@ fn escalated(cmd: &str) -> Value {
 
 async fn approval_session(
     policy: &str,
-    calls: Vec<Vec<SseEvent>>,
+    calls: impl FnOnce(ResponseBuilder) -> ResponseBuilder,
     workdir: &std::path::Path,
 ) -> Session {
-    let first = response("r1", calls, None);
-    let second = response("r2", vec![message("msg_f", &["after"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(calls)
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["after"]);
     let params = json!({"approvalPolicy": policy, "cwd": workdir.display().to_string()});
     session(Script::new([first, second]), &[], params).await
 }
 
 /// Messages up to and including the next approval request.
 async fn until_approval(s: &mut Session) -> Vec<Value> {
-    s.daemon.collect_until(|m| m["method"] == APPROVAL).await
+    s.daemon
+        .collect_until(|m| m["method"] == COMMAND_APPROVAL)
+        .await
 }
 
 #[tokio::test]
 async fn on_request_asks_for_an_escalated_command_and_accept_runs_it() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call(
-        "fc_1",
-        "call_1",
-        escalated("touch approved.txt && echo ok"),
-    )];
+    let calls = |b: ResponseBuilder| {
+        b.exec_call("fc_1", "call_1", escalated("touch approved.txt && echo ok"))
+    };
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     let response = s.start_turn("make a file", json!({})).await;
     let turn_id = response["result"]["turn"]["id"].clone();
@@ -104,7 +106,7 @@ async fn on_request_asks_for_an_escalated_command_and_accept_runs_it() {
 #[tokio::test]
 async fn decline_tells_the_model_and_the_turn_continues() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call("fc_1", "call_1", escalated("touch declined.txt"))];
+    let calls = |b: ResponseBuilder| b.exec_call("fc_1", "call_1", escalated("touch declined.txt"));
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;
     let request = until_approval(&mut s).await.pop().unwrap_or_default();
@@ -126,7 +128,7 @@ async fn decline_tells_the_model_and_the_turn_continues() {
 #[tokio::test]
 async fn a_malformed_approval_reply_counts_as_a_decline() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call("fc_1", "call_1", escalated("touch nope.txt"))];
+    let calls = |b: ResponseBuilder| b.exec_call("fc_1", "call_1", escalated("touch nope.txt"));
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;
     let request = until_approval(&mut s).await.pop().unwrap_or_default();
@@ -143,11 +145,8 @@ async fn a_malformed_approval_reply_counts_as_a_decline() {
 #[tokio::test]
 async fn cancel_declines_and_ends_the_turn_interrupted_and_the_next_turn_works() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call(
-        "fc_1",
-        "call_1",
-        escalated("touch cancelled.txt"),
-    )];
+    let calls =
+        |b: ResponseBuilder| b.exec_call("fc_1", "call_1", escalated("touch cancelled.txt"));
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;
     let request = until_approval(&mut s).await.pop().unwrap_or_default();
@@ -171,31 +170,23 @@ async fn cancel_declines_and_ends_the_turn_interrupted_and_the_next_turn_works()
 /// Runs `ls` and `touch x.txt` (neither escalated) under `params`, declining any approval; the
 /// messages of the turn.
 async fn run_ls_and_touch(params: Value) -> Vec<Value> {
-    let calls = vec![
-        exec_call("fc_1", "call_ls", json!({"cmd": "ls", "login": false})),
-        exec_call(
-            "fc_2",
-            "call_touch",
-            json!({"cmd": "touch x.txt", "login": false}),
-        ),
-    ];
-    let first = response("r1", calls, None);
-    let second = response("r2", vec![message("msg_f", &["after"])], None);
+    let calls = |b: ResponseBuilder| {
+        b.exec_call("fc_1", "call_ls", json!({"cmd": "ls", "login": false}))
+            .exec_call(
+                "fc_2",
+                "call_touch",
+                json!({"cmd": "touch x.txt", "login": false}),
+            )
+    };
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(calls)
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["after"]);
     let mut s = session(Script::new([first, second]), &[], params).await;
     s.start_turn("look", json!({})).await;
-    let mut all = Vec::new();
-    for _ in 0..3 {
-        let batch = s
-            .daemon
-            .collect_until(|m| m["method"] == APPROVAL || m["method"] == "turn/completed")
-            .await;
-        let last = batch.last().cloned().unwrap_or_default();
-        all.extend(batch);
-        if last["method"] == "turn/completed" {
-            break;
-        }
-        s.answer(&last["id"], json!({"decision": "decline"})).await;
-    }
+    let all = s.answer_approvals(3, |_| "decline").await;
     single_turn_end(&all, "completed");
     all
 }
@@ -213,7 +204,7 @@ async fn untrusted_asks_for_everything_but_known_read_only_commands() {
     let params =
         json!({"approvalPolicy": "untrusted", "cwd": workdir.path().display().to_string()});
     let all = run_ls_and_touch(params).await;
-    let asked = params_of(&all, APPROVAL);
+    let asked = params_of(&all, COMMAND_APPROVAL);
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0]["itemId"], "call_touch");
     assert_eq!(status_of(&all, "call_ls"), Some(json!("completed")));
@@ -229,7 +220,7 @@ async fn on_request_runs_unescalated_commands_in_the_sandbox_without_asking() {
         let params = json!({"approvalPolicy": "on-request", "sandbox": sandbox,
             "cwd": workdir.path().display().to_string()});
         let all = run_ls_and_touch(params).await;
-        assert!(params_of(&all, APPROVAL).is_empty(), "{sandbox}");
+        assert!(params_of(&all, COMMAND_APPROVAL).is_empty(), "{sandbox}");
         assert_eq!(status_of(&all, "call_ls"), Some(json!("completed")));
         let touched = if writes { "completed" } else { "failed" };
         assert_eq!(
@@ -251,7 +242,7 @@ async fn on_request_with_danger_full_access_and_never_run_unescalated_commands_w
         let params = json!({"approvalPolicy": policy, "sandbox": sandbox,
             "cwd": workdir.path().display().to_string()});
         let all = run_ls_and_touch(params).await;
-        assert!(params_of(&all, APPROVAL).is_empty(), "{policy}");
+        assert!(params_of(&all, COMMAND_APPROVAL).is_empty(), "{policy}");
         assert_eq!(status_of(&all, "call_touch"), Some(json!("completed")));
         assert!(workdir.path().join("x.txt").exists(), "{policy}");
     }
@@ -260,7 +251,7 @@ async fn on_request_with_danger_full_access_and_never_run_unescalated_commands_w
 #[tokio::test]
 async fn an_approval_pending_at_interrupt_is_resolved_after_turn_completed() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call("fc_1", "call_1", escalated("touch late.txt"))];
+    let calls = |b: ResponseBuilder| b.exec_call("fc_1", "call_1", escalated("touch late.txt"));
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     let response = s.start_turn("make a file", json!({})).await;
     let turn_id = response["result"]["turn"]["id"].clone();
@@ -291,17 +282,17 @@ async fn an_approval_pending_at_interrupt_is_resolved_after_turn_completed() {
 async fn accept_for_session_is_not_asked_again_for_the_same_command() {
     let workdir = tempfile::tempdir().unwrap();
     let script = Script::new([
-        response(
-            "r1",
-            vec![exec_call("fc_1", "call_1", escalated("echo again"))],
-            None,
-        ),
-        response(
-            "r2",
-            vec![exec_call("fc_2", "call_2", escalated("echo again"))],
-            None,
-        ),
-        response("r3", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .exec_call("fc_1", "call_1", escalated("echo again"))
+            .completed(Usage::small(), None)
+            .build(),
+        ResponseBuilder::new("r2")
+            .created()
+            .exec_call("fc_2", "call_2", escalated("echo again"))
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r3", "msg_f", &["done"]),
     ]);
     let params =
         json!({"approvalPolicy": "on-request", "cwd": workdir.path().display().to_string()});
@@ -313,7 +304,7 @@ async fn accept_for_session_is_not_asked_again_for_the_same_command() {
         .await;
     all.extend(s.daemon.until_turn_completed().await);
     single_turn_end(&all, "completed");
-    assert_eq!(params_of(&all, APPROVAL).len(), 1);
+    assert_eq!(params_of(&all, COMMAND_APPROVAL).len(), 1);
     let completed = items_of(&all, "item/completed", "commandExecution");
     assert_eq!(completed.len(), 2);
     assert!(completed.iter().all(|item| item["status"] == "completed"));
@@ -322,7 +313,7 @@ async fn accept_for_session_is_not_asked_again_for_the_same_command() {
 #[tokio::test]
 async fn a_client_that_disconnects_during_an_approval_ends_the_turn_and_the_daemon_exits() {
     let workdir = tempfile::tempdir().unwrap();
-    let calls = vec![exec_call("fc_1", "call_1", escalated("touch gone.txt"))];
+    let calls = |b: ResponseBuilder| b.exec_call("fc_1", "call_1", escalated("touch gone.txt"));
     let mut s = approval_session("on-request", calls, workdir.path()).await;
     s.start_turn("make a file", json!({})).await;
     until_approval(&mut s).await;

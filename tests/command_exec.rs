@@ -14,17 +14,9 @@ use base64::Engine;
 use serde_json::{json, Value};
 use support::*;
 
-async fn daemon() -> (Daemon, tempfile::TempDir) {
-    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
-    daemon.initialize().await;
-    (daemon, home)
-}
-
 #[tokio::test]
 async fn command_exec_reports_exit_code_output_env_and_cwd() {
-    let (mut daemon, home) = daemon().await;
+    let (mut daemon, home) = daemon_without_replies().await;
     let result = daemon
         .ok(
             "command/exec",
@@ -57,7 +49,7 @@ async fn command_exec_reports_exit_code_output_env_and_cwd() {
 
 #[tokio::test]
 async fn a_timed_out_command_exits_124_without_blocking_other_requests() {
-    let (mut daemon, _home) = daemon().await;
+    let (mut daemon, _home) = daemon_without_replies().await;
     let slow = daemon
         .send_request(
             "command/exec",
@@ -73,7 +65,7 @@ async fn a_timed_out_command_exits_124_without_blocking_other_requests() {
 
 #[tokio::test]
 async fn streamed_output_arrives_as_deltas_and_the_buffers_stay_empty() {
-    let (mut daemon, _home) = daemon().await;
+    let (mut daemon, _home) = daemon_without_replies().await;
     let id = daemon
         .send_request(
             "command/exec",
@@ -137,7 +129,7 @@ fn process_is_running(pid: &str) -> bool {
 
 #[tokio::test]
 async fn shutdown_kills_a_running_command_and_what_it_started_and_exits_zero() {
-    let (mut daemon, _home) = daemon().await;
+    let (mut daemon, _home) = daemon_without_replies().await;
     daemon
         .send_request(
             "command/exec",
@@ -171,7 +163,7 @@ async fn shutdown_kills_a_running_command_and_what_it_started_and_exits_zero() {
 
 #[tokio::test]
 async fn output_held_open_by_a_leftover_process_is_returned_after_a_grace() {
-    let (mut daemon, _home) = daemon().await;
+    let (mut daemon, _home) = daemon_without_replies().await;
     // The background sleep keeps stdout open after `sh` exits; the answer must still come, with
     // what was written before.
     let result = daemon
@@ -188,7 +180,7 @@ async fn output_held_open_by_a_leftover_process_is_returned_after_a_grace() {
 
 #[tokio::test]
 async fn confining_policies_run_inside_the_sandbox_and_full_access_runs_unconfined() {
-    let (mut daemon, _home) = daemon().await;
+    let (mut daemon, _home) = daemon_without_replies().await;
     let workdir = tempfile::tempdir().unwrap();
     let target = workdir.path().join("written.txt");
     std::fs::write(workdir.path().join("readable.txt"), "readable\n").unwrap();

@@ -326,7 +326,10 @@ async fn a_turn_started_during_a_compaction_runs_after_it_on_the_compacted_histo
 async fn a_summarization_answer_without_text_fails_the_compaction_and_changes_nothing() {
     let script = Script::new([
         text_reply(0, "answer"),
-        response("r_empty", vec![], None),
+        ResponseBuilder::new("r_empty")
+            .created()
+            .completed(Usage::small(), None)
+            .build(),
         text_reply(2, "after"),
     ]);
     let mut s = session(script, &[], json!({})).await;

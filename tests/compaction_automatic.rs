@@ -14,17 +14,25 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-/// `response.completed` reporting `total` tokens.
-fn completed_with_total(id: &str, total: u64) -> SseEvent {
-    ev(json!({"type": "response.completed", "response": {"id": id,
-        "usage": {"input_tokens": total - 10, "output_tokens": 10, "total_tokens": total}}}))
+/// Completes `response` reporting `total` tokens.
+fn reply(response: ResponseBuilder, total: u64) -> Reply {
+    let usage = Usage {
+        input: total - 10,
+        output: 10,
+        total,
+        ..Usage::default()
+    };
+    response.completed(usage, None).build()
 }
 
-fn reply(id: &str, events: Vec<Vec<SseEvent>>, total: u64) -> Reply {
-    let mut all = vec![created(id)];
-    all.extend(events.into_iter().flatten());
-    all.push(completed_with_total(id, total));
-    Reply::Sse(SseReply::new(all))
+/// A response of one assistant message streamed as `pieces`, reporting `total` tokens.
+fn message_with_total(response_id: &str, item_id: &str, pieces: &[&str], total: u64) -> Reply {
+    reply(
+        ResponseBuilder::new(response_id)
+            .created()
+            .text_message(item_id, pieces),
+        total,
+    )
 }
 
 /// The estimate the daemon makes of a request: four bytes of instructions, tool definitions
@@ -68,9 +76,9 @@ const LIMIT: &str = "model_auto_compact_token_limit=20000";
 #[tokio::test]
 async fn a_turn_whose_first_request_would_pass_the_limit_compacts_first() {
     let script = Script::new([
-        reply("r0", vec![message("m0", &["first answer"])], 1_000_000),
-        reply("r1", vec![message("m1", &["SUMMARY-BEFORE-TURN"])], 500),
-        reply("r2", vec![message("m2", &["second answer"])], 800),
+        message_with_total("r0", "m0", &["first answer"], 1_000_000),
+        message_with_total("r1", "m1", &["SUMMARY-BEFORE-TURN"], 500),
+        message_with_total("r2", "m2", &["second answer"], 800),
     ]);
     let mut s = session(script, &[LIMIT], json!({})).await;
     s.run_turn("first question").await;
@@ -106,16 +114,15 @@ async fn a_turn_whose_first_request_would_pass_the_limit_compacts_first() {
 async fn a_turn_compacts_between_requests_after_a_tool_call_and_goes_on() {
     let script = Script::new([
         reply(
-            "r0",
-            vec![exec_call(
+            ResponseBuilder::new("r0").created().exec_call(
                 "fc_1",
                 "call_1",
                 json!({"cmd": "echo tool-ran", "login": false}),
-            )],
+            ),
             1_000_000,
         ),
-        reply("r1", vec![message("m1", &["SUMMARY-MID-TURN"])], 500),
-        reply("r2", vec![message("m2", &["done"])], 800),
+        message_with_total("r1", "m1", &["SUMMARY-MID-TURN"], 500),
+        message_with_total("r2", "m2", &["done"], 800),
     ]);
     let mut s = session(script, &[LIMIT], never_ask()).await;
     let turn = s.run_turn("run the tool").await;
@@ -190,8 +197,8 @@ async fn a_long_session_under_a_tight_limit_never_sends_a_request_over_it() {
 async fn a_summary_too_large_to_fit_fails_the_turn_and_keeps_the_history() {
     let huge = "an endless summary ".repeat(8_000);
     let script = Script::new([
-        reply("r0", vec![message("m0", &["first answer"])], 1_000_000),
-        reply("r1", vec![message("m1", &[&huge])], 500),
+        message_with_total("r0", "m0", &["first answer"], 1_000_000),
+        message_with_total("r1", "m1", &[&huge], 500),
     ]);
     let mut s = session(script, &[LIMIT], json!({})).await;
     s.run_turn("first question").await;
@@ -210,23 +217,28 @@ async fn a_turn_that_keeps_refilling_the_context_stops_after_a_bounded_number_of
     let mut replies = Vec::new();
     for n in 0..8 {
         replies.push(reply(
-            &format!("call{n}"),
-            vec![exec_call(
-                &format!("fc_{n}"),
-                &format!("call_{n}"),
-                json!({"cmd": "true"}),
-            )],
+            ResponseBuilder::new(format!("call{n}"))
+                .created()
+                .exec_call(
+                    &format!("fc_{n}"),
+                    &format!("call_{n}"),
+                    json!({"cmd": "true"}),
+                ),
             1_000_000,
         ));
         replies.push(reply(
-            &format!("sum{n}"),
-            vec![message(&format!("s{n}"), &["short"])],
+            ResponseBuilder::new(format!("sum{n}"))
+                .created()
+                .text_message(&format!("s{n}"), &["short"]),
             100,
         ));
     }
     replies.push(reply(
-        "call_last",
-        vec![exec_call("fc_last", "call_last", json!({"cmd": "true"}))],
+        ResponseBuilder::new("call_last").created().exec_call(
+            "fc_last",
+            "call_last",
+            json!({"cmd": "true"}),
+        ),
         1_000_000,
     ));
     let mut s = session(Script::new(replies), &[LIMIT], never_ask()).await;
@@ -247,17 +259,15 @@ async fn a_turn_that_keeps_refilling_the_context_stops_after_a_bounded_number_of
 
 #[tokio::test]
 async fn a_request_the_provider_finds_too_long_is_compacted_and_sampled_again() {
-    let mut too_long = vec![created("r_long")];
-    too_long.extend(mock_provider::failed(
-        "r_long",
+    let too_long = ResponseBuilder::new("r_long").created().failed(
         "context_length_exceeded",
         "Your input exceeds the context window of this model.",
-    ));
+    );
     let script = Script::new([
-        reply("r0", vec![message("m0", &["first answer"])], 900),
-        Reply::Sse(SseReply::new(too_long)),
-        reply("r2", vec![message("m2", &["SUMMARY-AFTER-REFUSAL"])], 500),
-        reply("r3", vec![message("m3", &["second answer"])], 800),
+        message_with_total("r0", "m0", &["first answer"], 900),
+        too_long.build(),
+        message_with_total("r2", "m2", &["SUMMARY-AFTER-REFUSAL"], 500),
+        message_with_total("r3", "m3", &["second answer"], 800),
     ]);
     let mut s = session(script, &[], json!({})).await;
     s.run_turn("first question").await;
@@ -284,14 +294,14 @@ async fn a_request_the_provider_finds_too_long_is_compacted_and_sampled_again() 
 #[tokio::test]
 async fn an_http_refusal_as_too_long_is_compacted_and_sampled_again_too() {
     let script = Script::new([
-        reply("r0", vec![message("m0", &["first answer"])], 900),
+        message_with_total("r0", "m0", &["first answer"], 900),
         mock_provider::error_status(
             400,
             "context_length_exceeded",
             "Your input exceeds the context window of this model.",
         ),
-        reply("r2", vec![message("m2", &["SUMMARY-AFTER-400"])], 500),
-        reply("r3", vec![message("m3", &["second answer"])], 800),
+        message_with_total("r2", "m2", &["SUMMARY-AFTER-400"], 500),
+        message_with_total("r3", "m3", &["second answer"], 800),
     ]);
     let mut s = session(script, &[], json!({})).await;
     s.run_turn("first question").await;

@@ -15,13 +15,9 @@ use turn_support::*;
 #[tokio::test]
 async fn codex_api_key_and_openai_base_url_drive_the_default_provider() {
     let home = tempfile::tempdir().unwrap();
-    let provider = MockProvider::start(Script::new([response(
-        "r1",
-        vec![message("m", &["ok"])],
-        None,
-    )]))
-    .await
-    .unwrap();
+    let provider = MockProvider::start(Script::new([message_reply("r1", "m", &["ok"])]))
+        .await
+        .unwrap();
     let mut command = tokio::process::Command::new(openturn_bin());
     command
         .args(["exec", "--experimental-json", "--config"])

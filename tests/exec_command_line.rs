@@ -28,8 +28,8 @@ async fn the_sdks_full_command_line_with_resume_and_images_is_accepted() {
     let schema = work.path().join("schema.json");
     std::fs::write(&schema, r#"{"type":"object"}"#).unwrap();
     let mock = MockProvider::start(Script::new([
-        response("r1", vec![message("m1", &["first"])], None),
-        response("r2", vec![message("m2", &["second"])], None),
+        message_reply("r1", "m1", &["first"]),
+        message_reply("r2", "m2", &["second"]),
     ]))
     .await
     .unwrap();

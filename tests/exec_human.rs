@@ -9,7 +9,6 @@ mod support;
 mod turn_support;
 
 use exec_support::*;
-use openturn::mock_provider::reasoning;
 use serde_json::json;
 use support::*;
 use turn_support::*;
@@ -18,19 +17,17 @@ use turn_support::*;
 async fn the_answer_goes_to_stdout_and_progress_and_a_summary_to_stderr() {
     let home = tempfile::tempdir().unwrap();
     let provider = MockProvider::start(Script::new([
-        response(
-            "r1",
-            vec![
-                reasoning("rs_1", &[&["Consider", "ing"]]),
-                exec_call(
-                    "fc_1",
-                    "call_1",
-                    json!({"cmd": "echo from-tool", "login": false}),
-                ),
-            ],
-            None,
-        ),
-        response("r2", vec![message("msg_f", &["The ", "answer."])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .reasoning("rs_1", &[&["Consider", "ing"]])
+            .exec_call(
+                "fc_1",
+                "call_1",
+                json!({"cmd": "echo from-tool", "login": false}),
+            )
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["The ", "answer."]),
     ]))
     .await
     .unwrap();
@@ -63,11 +60,9 @@ async fn the_answer_goes_to_stdout_and_progress_and_a_summary_to_stderr() {
 #[tokio::test]
 async fn a_failed_turn_says_why_on_stderr_and_exits_1() {
     let home = tempfile::tempdir().unwrap();
-    let provider = MockProvider::start(Script::new([Reply::sse(openturn::mock_provider::failed(
-        "r1",
-        "server_error",
-        "the model broke",
-    ))]))
+    let provider = MockProvider::start(Script::new([ResponseBuilder::new("r1")
+        .failed("server_error", "the model broke")
+        .build()]))
     .await
     .unwrap();
     let run = exec(home.path(), &provider, &["hi"], "").await;
@@ -93,14 +88,12 @@ async fn progress_is_dimmed_only_on_a_terminal() {
         return;
     }
     let home = tempfile::tempdir().unwrap();
-    let provider = MockProvider::start(Script::new([response(
-        "r1",
-        vec![
-            reasoning("rs_1", &[&["Pondering"]]),
-            message("msg_f", &["Plain answer."]),
-        ],
-        None,
-    )]))
+    let provider = MockProvider::start(Script::new([ResponseBuilder::new("r1")
+        .created()
+        .reasoning("rs_1", &[&["Pondering"]])
+        .text_message("msg_f", &["Plain answer."])
+        .completed(Usage::small(), None)
+        .build()]))
     .await
     .unwrap();
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));

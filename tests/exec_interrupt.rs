@@ -60,14 +60,7 @@ async fn interrupted_by(signal: i32, name: &str) {
     assert_eq!(last["type"], "turn.failed", "{events:#?}");
     assert_eq!(last["error"]["message"], "turn interrupted");
     let thread_id = events[0]["thread_id"].as_str().unwrap_or_default();
-    let rollout = std::fs::read_to_string(rollout_of(home.path(), thread_id)).unwrap();
-    let ended: Vec<Value> = rollout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| l["type"] == "turn_ended")
-        .collect();
-    assert_eq!(ended.len(), 1, "{rollout}");
-    assert_eq!(ended[0]["payload"]["status"], "interrupted");
+    assert_one_turn_recorded_interrupted(home.path(), thread_id);
 }
 
 #[tokio::test]

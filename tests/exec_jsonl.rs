@@ -10,7 +10,6 @@ mod support;
 mod turn_support;
 
 use exec_support::*;
-use openturn::mock_provider::{failed, reasoning};
 use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
@@ -27,14 +26,12 @@ fn usage(input: i64, output: i64) -> Value {
 #[tokio::test]
 async fn a_text_turn_prints_thread_turn_items_and_usage_in_the_reference_order() {
     let home = tempdir();
-    let mock = provider(vec![response(
-        "r1",
-        vec![
-            reasoning("rs_1", &[&["Thinking ", "hard"]]),
-            message("msg_1", &["Hello ", "world"]),
-        ],
-        None,
-    )])
+    let mock = provider(vec![ResponseBuilder::new("r1")
+        .created()
+        .reasoning("rs_1", &[&["Thinking ", "hard"]])
+        .text_message("msg_1", &["Hello ", "world"])
+        .completed(Usage::small(), None)
+        .build()])
     .await;
     let run = exec(home.path(), &mock, &["--json", "say hi"], "").await;
     assert_eq!(run.code, Some(0), "{run:#?}");
@@ -61,7 +58,7 @@ async fn a_text_turn_prints_thread_turn_items_and_usage_in_the_reference_order()
 #[tokio::test]
 async fn experimental_json_is_the_same_flag_and_the_prompt_comes_from_stdin() {
     let home = tempdir();
-    let mock = provider(vec![response("r1", vec![message("m", &["ok"])], None)]).await;
+    let mock = provider(vec![message_reply("r1", "m", &["ok"])]).await;
     let run = exec(
         home.path(),
         &mock,
@@ -75,7 +72,7 @@ async fn experimental_json_is_the_same_flag_and_the_prompt_comes_from_stdin() {
     let body = &mock.wait_for_requests(1, TIMEOUT).await[0].body;
     assert!(body["input"].to_string().contains("from stdin please"));
     // `-` also means stdin.
-    let mock = provider(vec![response("r1", vec![message("m", &["ok"])], None)]).await;
+    let mock = provider(vec![message_reply("r1", "m", &["ok"])]).await;
     let run = exec(home.path(), &mock, &["--json", "-"], "dash prompt").await;
     assert_eq!(run.code, Some(0), "{run:#?}");
     let body = &mock.wait_for_requests(1, TIMEOUT).await[0].body;
@@ -97,15 +94,13 @@ async fn a_tool_call_is_a_command_execution_started_then_completed_with_its_outp
     let home = tempdir();
     let work = tempdir();
     let mock = provider(vec![
-        response(
-            "r1",
-            vec![
-                message("msg_pre", &["Running."]),
-                exec_call("fc_1", "call_1", json!({"cmd": "echo hi", "login": false})),
-            ],
-            None,
-        ),
-        response("r2", vec![message("msg_f", &["Done."])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .text_message("msg_pre", &["Running."])
+            .exec_call("fc_1", "call_1", json!({"cmd": "echo hi", "login": false}))
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["Done."]),
     ])
     .await;
     let cwd = work.path().display().to_string();
@@ -168,18 +163,18 @@ async fn a_tool_call_is_a_command_execution_started_then_completed_with_its_outp
 async fn a_command_that_needs_approval_is_declined_visibly_instead_of_hanging() {
     let home = tempdir();
     let mock = provider(vec![
-        response(
-            "r1",
-            vec![exec_call(
+        ResponseBuilder::new("r1")
+            .created()
+            .exec_call(
                 "fc_1",
                 "call_1",
                 // Escalated: only running outside the sandbox needs approval.
                 json!({"cmd": "touch x && rm x", "login": false,
                        "sandbox_permissions": "require_escalated"}),
-            )],
-            None,
-        ),
-        response("r2", vec![message("msg_f", &["Could not run it."])], None),
+            )
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["Could not run it."]),
     ])
     .await;
     let run = exec(
@@ -204,11 +199,9 @@ async fn a_command_that_needs_approval_is_declined_visibly_instead_of_hanging() 
 #[tokio::test]
 async fn a_failing_turn_prints_error_then_turn_failed_and_exits_1() {
     let home = tempdir();
-    let mock = provider(vec![Reply::sse(failed(
-        "r1",
-        "server_error",
-        "the model broke",
-    ))])
+    let mock = provider(vec![ResponseBuilder::new("r1")
+        .failed("server_error", "the model broke")
+        .build()])
     .await;
     let run = exec(home.path(), &mock, &["--json", "fail please"], "").await;
     assert_eq!(run.code, Some(1), "{run:#?}");
@@ -231,12 +224,7 @@ async fn output_schema_is_sent_as_the_requests_text_format() {
                         "required": ["a"], "additionalProperties": false});
     let path = dir.path().join("schema.json");
     std::fs::write(&path, schema.to_string()).unwrap();
-    let mock = provider(vec![response(
-        "r1",
-        vec![message("m", &["{\"a\":\"b\"}"])],
-        None,
-    )])
-    .await;
+    let mock = provider(vec![message_reply("r1", "m", &["{\"a\":\"b\"}"])]).await;
     let path_arg = path.display().to_string();
     let run = exec(
         home.path(),
@@ -275,14 +263,12 @@ async fn output_last_message_writes_the_final_answer_into_the_file() {
     let home = tempdir();
     let dir = tempdir();
     let out = dir.path().join("last.txt");
-    let mock = provider(vec![response(
-        "r1",
-        vec![
-            message("m1", &["first"]),
-            message("m2", &["the ", "answer"]),
-        ],
-        None,
-    )])
+    let mock = provider(vec![ResponseBuilder::new("r1")
+        .created()
+        .text_message("m1", &["first"])
+        .text_message("m2", &["the ", "answer"])
+        .completed(Usage::small(), None)
+        .build()])
     .await;
     let out_arg = out.display().to_string();
     let run = exec(home.path(), &mock, &["--json", "-o", &out_arg, "go"], "").await;
@@ -298,8 +284,8 @@ async fn output_last_message_writes_the_final_answer_into_the_file() {
 async fn resume_continues_the_stored_thread_with_its_history() {
     let home = tempdir();
     let mock = provider(vec![
-        response("r1", vec![message("m1", &["first answer"])], None),
-        response("r2", vec![message("m2", &["second answer"])], None),
+        message_reply("r1", "m1", &["first answer"]),
+        message_reply("r2", "m2", &["second answer"]),
     ])
     .await;
     let first = exec(home.path(), &mock, &["--json", "remember 42"], "").await;
@@ -354,7 +340,7 @@ async fn resume_continues_the_stored_thread_with_its_history() {
 #[tokio::test]
 async fn ephemeral_threads_write_no_rollout() {
     let home = tempdir();
-    let mock = provider(vec![response("r1", vec![message("m", &["ok"])], None)]).await;
+    let mock = provider(vec![message_reply("r1", "m", &["ok"])]).await;
     let run = exec(home.path(), &mock, &["--json", "--ephemeral", "hi"], "").await;
     assert_eq!(run.code, Some(0), "{run:#?}");
     run.events();
@@ -364,14 +350,12 @@ async fn ephemeral_threads_write_no_rollout() {
 #[tokio::test]
 async fn stream_adds_item_updated_with_the_text_so_far() {
     let home = tempdir();
-    let mock = provider(vec![response(
-        "r1",
-        vec![
-            reasoning("rs_1", &[&["Think", "ing"]]),
-            message("msg_1", &["Hel", "lo"]),
-        ],
-        None,
-    )])
+    let mock = provider(vec![ResponseBuilder::new("r1")
+        .created()
+        .reasoning("rs_1", &[&["Think", "ing"]])
+        .text_message("msg_1", &["Hel", "lo"])
+        .completed(Usage::small(), None)
+        .build()])
     .await;
     let run = exec(home.path(), &mock, &["--json", "--stream", "hi"], "").await;
     assert_eq!(run.code, Some(0), "{run:#?}");
@@ -406,19 +390,17 @@ async fn stream_adds_item_updated_with_the_text_so_far() {
 async fn a_failing_command_and_a_two_part_reasoning_match_the_reference_shapes() {
     let home = tempdir();
     let mock = provider(vec![
-        response(
-            "r1",
-            vec![
-                reasoning("rs_1", &[&["Part ", "one"], &["Part two"]]),
-                exec_call(
-                    "fc_1",
-                    "call_1",
-                    json!({"cmd": "echo out; exit 3", "login": false}),
-                ),
-            ],
-            None,
-        ),
-        response("r2", vec![message("msg_f", &["Done."])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .reasoning("rs_1", &[&["Part ", "one"], &["Part two"]])
+            .exec_call(
+                "fc_1",
+                "call_1",
+                json!({"cmd": "echo out; exit 3", "login": false}),
+            )
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["Done."]),
     ])
     .await;
     let run = exec(

@@ -50,34 +50,34 @@ async fn the_official_typescript_sdk_drives_openturn_exec() {
     let Some(node) = node_or_skip() else {
         return;
     };
-    let text = provider(vec![response(
+    let text = provider(vec![message_reply(
         "r1",
-        vec![message("m1", &["Hello ", "from ", "openturn"])],
-        None,
+        "m1",
+        &["Hello ", "from ", "openturn"],
     )])
     .await;
     let tool = provider(vec![
-        response(
-            "r1",
-            vec![exec_call(
+        ResponseBuilder::new("r1")
+            .created()
+            .exec_call(
                 "fc_1",
                 "call_1",
                 json!({"cmd": "echo from-sdk-tool", "login": false}),
-            )],
-            None,
-        ),
-        response("r2", vec![message("m2", &["The command ran."])], None),
+            )
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "m2", &["The command ran."]),
     ])
     .await;
-    let schema = provider(vec![response(
+    let schema = provider(vec![message_reply(
         "r1",
-        vec![message("m1", &["{\"answer\":", "\"forty-two\"}"])],
-        None,
+        "m1",
+        &["{\"answer\":", "\"forty-two\"}"],
     )])
     .await;
     let resume = provider(vec![
-        response("r1", vec![message("m1", &["Noted."])], None),
-        response("r2", vec![message("m2", &["It was 42."])], None),
+        message_reply("r1", "m1", &["Noted."]),
+        message_reply("r2", "m2", &["It was 42."]),
     ])
     .await;
     let fail = provider(vec![mock_provider::error_status(

@@ -9,16 +9,17 @@ mod support;
 mod turn_support;
 
 use serde_json::{json, Value};
-use support::mock_provider::{failed, ResponseBuilder, SseReply};
 use support::*;
 use turn_support::*;
 
 /// Created, a message cut short after one delta, then `response.failed` with `code`.
 fn failing_reply(id: &str, code: &str) -> Reply {
-    let mut events = vec![created(id), message_added(Some("msg_f"), "")];
-    events.push(text_delta("msg_f", "Partial"));
-    events.extend(failed(id, code, "mock upstream failure"));
-    Reply::Sse(SseReply::new(events))
+    ResponseBuilder::new(id)
+        .created()
+        .message_added(Some("msg_f"), "")
+        .text_delta("msg_f", "Partial")
+        .failed(code, "mock upstream failure")
+        .build()
 }
 
 fn position(messages: &[Value], method: &str) -> usize {
@@ -70,10 +71,10 @@ async fn fail_then_recover(failure: Reply) -> (Session, Vec<Value>) {
     let retried = ResponseBuilder::new("r_ok")
         .created()
         .text_message("msg_ok", &["Recovered"])
-        .completed(support::mock_provider::Usage::example(), None)
-        .into_events();
+        .completed(Usage::example(), None)
+        .build();
     let mut s = session(
-        Script::new([failure, Reply::Sse(SseReply::new(retried))]),
+        Script::new([failure, retried]),
         &["model_providers.mock.stream_max_retries=2"],
         json!({}),
     )
@@ -99,15 +100,22 @@ async fn a_response_that_fails_then_succeeds_on_retry_counts_usage_once() {
 
 /// Like [`failing_reply`], but the failure reports the usage of 40 input + 10 output tokens.
 fn failing_reply_with_usage(id: &str, code: &str) -> Reply {
-    let mut events = vec![created(id), message_added(Some("msg_f"), "")];
-    events.push(text_delta("msg_f", "Partial"));
-    events.push(ev(json!({"type": "response.failed", "response": {
-        "id": id, "status": "failed",
-        "error": {"code": code, "message": "mock upstream failure"},
-        "usage": {"input_tokens": 40, "input_tokens_details": {"cached_tokens": 4},
-            "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 2},
-            "total_tokens": 50}}})));
-    Reply::Sse(SseReply::new(events))
+    ResponseBuilder::new(id)
+        .created()
+        .message_added(Some("msg_f"), "")
+        .text_delta("msg_f", "Partial")
+        .failed_with_usage(
+            code,
+            "mock upstream failure",
+            Usage {
+                input: 40,
+                cached: 4,
+                output: 10,
+                reasoning: 2,
+                total: 50,
+            },
+        )
+        .build()
 }
 
 #[tokio::test]

@@ -17,12 +17,12 @@ use turn_support::*;
 /// A response that streams a partial message and then stays open forever.
 fn stalled_reply() -> Reply {
     Reply::Sse(
-        SseReply::new(vec![
-            created("r1"),
-            message_added(Some("msg_1"), ""),
-            text_delta("msg_1", "partial"),
-        ])
-        .held_open_after_end(),
+        ResponseBuilder::new("r1")
+            .created()
+            .message_added(Some("msg_1"), "")
+            .text_delta("msg_1", "partial")
+            .into_reply()
+            .held_open_after_end(),
     )
 }
 
@@ -79,16 +79,12 @@ async fn interrupt_mid_stream_ends_the_turn_once_and_the_next_turn_works() {
 async fn interrupt_kills_running_tools_and_their_whole_process_group() {
     let workdir = tempfile::tempdir().unwrap();
     let cmd = "sleep 30 & echo $! > bg.pid; echo started; wait";
-    let first = response(
-        "r1",
-        vec![exec_call(
-            "fc_1",
-            "call_1",
-            json!({"cmd": cmd, "login": false}),
-        )],
-        None,
-    );
-    let second = response("r2", vec![message("msg_2", &["after"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .exec_call("fc_1", "call_1", json!({"cmd": cmd, "login": false}))
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_2", &["after"]);
     let params = json!({"approvalPolicy": "never", "sandbox": "danger-full-access",
         "cwd": workdir.path().display().to_string()});
     let mut s = session(Script::new([first, second]), &[], params).await;
@@ -127,15 +123,13 @@ async fn interrupt_kills_running_tools_and_their_whole_process_group() {
 async fn steer_mid_turn_is_delivered_at_the_next_sampling_boundary() {
     // The first response ends with a client-tool call, so the turn is provably still running
     // (waiting on the client) when the steer arrives.
-    let first = response(
-        "r1",
-        vec![
-            message("msg_1", &["Looking it up."]),
-            function_call("fc_1", "call_1", "lookup", json!({"q": "x"})),
-        ],
-        None,
-    );
-    let second = response("r2", vec![message("msg_2", &["steered answer"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .text_message("msg_1", &["Looking it up."])
+        .function_call_json("fc_1", "call_1", "lookup", json!({"q": "x"}))
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_2", &["steered answer"]);
     let tools = json!({"dynamicTools": [{"name": "lookup", "description": "Look up",
         "inputSchema": {"type": "object"}}]});
     let mut s = session(Script::new([first, second]), &[], tools).await;

@@ -167,12 +167,12 @@ async fn an_unusable_local_image_fails_turn_start_and_nothing_is_stored_or_sent(
 async fn steered_local_images_are_checked_before_they_join_the_running_turn() {
     let work = tempfile::tempdir().unwrap();
     write(work.path(), "dot.png", PNG);
-    let first = response(
-        "r1",
-        vec![function_call("fc_1", "call_1", "lookup", json!({}))],
-        None,
-    );
-    let second = response("r2", vec![message("msg_2", &["seen"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .function_call_json("fc_1", "call_1", "lookup", json!({}))
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_2", &["seen"]);
     let params = json!({"cwd": work.path().display().to_string(),
         "dynamicTools": [{"name": "lookup", "description": "Look up",
             "inputSchema": {"type": "object"}}]});

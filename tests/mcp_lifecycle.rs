@@ -15,31 +15,24 @@ use std::time::{Duration, Instant};
 
 use exec_support::*;
 use serde_json::{json, Value};
+use support::mcp::{server_overrides, server_script};
 use support::*;
 use turn_support::*;
 
 const SECRET: &str = "s3cr3t-mcp-value-4242";
 
-fn server_script() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/mcp_server.py")
-        .display()
-        .to_string()
-}
-
-fn server_overrides(name: &str) -> Vec<String> {
-    vec![
-        format!("mcp_servers.{name}.command=\"python3\""),
-        format!("mcp_servers.{name}.args=[\"{}\"]", server_script()),
-    ]
-}
-
-fn namespaced_call(item_id: &str, call_id: &str, namespace: &str, tool: &str) -> Vec<SseEvent> {
-    let item = json!({"type": "function_call", "id": item_id, "call_id": call_id, "name": tool,
-                      "namespace": namespace, "arguments": "{}"});
-    vec![ev(
-        json!({"type": "response.output_item.done", "item": item}),
-    )]
+/// A function call of `tool` in `namespace`, as its `done` event only.
+fn namespaced_call(
+    response: ResponseBuilder,
+    item_id: &str,
+    call_id: &str,
+    namespace: &str,
+    tool: &str,
+) -> ResponseBuilder {
+    response.output_item_done(
+        json!({"type": "function_call", "id": item_id, "call_id": call_id,
+        "name": tool, "namespace": namespace, "arguments": "{}"}),
+    )
 }
 
 async fn wait_ready(daemon: &mut Daemon, name: &str) {
@@ -93,13 +86,13 @@ async fn gone_within(pid: i32, limit: Duration) -> bool {
 
 #[tokio::test]
 async fn an_env_value_reaches_the_server_and_no_output_of_the_daemon() {
-    let first = response(
-        "r1",
-        vec![namespaced_call("fc_1", "call_env", "mcp__docs", "env")],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["ok"])], None);
-    let mut overrides = server_overrides("docs");
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(|b| namespaced_call(b, "fc_1", "call_env", "mcp__docs", "env"))
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["ok"]);
+    let mut overrides = server_overrides("docs", &[]);
     overrides.push(format!("mcp_servers.docs.env.MCP_TEST_SECRET=\"{SECRET}\""));
     let extra: Vec<&str> = overrides.iter().map(String::as_str).collect();
     let mut s = session(
@@ -142,7 +135,7 @@ async fn an_env_value_reaches_the_server_and_no_output_of_the_daemon() {
 #[tokio::test]
 async fn a_servers_process_ends_with_the_daemon_and_the_daemon_still_exits_fast() {
     let pids = tempfile::tempdir().unwrap();
-    let mut overrides = server_overrides("docs");
+    let mut overrides = server_overrides("docs", &[]);
     overrides.push(format!(
         "mcp_servers.docs.env.MCP_TEST_PID_DIR=\"{}\"",
         pids.path().display()
@@ -172,7 +165,7 @@ async fn a_servers_process_ends_with_the_daemon_and_the_daemon_still_exits_fast(
 #[tokio::test]
 async fn a_servers_process_ends_when_its_thread_unloads() {
     let pids = tempfile::tempdir().unwrap();
-    let mut overrides = server_overrides("docs");
+    let mut overrides = server_overrides("docs", &[]);
     overrides.push(format!(
         "mcp_servers.docs.env.MCP_TEST_PID_DIR=\"{}\"",
         pids.path().display()
@@ -196,16 +189,16 @@ async fn a_servers_process_ends_when_its_thread_unloads() {
 #[tokio::test]
 async fn exec_json_shows_an_mcp_call_as_an_mcp_tool_call_item() {
     let home = tempfile::tempdir().unwrap();
-    let first = response(
-        "r1",
-        vec![namespaced_call("fc_1", "call_p", "mcp__docs", "progress")],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["Done."])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(|b| namespaced_call(b, "fc_1", "call_p", "mcp__docs", "progress"))
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["Done."]);
     let mock = MockProvider::start(Script::new([first, second]))
         .await
         .unwrap();
-    let overrides = server_overrides("docs");
+    let overrides = server_overrides("docs", &[]);
     let mut args: Vec<&str> = vec!["--json", "-c", "approval_policy=\"never\""];
     for o in &overrides {
         args.push("-c");
@@ -263,12 +256,12 @@ async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_no
     const HEADER: &str = "editor-header-5150-secret";
     let dir = tempfile::tempdir().unwrap();
     let (_server, port, log) = http_server(dir.path()).await;
-    let first = response(
-        "r1",
-        vec![namespaced_call("fc_1", "call_h", "mcp__web", "env")],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["ok"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(|b| namespaced_call(b, "fc_1", "call_h", "mcp__web", "env"))
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["ok"]);
     let provider = MockProvider::start(Script::new([first, second]))
         .await
         .unwrap();
@@ -292,13 +285,7 @@ async fn a_streamable_http_server_gets_the_bearer_token_from_its_variable_and_no
         .start_thread(json!({"approvalPolicy": "never"}))
         .await;
     wait_ready(&mut daemon, "web").await;
-    daemon
-        .ok(
-            "turn/start",
-            json!({"threadId": thread_id, "input": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
-    let turn = daemon.until_turn_completed().await;
+    let turn = text_turn(&mut daemon, &thread_id, "go").await;
     let completed = items_of(&turn, "item/completed", "mcpToolCall");
     assert_eq!(completed[0]["server"], "web");
     assert_eq!(completed[0]["status"], "completed", "{turn:#?}");

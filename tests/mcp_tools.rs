@@ -10,50 +10,46 @@
 mod support;
 mod turn_support;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use support::mcp::{server_overrides, server_script};
 use support::*;
 use turn_support::*;
 
-fn server_script() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/mcp_server.py")
-        .display()
-        .to_string()
-}
-
-/// `-c` overrides declaring a stdio server `name` running the test server with `args`.
-fn server_overrides(name: &str, args: &[&str]) -> Vec<String> {
-    let mut all = vec![server_script()];
-    all.extend(args.iter().map(|a| a.to_string()));
-    vec![
-        format!("mcp_servers.{name}.command=\"python3\""),
-        format!(
-            "mcp_servers.{name}.args={}",
-            serde_json::to_string(&all).unwrap_or_default()
-        ),
-    ]
-}
-
 /// A function call of `tool` in `namespace`, as added + done.
 fn namespaced_call(
+    response: ResponseBuilder,
     item_id: &str,
     call_id: &str,
     namespace: &str,
     tool: &str,
     args: Value,
-) -> Vec<SseEvent> {
+) -> ResponseBuilder {
     let arguments = args.to_string();
     let item = |arguments: &str| {
         json!({"type": "function_call", "id": item_id, "call_id": call_id, "name": tool,
                "namespace": namespace, "arguments": arguments})
     };
-    vec![
-        ev(json!({"type": "response.output_item.added", "item": item("")})),
-        ev(json!({"type": "response.output_item.done", "item": item(&arguments)})),
-    ]
+    response
+        .output_item_added(item(""))
+        .output_item_done(item(&arguments))
+}
+
+/// A response whose one item is a call of `tool` in `namespace`.
+fn namespaced_call_reply(
+    response_id: &str,
+    item_id: &str,
+    call_id: &str,
+    namespace: &str,
+    tool: &str,
+    args: Value,
+) -> Reply {
+    ResponseBuilder::new(response_id)
+        .created()
+        .with(|b| namespaced_call(b, item_id, call_id, namespace, tool, args))
+        .completed(Usage::small(), None)
+        .build()
 }
 
 fn never() -> Value {
@@ -90,29 +86,17 @@ fn namespace<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
         .find(|tool| tool["type"] == "namespace" && tool["name"] == name)
 }
 
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
-        .collect()
-}
-
 #[tokio::test]
 async fn an_mcp_tool_the_model_calls_runs_and_its_result_reaches_the_follow_up_request() {
-    let first = response(
+    let first = namespaced_call_reply(
         "r1",
-        vec![namespaced_call(
-            "fc_1",
-            "call_echo",
-            "mcp__docs",
-            "echo",
-            json!({"text": "hello mcp"}),
-        )],
-        None,
+        "fc_1",
+        "call_echo",
+        "mcp__docs",
+        "echo",
+        json!({"text": "hello mcp"}),
     );
-    let second = response("r2", vec![message("msg_f", &["Echoed."])], None);
+    let second = message_reply("r2", "msg_f", &["Echoed."]);
     let mut s = mcp_session(
         Script::new([first, second]),
         &server_overrides("docs", &[]),
@@ -217,7 +201,7 @@ async fn an_mcp_tool_the_model_calls_runs_and_its_result_reaches_the_follow_up_r
 
 #[tokio::test]
 async fn a_server_that_exits_at_once_is_reported_failed_and_the_turn_still_works() {
-    let reply = response("r1", vec![message("msg_1", &["fine without it"])], None);
+    let reply = message_reply("r1", "msg_1", &["fine without it"]);
     let mut overrides = server_overrides("dead", &["exit-now"]);
     overrides.extend(server_overrides("alive", &[]));
     let mut s = mcp_session(Script::new([reply]), &overrides, never()).await;
@@ -315,18 +299,15 @@ async fn the_status_list_shows_tools_with_schemas_pages_and_filters_by_name() {
 
 #[tokio::test]
 async fn a_call_past_the_tool_timeout_fails_its_item_and_the_model_hears_why() {
-    let first = response(
+    let first = namespaced_call_reply(
         "r1",
-        vec![namespaced_call(
-            "fc_1",
-            "call_slow",
-            "mcp__slowpoke",
-            "slow",
-            json!({"seconds": 10}),
-        )],
-        None,
+        "fc_1",
+        "call_slow",
+        "mcp__slowpoke",
+        "slow",
+        json!({"seconds": 10}),
     );
-    let second = response("r2", vec![message("msg_f", &["It timed out."])], None);
+    let second = message_reply("r2", "msg_f", &["It timed out."]);
     let mut overrides = server_overrides("slowpoke", &[]);
     overrides.push("mcp_servers.slowpoke.tool_timeout_sec=0.5".to_string());
     let mut s = mcp_session(Script::new([first, second]), &overrides, never()).await;
@@ -353,18 +334,15 @@ async fn a_call_past_the_tool_timeout_fails_its_item_and_the_model_hears_why() {
 
 #[tokio::test]
 async fn servers_from_thread_start_config_serve_that_thread_only() {
-    let first = response(
+    let first = namespaced_call_reply(
         "r1",
-        vec![namespaced_call(
-            "fc_1",
-            "call_add",
-            "mcp__calc",
-            "add",
-            json!({"a": 2, "b": 40}),
-        )],
-        None,
+        "fc_1",
+        "call_add",
+        "mcp__calc",
+        "add",
+        json!({"a": 2, "b": 40}),
     );
-    let second = response("r2", vec![message("msg_f", &["42."])], None);
+    let second = message_reply("r2", "msg_f", &["42."]);
     let config =
         json!({"mcp_servers": {"calc": {"command": "python3", "args": [server_script()]}}});
     let mut s = session(
@@ -397,15 +375,22 @@ async fn servers_from_thread_start_config_serve_that_thread_only() {
 
 #[tokio::test]
 async fn progress_notes_and_a_servers_elicitation_reach_the_client() {
-    let first = response(
-        "r1",
-        vec![
-            namespaced_call("fc_1", "call_progress", "mcp__docs", "progress", json!({})),
-            namespaced_call("fc_2", "call_ask", "mcp__docs", "ask", json!({})),
-        ],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["Blue it is."])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(|b| {
+            namespaced_call(
+                b,
+                "fc_1",
+                "call_progress",
+                "mcp__docs",
+                "progress",
+                json!({}),
+            )
+        })
+        .with(|b| namespaced_call(b, "fc_2", "call_ask", "mcp__docs", "ask", json!({})))
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["Blue it is."]);
     let mut s = mcp_session(
         Script::new([first, second]),
         &server_overrides("docs", &[]),
@@ -453,18 +438,15 @@ async fn progress_notes_and_a_servers_elicitation_reach_the_client() {
 
 #[tokio::test]
 async fn an_on_request_thread_asks_before_a_tool_runs_and_a_decline_stops_it() {
-    let first = response(
+    let first = namespaced_call_reply(
         "r1",
-        vec![namespaced_call(
-            "fc_1",
-            "call_echo",
-            "mcp__docs",
-            "echo",
-            json!({"text": "x"}),
-        )],
-        None,
+        "fc_1",
+        "call_echo",
+        "mcp__docs",
+        "echo",
+        json!({"text": "x"}),
     );
-    let second = response("r2", vec![message("msg_f", &["Declined."])], None);
+    let second = message_reply("r2", "msg_f", &["Declined."]);
     let mut s = mcp_session(
         Script::new([first, second]),
         &server_overrides("docs", &[]),
@@ -499,7 +481,7 @@ async fn an_on_request_thread_asks_before_a_tool_runs_and_a_decline_stops_it() {
 
 #[tokio::test]
 async fn the_first_request_waits_for_a_server_still_starting() {
-    let reply = response("r1", vec![message("msg_1", &["ok"])], None);
+    let reply = message_reply("r1", "msg_1", &["ok"]);
     let mut s = mcp_session(
         Script::new([reply]),
         &server_overrides("late", &["sleep-start", "1.5"]),
@@ -519,19 +501,9 @@ async fn the_first_request_waits_for_a_server_still_starting() {
 
 #[tokio::test]
 async fn a_server_that_dies_mid_thread_is_reported_and_its_call_fails() {
-    let first = response(
-        "r1",
-        vec![namespaced_call(
-            "fc_1",
-            "call_die",
-            "mcp__fragile",
-            "die",
-            json!({}),
-        )],
-        None,
-    );
-    let second = response("r2", vec![message("msg_2", &["It died."])], None);
-    let third = response("r3", vec![message("msg_3", &["Still here."])], None);
+    let first = namespaced_call_reply("r1", "fc_1", "call_die", "mcp__fragile", "die", json!({}));
+    let second = message_reply("r2", "msg_2", &["It died."]);
+    let third = message_reply("r3", "msg_3", &["Still here."]);
     let mut s = mcp_session(
         Script::new([first, second, third]),
         &server_overrides("fragile", &[]),

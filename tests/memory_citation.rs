@@ -33,15 +33,19 @@ async fn memory_citations_reach_the_completed_agent_message_and_thread_read() {
     // The block is split mid-tag and mid-entry across deltas.
     let (first, rest) = full.split_at(20);
     let (second, third) = rest.split_at(60);
-    let events = vec![
-        message_added(Some("msg_1"), ""),
-        text_delta("msg_1", first),
-        text_delta("msg_1", second),
-        text_delta("msg_1", third),
-        message_done(Some("msg_1"), &full),
-    ];
+    let events = |b: ResponseBuilder| {
+        b.message_added(Some("msg_1"), "")
+            .text_delta("msg_1", first)
+            .text_delta("msg_1", second)
+            .text_delta("msg_1", third)
+            .message_done(Some("msg_1"), &full)
+    };
     let mut s = session(
-        Script::new([response("r1", vec![events], None)]),
+        Script::new([ResponseBuilder::new("r1")
+            .created()
+            .with(events)
+            .completed(Usage::small(), None)
+            .build()]),
         &[],
         json!({}),
     )
@@ -73,9 +77,13 @@ async fn memory_citations_reach_the_completed_agent_message_and_thread_read() {
 
 #[tokio::test]
 async fn an_agent_message_without_citations_has_a_null_memory_citation() {
-    let events = message("msg_1", &["plain ", "text"]);
+    let events = |b: ResponseBuilder| b.text_message("msg_1", &["plain ", "text"]);
     let mut s = session(
-        Script::new([response("r1", vec![events], None)]),
+        Script::new([ResponseBuilder::new("r1")
+            .created()
+            .with(events)
+            .completed(Usage::small(), None)
+            .build()]),
         &[],
         json!({}),
     )

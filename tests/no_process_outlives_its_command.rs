@@ -93,28 +93,25 @@ fn full_access(dir: &Path) -> Value {
 async fn what_a_tool_command_started_is_gone_when_its_item_completes() {
     let workdir = tempfile::tempdir().unwrap();
     let dir = workdir.path();
-    let mut calls: Vec<Vec<SseEvent>> = ESCAPES
-        .iter()
-        .enumerate()
-        .map(|(n, (name, prefix))| {
-            exec_call(
-                &format!("fc_{n}"),
-                &format!("call_{name}"),
-                json!({"cmd": start_background(dir, name, prefix, false), "login": false}),
-            )
-        })
-        .collect();
+    let mut calls = ResponseBuilder::new("r1").created();
+    for (n, (name, prefix)) in ESCAPES.iter().enumerate() {
+        calls = calls.exec_call(
+            &format!("fc_{n}"),
+            &format!("call_{name}"),
+            json!({"cmd": start_background(dir, name, prefix, false), "login": false}),
+        );
+    }
     // One that keeps the command's stdout open: the item must not wait for it (a 60 s timeout
     // would otherwise end it).
-    calls.push(exec_call(
+    let calls = calls.exec_call(
         "fc_piped",
         "call_piped",
         json!({"cmd": start_background(dir, "piped", "setsid ", true), "login": false,
                "timeout_ms": 60000}),
-    ));
+    );
     let script = Script::new([
-        response("r1", calls, None),
-        response("r2", vec![message("msg_f", &["after"])], None),
+        calls.completed(Usage::small(), None).build(),
+        message_reply("r2", "msg_f", &["after"]),
     ]);
     let mut s = session(script, &[], full_access(dir)).await;
     let all = s.run_turn("start things").await;
@@ -144,15 +141,11 @@ async fn what_a_running_tool_command_started_is_gone_when_the_daemon_exits() {
         .map(|(name, prefix)| start_background(dir, name, prefix, false))
         .collect();
     let cmd = format!("{}; echo ready; sleep 1000", starts.join("; "));
-    let script = Script::new([response(
-        "r1",
-        vec![exec_call(
-            "fc_1",
-            "call_1",
-            json!({"cmd": cmd, "login": false}),
-        )],
-        None,
-    )]);
+    let script = Script::new([ResponseBuilder::new("r1")
+        .created()
+        .exec_call("fc_1", "call_1", json!({"cmd": cmd, "login": false}))
+        .completed(Usage::small(), None)
+        .build()]);
     let mut s = session(script, &[], full_access(dir)).await;
     s.start_turn("start things", json!({})).await;
     s.daemon
@@ -173,19 +166,11 @@ async fn what_a_running_tool_command_started_is_gone_when_the_daemon_exits() {
     assert!(left.is_empty(), "outlived the daemon: {left:?}");
 }
 
-async fn bare_daemon() -> (Daemon, tempfile::TempDir) {
-    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
-    daemon.initialize().await;
-    (daemon, home)
-}
-
 #[tokio::test]
 async fn what_command_exec_started_is_gone_when_it_answers() {
     let workdir = tempfile::tempdir().unwrap();
     let dir = workdir.path();
-    let (mut daemon, _home) = bare_daemon().await;
+    let (mut daemon, _home) = daemon_without_replies().await;
     let mut starts: Vec<String> = ESCAPES
         .iter()
         .map(|(name, prefix)| start_background(dir, name, prefix, false))
@@ -215,7 +200,7 @@ async fn what_command_exec_started_is_gone_when_it_answers() {
 async fn what_a_running_command_exec_started_is_gone_when_the_daemon_exits() {
     let workdir = tempfile::tempdir().unwrap();
     let dir = workdir.path();
-    let (mut daemon, _home) = bare_daemon().await;
+    let (mut daemon, _home) = daemon_without_replies().await;
     let starts: Vec<String> = ESCAPES
         .iter()
         .map(|(name, prefix)| start_background(dir, name, prefix, false))

@@ -15,16 +15,16 @@ use turn_support::*;
 async fn a_command_with_100k_lines_gives_the_model_head_and_tail_and_the_client_every_delta() {
     let workdir = tempfile::tempdir().unwrap();
     let cwd = workdir.path().display().to_string();
-    let first = response(
-        "r1",
-        vec![exec_call(
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .exec_call(
             "fc_1",
             "call_1",
             json!({"cmd": "seq 1 100000", "login": false}),
-        )],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["Done."])], None);
+        )
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["Done."]);
     let mut s = session(
         Script::new([first, second]),
         &[],

@@ -14,15 +14,6 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
-        .collect()
-}
-
 fn question_args() -> Value {
     json!({"questions": [{
         "id": "db_choice", "header": "Database", "question": "Which database should I use?",
@@ -40,12 +31,12 @@ async fn a_plan_update_reaches_the_client_and_the_model_reads_plan_updated() {
         {"step": "Write the fix", "status": "in_progress"},
         {"step": "Run the tests", "status": "pending"}
     ]});
-    let first = response(
-        "r1",
-        vec![function_call("fc_1", "call_plan", "update_plan", plan_args)],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["Done."])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .function_call_json("fc_1", "call_plan", "update_plan", plan_args)
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["Done."]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     let turn = s.run_turn("fix it").await;
     single_turn_end(&turn, "completed");
@@ -79,12 +70,12 @@ async fn a_plan_with_two_steps_in_progress_is_refused_with_the_reason() {
     let plan_args = json!({"plan": [
         {"step": "a", "status": "in_progress"}, {"step": "b", "status": "in_progress"}
     ]});
-    let first = response(
-        "r1",
-        vec![function_call("fc_1", "call_plan", "update_plan", plan_args)],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["Done."])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .function_call_json("fc_1", "call_plan", "update_plan", plan_args)
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["Done."]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     let turn = s.run_turn("fix it").await;
     single_turn_end(&turn, "completed");
@@ -98,17 +89,12 @@ async fn a_plan_with_two_steps_in_progress_is_refused_with_the_reason() {
 
 #[tokio::test]
 async fn a_question_goes_to_the_client_and_its_answer_reaches_the_model() {
-    let first = response(
-        "r1",
-        vec![function_call(
-            "fc_1",
-            "call_q",
-            "request_user_input",
-            question_args(),
-        )],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["Postgres it is."])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .function_call_json("fc_1", "call_q", "request_user_input", question_args())
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["Postgres it is."]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     s.start_turn("set up storage", json!({})).await;
     let mut seen = Vec::new();
@@ -153,17 +139,12 @@ async fn a_question_goes_to_the_client_and_its_answer_reaches_the_model() {
 
 #[tokio::test]
 async fn a_client_that_errs_leaves_the_model_a_plain_no_answer() {
-    let first = response(
-        "r1",
-        vec![function_call(
-            "fc_1",
-            "call_q",
-            "request_user_input",
-            question_args(),
-        )],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["ok"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .function_call_json("fc_1", "call_q", "request_user_input", question_args())
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["ok"]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     s.start_turn("set up storage", json!({})).await;
     let request = loop {
@@ -188,17 +169,12 @@ async fn a_client_that_errs_leaves_the_model_a_plain_no_answer() {
 async fn headless_exec_answers_a_question_at_once_with_no_user_available() {
     let home = tempfile::tempdir().unwrap();
     let mock = MockProvider::start(Script::new([
-        response(
-            "r1",
-            vec![function_call(
-                "fc_1",
-                "call_q",
-                "request_user_input",
-                question_args(),
-            )],
-            None,
-        ),
-        response("r2", vec![message("msg_f", &["assumed Postgres"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .function_call_json("fc_1", "call_q", "request_user_input", question_args())
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["assumed Postgres"]),
     ]))
     .await
     .unwrap();
@@ -219,12 +195,12 @@ async fn under_exec_a_plan_update_becomes_the_todo_list() {
         {"step": "Read", "status": "completed"}, {"step": "Fix", "status": "in_progress"}
     ]});
     let mock = MockProvider::start(Script::new([
-        response(
-            "r1",
-            vec![function_call("fc_1", "call_plan", "update_plan", plan_args)],
-            None,
-        ),
-        response("r2", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .function_call_json("fc_1", "call_plan", "update_plan", plan_args)
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["done"]),
     ]))
     .await
     .unwrap();

@@ -8,15 +8,11 @@ mod client_support;
 
 use std::collections::BTreeMap;
 
-use client_support::{collect, context, mock_provider_info, request, within};
-use openturn::client::{ClientError, ModelClient, WireApi};
+use client_support::{client, collect, context, mock_provider_info, request, within};
+use openturn::client::{ClientError, WireApi};
 use openturn::mock_provider::{simple_text_response, MockProvider, Script};
 
 const BOTH: [WireApi; 2] = [WireApi::Responses, WireApi::ResponsesWebsocket];
-
-fn client() -> ModelClient {
-    ModelClient::new().unwrap()
-}
 
 async fn start() -> MockProvider {
     let reply = simple_text_response("resp_1", "msg_1", "hi", 1);

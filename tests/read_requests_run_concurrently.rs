@@ -67,7 +67,7 @@ fn write_large_rollout(home: &Path) {
         out += &line(turn_item(
             &turn_id,
             &TurnItem::UserMessage {
-                id: format!("user-{n}"),
+                id: format!("user-{n}").into(),
                 content: vec![UserInput::Text { text: question }],
                 client_id: None,
             },
@@ -75,7 +75,7 @@ fn write_large_rollout(home: &Path) {
         out += &line(turn_item(
             &turn_id,
             &TurnItem::AgentMessage {
-                id: format!("msg-{n}"),
+                id: format!("msg-{n}").into(),
                 text: answer,
                 phase: None,
                 memory_citation: None,

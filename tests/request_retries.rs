@@ -8,22 +8,16 @@ mod client_support;
 
 use std::time::{Duration, Instant};
 
-use client_support::{collect, context, mock_provider_info, request, within};
-use openturn::client::{ClientError, ModelClient, WireApi};
+use client_support::{
+    client, collect, context, mock_provider_info, request, start_provider, within,
+};
+use openturn::client::{ClientError, WireApi};
 use openturn::mock_provider::{
     error_status, rate_limited, simple_text_response, Fault, MockProvider, Reply, Script,
 };
 use openturn::wire::{ResponseEvent, StreamError};
 
 const BOTH: [WireApi; 2] = [WireApi::Responses, WireApi::ResponsesWebsocket];
-
-fn client() -> ModelClient {
-    ModelClient::new().unwrap()
-}
-
-async fn start(script: Script) -> MockProvider {
-    within(MockProvider::start(script)).await.unwrap()
-}
 
 fn ok_reply() -> Reply {
     simple_text_response("resp_ok", "msg_1", "fine", 2).into()
@@ -42,7 +36,7 @@ async fn a_401_is_recovered_once_by_reading_the_key_again_then_retried() {
     for wire_api in BOTH {
         let key_var = format!("OPENTURN_RETRY_TEST_KEY_{wire_api:?}");
         std::env::set_var(&key_var, "sk-current");
-        let mock = start(Script::new([
+        let mock = start_provider(Script::new([
             error_status(401, "invalid_api_key", "bad key"),
             ok_reply(),
         ]))
@@ -67,7 +61,7 @@ async fn a_401_is_recovered_once_by_reading_the_key_again_then_retried() {
 #[tokio::test]
 async fn a_second_401_fails_without_further_attempts() {
     for wire_api in BOTH {
-        let mock = start(Script::new([
+        let mock = start_provider(Script::new([
             error_status(401, "invalid_api_key", "bad key"),
             error_status(401, "invalid_api_key", "still bad"),
             ok_reply(),
@@ -98,7 +92,7 @@ async fn rate_limits_and_server_errors_are_retried_until_a_stream_opens() {
             headers: vec![("retry-after-ms".to_string(), "10".to_string())],
             body: r#"{"error":{"message":"slow down"}}"#.to_string(),
         };
-        let mock = start(Script::new([
+        let mock = start_provider(Script::new([
             quick_429,
             error_status(503, "unavailable", "try later"),
             ok_reply(),
@@ -120,7 +114,7 @@ async fn rate_limits_and_server_errors_are_retried_until_a_stream_opens() {
 /// A lower bound only: the retry must not come before the provider's `Retry-After`.
 #[tokio::test]
 async fn a_retry_waits_at_least_the_retry_after_the_provider_asked_for() {
-    let mock = start(Script::new([rate_limited(1), ok_reply()])).await;
+    let mock = start_provider(Script::new([rate_limited(1), ok_reply()])).await;
     let mut provider = mock_provider_info(&mock, WireApi::Responses);
     provider.request_max_retries = 1;
     let started = Instant::now();
@@ -135,7 +129,7 @@ async fn retries_stop_after_request_max_retries() {
     for wire_api in BOTH {
         let script =
             Script::default().with_when_exhausted(error_status(500, "server_error", "boom"));
-        let mock = start(script).await;
+        let mock = start_provider(script).await;
         let mut provider = mock_provider_info(&mock, wire_api);
         provider.request_max_retries = 2;
         let error = within(client().stream(&provider, &request(), &context()))
@@ -159,7 +153,7 @@ async fn retries_stop_after_request_max_retries() {
 #[tokio::test]
 async fn other_4xx_are_not_retried_and_keep_the_provider_message() {
     for wire_api in BOTH {
-        let mock = start(Script::new([
+        let mock = start_provider(Script::new([
             error_status(
                 400,
                 "invalid_request_error",
@@ -189,7 +183,7 @@ async fn once_bytes_have_flowed_an_error_goes_up_and_nothing_is_replayed() {
     for wire_api in BOTH {
         let cut =
             simple_text_response("resp_1", "msg_1", "Hello there", 3).with_fault(300, Fault::Cut);
-        let mock = start(Script::new([cut.into(), ok_reply()])).await;
+        let mock = start_provider(Script::new([cut.into(), ok_reply()])).await;
         let mut provider = mock_provider_info(&mock, wire_api);
         provider.request_max_retries = 4;
         let mut stream = within(client().stream(&provider, &request(), &context()))
@@ -217,7 +211,7 @@ async fn an_unreachable_provider_is_retried_then_named_in_the_error() {
     let port = listener.local_addr().unwrap().port();
     drop(listener);
     for wire_api in BOTH {
-        let mock = start(Script::default()).await;
+        let mock = start_provider(Script::default()).await;
         let mut provider = mock_provider_info(&mock, wire_api);
         provider.base_url = format!("http://127.0.0.1:{port}/v1");
         provider.request_max_retries = 1;

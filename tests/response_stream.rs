@@ -9,24 +9,14 @@ mod client_support;
 use std::time::Duration;
 
 use client_support::{
-    collect, context, eventually, full_response_script, mapped_reference, mock_provider_info,
-    request, within,
+    client, collect, context, eventually, full_response_script, mapped_reference,
+    mock_provider_info, request, start_provider, within,
 };
-use openturn::client::{ModelClient, WireApi};
-use openturn::mock_provider::{
-    simple_text_response, Fault, MockProvider, Reply, ResponseBuilder, Script, Usage,
-};
+use openturn::client::WireApi;
+use openturn::mock_provider::{simple_text_response, Fault, Reply, ResponseBuilder, Script, Usage};
 use openturn::wire::{ApiError, ResponseEvent, StreamError};
 
 const BOTH: [WireApi; 2] = [WireApi::Responses, WireApi::ResponsesWebsocket];
-
-fn client() -> ModelClient {
-    ModelClient::new().unwrap()
-}
-
-async fn start(script: Script) -> MockProvider {
-    within(MockProvider::start(script)).await.unwrap()
-}
 
 #[tokio::test]
 async fn sse_and_websocket_yield_the_same_events_with_header_events_first() {
@@ -41,7 +31,7 @@ async fn sse_and_websocket_yield_the_same_events_with_header_events_first() {
         "the transcript covers every event kind"
     );
     for wire_api in BOTH {
-        let mock = start(script.clone()).await;
+        let mock = start_provider(script.clone()).await;
         let provider = mock_provider_info(&mock, wire_api);
         let context = context();
         let mut stream = within(client().stream(&provider, &request(), &context))
@@ -58,7 +48,7 @@ async fn sse_and_websocket_yield_the_same_events_with_header_events_first() {
 
 #[tokio::test]
 async fn websocket_sends_the_request_as_one_response_create_message() {
-    let mock = start(full_response_script()).await;
+    let mock = start_provider(full_response_script()).await;
     let provider = mock_provider_info(&mock, WireApi::ResponsesWebsocket);
     let mut stream = within(client().stream(&provider, &request(), &context()))
         .await
@@ -79,7 +69,7 @@ async fn websocket_sends_the_request_as_one_response_create_message() {
 async fn completed_ends_the_stream_while_the_provider_keeps_the_body_open() {
     for wire_api in BOTH {
         let reply = simple_text_response("resp_1", "msg_1", "Hello there", 3).held_open_after_end();
-        let mock = start(Script::new([reply.into()])).await;
+        let mock = start_provider(Script::new([reply.into()])).await;
         let provider = mock_provider_info(&mock, wire_api);
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
@@ -105,7 +95,7 @@ async fn dropping_the_stream_mid_response_closes_the_connection_to_the_provider(
             .text_message("msg_1", &["first", "second"])
             .into_reply()
             .with_fault(usize::MAX, Fault::Stall);
-        let mock = start(Script::new([reply.into()])).await;
+        let mock = start_provider(Script::new([reply.into()])).await;
         let provider = mock_provider_info(&mock, wire_api);
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
@@ -129,7 +119,7 @@ async fn a_stalled_body_ends_with_the_idle_timeout_of_the_provider() {
             .text_message("msg_1", &["Hello", " there"])
             .into_reply()
             .with_fault(usize::MAX, Fault::Stall);
-        let mock = start(Script::new([reply.into()])).await;
+        let mock = start_provider(Script::new([reply.into()])).await;
         let mut provider = mock_provider_info(&mock, wire_api);
         provider.stream_idle_timeout_ms = 300;
         let mut stream = within(client().stream(&provider, &request(), &context()))
@@ -152,7 +142,7 @@ async fn a_paced_stream_longer_than_the_idle_timeout_completes() {
     for wire_api in BOTH {
         let reply = simple_text_response("resp_1", "msg_1", "one two three four five six", 6)
             .with_pace(Duration::from_millis(60));
-        let mock = start(Script::new([reply.into()])).await;
+        let mock = start_provider(Script::new([reply.into()])).await;
         let mut provider = mock_provider_info(&mock, wire_api);
         // About 9 frames 60ms apart: the whole response outlasts the limit, no gap does.
         provider.stream_idle_timeout_ms = 300;
@@ -172,7 +162,7 @@ async fn a_cut_body_ends_the_stream_with_a_transport_error() {
     for wire_api in BOTH {
         let reply =
             simple_text_response("resp_1", "msg_1", "Hello there", 3).with_fault(400, Fault::Cut);
-        let mock = start(Script::new([reply.into()])).await;
+        let mock = start_provider(Script::new([reply.into()])).await;
         let provider = mock_provider_info(&mock, wire_api);
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
@@ -207,7 +197,7 @@ async fn a_provider_failure_is_saved_over_sse_but_ends_a_websocket_at_once() {
     let script = Script::new([Reply::sse(events)]);
     let mut outcomes = Vec::new();
     for wire_api in BOTH {
-        let mock = start(script.clone()).await;
+        let mock = start_provider(script.clone()).await;
         let provider = mock_provider_info(&mock, wire_api);
         let mut stream = within(client().stream(&provider, &request(), &context()))
             .await
@@ -235,7 +225,7 @@ async fn the_turn_state_header_is_sent_back_on_every_later_request_of_the_turn()
         let second = simple_text_response("resp_2", "msg_2", "two", 1)
             .with_header("x-codex-turn-state", "other-2");
         let third = simple_text_response("resp_3", "msg_3", "three", 1);
-        let mock = start(Script::new([first.into(), second.into(), third.into()])).await;
+        let mock = start_provider(Script::new([first.into(), second.into(), third.into()])).await;
         let provider = mock_provider_info(&mock, wire_api);
         let context = context();
         for _ in 0..3 {

@@ -21,11 +21,6 @@ fn shaped_by_settings(body: &Value) -> Value {
     })
 }
 
-async fn exit_cleanly(mut daemon: Daemon) {
-    daemon.close_stdin();
-    assert_eq!(daemon.wait_exit().await, Some(0));
-}
-
 #[tokio::test]
 async fn resume_after_restart_restores_dynamic_tools_plan_mode_and_sticky_overrides() {
     let home = tempfile::tempdir().unwrap();
@@ -54,7 +49,7 @@ async fn resume_after_restart_restores_dynamic_tools_plan_mode_and_sticky_overri
         )
         .await;
     first.until_turn_completed().await;
-    exit_cleanly(first).await;
+    first.exit_cleanly().await;
 
     let plan_text = "Intro\n<proposed_plan>\n- step one\n</proposed_plan>\n";
     let second_provider = provider(vec![text_reply(1, plan_text)]).await;
@@ -114,7 +109,7 @@ async fn resume_overrides_win_over_what_the_rollout_recorded_and_are_recorded_in
         )
         .await;
     first.until_turn_completed().await;
-    exit_cleanly(first).await;
+    first.exit_cleanly().await;
 
     let second_provider = provider(vec![text_reply(1, "b")]).await;
     let mut second = Daemon::spawn(home.path(), &mock_overrides(&second_provider));
@@ -126,7 +121,7 @@ async fn resume_overrides_win_over_what_the_rollout_recorded_and_are_recorded_in
         )
         .await;
     text_turn(&mut second, &id, "q1").await;
-    exit_cleanly(second).await;
+    second.exit_cleanly().await;
 
     // A third daemon keeps what the second one was told.
     let third_provider = provider(vec![text_reply(2, "c")]).await;

@@ -21,11 +21,6 @@ async fn read_turns(daemon: &mut Daemon, thread_id: &str) -> Value {
         .await
 }
 
-async fn exit_cleanly(mut daemon: Daemon) {
-    daemon.close_stdin();
-    assert_eq!(daemon.wait_exit().await, Some(0));
-}
-
 #[tokio::test]
 async fn resume_after_restart_reads_the_same_and_sends_the_same_history() {
     let home = tempfile::tempdir().unwrap();
@@ -43,7 +38,7 @@ async fn resume_after_restart_reads_the_same_and_sends_the_same_history() {
         .ok("thread/name/set", json!({"threadId": id, "name": "kept"}))
         .await;
     let before = read_turns(&mut first, &id).await;
-    exit_cleanly(first).await;
+    first.exit_cleanly().await;
 
     let second_provider = provider(vec![text_reply(2, "Third answer")]).await;
     let mut second = Daemon::spawn(home.path(), &mock_overrides(&second_provider));
@@ -164,7 +159,7 @@ async fn a_corrupt_line_fails_only_its_thread_the_same_way_for_read_and_resume_a
     text_turn(&mut first, &broken, "qa").await;
     let healthy = first.start_thread(json!({})).await;
     text_turn(&mut first, &healthy, "qb").await;
-    exit_cleanly(first).await;
+    first.exit_cleanly().await;
 
     let broken_path = rollout_of(home.path(), &broken);
     let text = std::fs::read_to_string(&broken_path).unwrap();

@@ -13,15 +13,11 @@ use turn_support::*;
 
 #[tokio::test]
 async fn a_model_that_always_calls_a_tool_fails_the_turn_at_the_request_cap() {
-    let always_a_tool_call = response(
-        "r_loop",
-        vec![exec_call(
-            "fc_loop",
-            "call_loop",
-            json!({"cmd": "echo again"}),
-        )],
-        None,
-    );
+    let always_a_tool_call = ResponseBuilder::new("r_loop")
+        .created()
+        .exec_call("fc_loop", "call_loop", json!({"cmd": "echo again"}))
+        .completed(Usage::small(), None)
+        .build();
     let cwd = tempfile::tempdir().unwrap();
     let mut s = session(
         Script::new([]).with_when_exhausted(always_a_tool_call),

@@ -16,27 +16,29 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-const APPROVAL: &str = "item/commandExecution/requestApproval";
-
 /// A turn that calls `ls`, `touch made.txt` and `echo hi > redirected.txt`, then answers.
 fn three_commands() -> Script {
-    let calls = vec![
-        exec_call("fc_1", "call_ls", json!({"cmd": "ls", "login": false})),
-        exec_call(
-            "fc_2",
-            "call_touch",
-            json!({"cmd": "touch made.txt", "login": false}),
-        ),
-        exec_call(
-            "fc_3",
-            "call_redirect",
-            json!({"cmd": "echo hi > redirected.txt", "login": false,
+    let calls = |b: ResponseBuilder| {
+        b.exec_call("fc_1", "call_ls", json!({"cmd": "ls", "login": false}))
+            .exec_call(
+                "fc_2",
+                "call_touch",
+                json!({"cmd": "touch made.txt", "login": false}),
+            )
+            .exec_call(
+                "fc_3",
+                "call_redirect",
+                json!({"cmd": "echo hi > redirected.txt", "login": false,
                    "sandbox_permissions": "require_escalated", "justification": "please"}),
-        ),
-    ];
+            )
+    };
     Script::new([
-        response("r1", calls, None),
-        response("r2", vec![message("msg_f", &["after"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(calls)
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["after"]),
     ])
 }
 
@@ -63,7 +65,7 @@ async fn assert_confined_under(
     let all = s.daemon.until_turn_completed().await;
     single_turn_end(&all, "completed");
     assert!(
-        params_of(&all, APPROVAL).is_empty(),
+        params_of(&all, COMMAND_APPROVAL).is_empty(),
         "{mode}: nobody is asked"
     );
     assert_eq!(completed_status(&all, "call_ls"), Some(json!("completed")));
@@ -144,21 +146,9 @@ async fn on_request_read_only_asks_only_for_escalation_and_never_runs_a_declined
         "cwd": workdir.path().display().to_string()});
     let mut s = session(three_commands(), &[], params).await;
     s.start_turn("try", json!({})).await;
-    let mut all = Vec::new();
-    for _ in 0..3 {
-        let batch = s
-            .daemon
-            .collect_until(|m| m["method"] == APPROVAL || m["method"] == "turn/completed")
-            .await;
-        let last = batch.last().cloned().unwrap_or_default();
-        all.extend(batch);
-        if last["method"] == "turn/completed" {
-            break;
-        }
-        s.answer(&last["id"], json!({"decision": "decline"})).await;
-    }
+    let all = s.answer_approvals(3, |_| "decline").await;
     single_turn_end(&all, "completed");
-    let asked: Vec<&Value> = params_of(&all, APPROVAL)
+    let asked: Vec<&Value> = params_of(&all, COMMAND_APPROVAL)
         .iter()
         .map(|p| &p["itemId"])
         .collect();

@@ -19,10 +19,8 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-const APPROVAL: &str = "item/commandExecution/requestApproval";
-
-fn shell_call(n: usize, cmd: &str) -> Vec<SseEvent> {
-    exec_call(
+fn shell_call(response: ResponseBuilder, n: usize, cmd: &str) -> ResponseBuilder {
+    response.exec_call(
         &format!("fc_{n}"),
         &format!("call_{n}"),
         json!({"cmd": cmd, "login": false}),
@@ -32,14 +30,18 @@ fn shell_call(n: usize, cmd: &str) -> Vec<SseEvent> {
 /// One turn running `cmds` (each its own call, in order) under `params` with approval
 /// `never`, in `cwd`; the statuses of the items and the outputs the model got, in call order.
 async fn run_commands(params: Value, cwd: &Path, cmds: &[&str]) -> (Session, Vec<(Value, String)>) {
-    let calls: Vec<Vec<SseEvent>> = cmds
-        .iter()
-        .enumerate()
-        .map(|(n, cmd)| shell_call(n, cmd))
-        .collect();
+    let calls = |response: ResponseBuilder| {
+        cmds.iter()
+            .enumerate()
+            .fold(response, |response, (n, cmd)| shell_call(response, n, cmd))
+    };
     let script = Script::new([
-        response("r1", calls, None),
-        response("r2", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(calls)
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["done"]),
     ]);
     let mut params = params;
     params["approvalPolicy"] = json!("never");
@@ -47,7 +49,10 @@ async fn run_commands(params: Value, cwd: &Path, cmds: &[&str]) -> (Session, Vec
     let mut s = session(script, &[], params).await;
     let all = s.run_turn("go").await;
     single_turn_end(&all, "completed");
-    assert!(params_of(&all, APPROVAL).is_empty(), "nobody is asked");
+    assert!(
+        params_of(&all, COMMAND_APPROVAL).is_empty(),
+        "nobody is asked"
+    );
     let items = items_of(&all, "item/completed", "commandExecution");
     let bodies = s.bodies(2).await;
     let outputs = call_outputs(&bodies[1]);
@@ -137,8 +142,12 @@ async fn workspace_write_writes_the_cwd_only_and_never_git_or_the_openturn_home(
     let home = s.home.path().to_path_buf();
     drop(s);
     let script = Script::new([
-        response("r1", vec![shell_call(0, "echo x > planted.toml")], None),
-        response("r2", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(|b| shell_call(b, 0, "echo x > planted.toml"))
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["done"]),
     ]);
     let provider = MockProvider::start(script).await.unwrap();
     let mut daemon = Daemon::spawn(&home, &mock_overrides(&provider));
@@ -149,13 +158,7 @@ async fn workspace_write_writes_the_cwd_only_and_never_git_or_the_openturn_home(
                              "cwd": home.display().to_string()}),
         )
         .await;
-    daemon
-        .ok(
-            "turn/start",
-            json!({"threadId": thread_id, "input": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
-    let all = daemon.until_turn_completed().await;
+    let all = text_turn(&mut daemon, &thread_id, "go").await;
     let items = items_of(&all, "item/completed", "commandExecution");
     assert_eq!(items[0]["status"], "failed", "{:?}", items[0]);
     assert!(
@@ -185,8 +188,8 @@ async fn read_only_refuses_a_loopback_connection_that_full_access_makes() {
 #[tokio::test]
 async fn an_approved_escalation_runs_outside_the_sandbox_and_a_declined_one_never_runs() {
     let workdir = tempdir();
-    let escalated = |n: usize, file: &str| {
-        exec_call(
+    let escalated = |response: ResponseBuilder, n: usize, file: &str| {
+        response.exec_call(
             &format!("fc_{n}"),
             &format!("call_{n}"),
             json!({"cmd": format!("echo x > {file}"), "login": false,
@@ -194,36 +197,31 @@ async fn an_approved_escalation_runs_outside_the_sandbox_and_a_declined_one_neve
                    "justification": "needs to write"}),
         )
     };
-    let calls = vec![escalated(0, "approved.txt"), escalated(1, "declined.txt")];
+    let calls = |b| escalated(escalated(b, 0, "approved.txt"), 1, "declined.txt");
     let script = Script::new([
-        response("r1", calls, None),
-        response("r2", vec![message("msg_f", &["done"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(calls)
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_f", &["done"]),
     ]);
     let params = json!({"approvalPolicy": "on-request", "sandbox": "read-only",
         "cwd": workdir.path().display().to_string()});
     let mut s = session(script, &[], params).await;
     s.start_turn("go", json!({})).await;
-    let mut all = Vec::new();
-    for _ in 0..3 {
-        let batch = s
-            .daemon
-            .collect_until(|m| m["method"] == APPROVAL || m["method"] == "turn/completed")
-            .await;
-        let last = batch.last().cloned().unwrap_or_default();
-        all.extend(batch);
-        if last["method"] == "turn/completed" {
-            break;
-        }
-        assert_eq!(last["params"]["reason"], "needs to write");
-        let decision = if last["params"]["itemId"] == "call_0" {
-            "accept"
-        } else {
-            "decline"
-        };
-        s.answer(&last["id"], json!({"decision": decision})).await;
-    }
+    let all = s
+        .answer_approvals(3, |request| {
+            assert_eq!(request["params"]["reason"], "needs to write");
+            if request["params"]["itemId"] == "call_0" {
+                "accept"
+            } else {
+                "decline"
+            }
+        })
+        .await;
     single_turn_end(&all, "completed");
-    assert_eq!(params_of(&all, APPROVAL).len(), 2);
+    assert_eq!(params_of(&all, COMMAND_APPROVAL).len(), 2);
     // The calls may be asked about in either order.
     let mut statuses: Vec<(String, Value)> = items_of(&all, "item/completed", "commandExecution")
         .iter()
@@ -254,17 +252,29 @@ async fn writable_roots_from_the_config_and_from_a_turn_are_writable_and_nothing
     let per_turn = tempdir();
     let other = tempdir();
     let write = |dir: &Path| format!("echo x > {}/w.txt", dir.display());
-    let calls = vec![shell_call(0, &write(configured.path()))];
-    let second = vec![
-        shell_call(1, &write(per_turn.path())),
-        shell_call(2, &write(other.path())),
-        shell_call(3, &write(configured.path()).replace("w.txt", "again.txt")),
-    ];
+    let calls = |b| shell_call(b, 0, &write(configured.path()));
+    let second = |b| {
+        let b = shell_call(b, 1, &write(per_turn.path()));
+        let b = shell_call(b, 2, &write(other.path()));
+        shell_call(
+            b,
+            3,
+            &write(configured.path()).replace("w.txt", "again.txt"),
+        )
+    };
     let script = Script::new([
-        response("r1", calls, None),
-        response("r2", vec![message("msg_1", &["one"])], None),
-        response("r3", second, None),
-        response("r4", vec![message("msg_2", &["two"])], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(calls)
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "msg_1", &["one"]),
+        ResponseBuilder::new("r3")
+            .created()
+            .with(second)
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r4", "msg_2", &["two"]),
     ]);
     let roots = format!(
         "sandbox_workspace_write.writable_roots=[\"{}\"]",

@@ -12,33 +12,12 @@
 
 mod support;
 
-use std::path::Path;
-
 use serde_json::json;
 use support::*;
 
 const API_KEY: &str = "sk-openturn-canary-9f27c4e1d8b3a6q5";
 /// A middle slice of the key: a partially masked key must not reveal it either.
 const KEY_MIDDLE: &str = "canary-9f27c4e1";
-
-fn all_files_under(root: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out
-}
 
 fn assert_no_secret(place: &str, text: &str) {
     for needle in [API_KEY, KEY_MIDDLE, &format!("Bearer {API_KEY}")] {
@@ -117,7 +96,7 @@ async fn the_api_key_and_auth_header_appear_in_no_log_rollout_or_notification() 
         "RUST_LOG=trace produced almost no log lines; the grep would prove nothing:\n{stderr}"
     );
     assert_no_secret("stderr", &stderr);
-    let files = all_files_under(home.path());
+    let files = files_under(home.path());
     assert!(
         !rollout_files(home.path()).is_empty(),
         "no rollout written; the grep would prove nothing"
@@ -175,13 +154,7 @@ async fn one_turn_then_grep(overrides: &[String]) -> (Vec<serde_json::Value>, St
     );
     daemon.initialize().await;
     let thread_id = daemon.start_thread(json!({})).await;
-    daemon
-        .ok(
-            "turn/start",
-            json!({"threadId": thread_id, "input": [{"type": "text", "text": "hello"}]}),
-        )
-        .await;
-    let turn = daemon.until_turn_completed().await;
+    let turn = text_turn(&mut daemon, &thread_id, "hello").await;
     daemon.close_stdin();
     assert_eq!(daemon.wait_exit().await, Some(0));
     let check = |place: &str, text: &str| {
@@ -205,7 +178,7 @@ async fn one_turn_then_grep(overrides: &[String]) -> (Vec<serde_json::Value>, St
         !rollout_files(home.path()).is_empty(),
         "no rollout written; the grep would prove nothing"
     );
-    for file in all_files_under(home.path()) {
+    for file in files_under(home.path()) {
         let bytes = std::fs::read(&file).unwrap();
         check(
             &file.display().to_string(),

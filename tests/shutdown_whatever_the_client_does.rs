@@ -20,29 +20,17 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::raw_pipes::{read_json, response as response_to, send};
+use support::raw_pipes::{self, pipe_bytes, read_json, response as response_to, send, PIPE_FULL};
 use support::*;
 use tokio::io::BufReader;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use turn_support::{exec_call, response};
+use turn_support::{ResponseBuilder, Usage};
 
 /// The daemon's promise: from the signal (or EOF, or hangup) to its exit.
 const SHUTDOWN_PROMISE: Duration = Duration::from_secs(2);
 /// Deltas the stalled turn streams: far more than the outbound queue and the pipe hold, so the
 /// daemon's output is stuck once stdout goes unread.
 const DELTAS: usize = 5_000;
-/// Bytes waiting in a full Linux pipe (64 KiB by default), less a few lines of slack.
-const PIPE_FULL: i32 = 48 * 1024;
-
-/// Bytes waiting unread in the daemon's stdout pipe.
-fn pipe_bytes(stdout: &ChildStdout) -> i32 {
-    use std::os::fd::AsRawFd;
-    let mut waiting: libc::c_int = 0;
-    // SAFETY: FIONREAD on our own open pipe fd writes one c_int.
-    let result = unsafe { libc::ioctl(stdout.as_raw_fd(), libc::FIONREAD, &mut waiting) };
-    assert_eq!(result, 0, "FIONREAD failed");
-    waiting
-}
 
 fn signal(child: &Child, signal: libc::c_int) {
     let pid = child.id().expect("daemon already reaped");
@@ -96,18 +84,9 @@ impl RawDaemon {
 
     /// `initialize`, `initialized`, `thread/start` with `params`; returns the thread id.
     async fn start_thread(&mut self, params: Value) -> String {
-        let init = json!({"id": 1, "method": "initialize",
-            "params": {"clientInfo": {"name": "t", "version": "1"}}});
-        send(self.stdin(), init).await;
-        response_to(self.stdout(), 1).await;
-        send(self.stdin(), json!({"method": "initialized"})).await;
-        let start = json!({"id": 2, "method": "thread/start", "params": params});
-        send(self.stdin(), start).await;
-        let started = response_to(self.stdout(), 2).await;
-        started["result"]["thread"]["id"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{started}"))
-            .to_string()
+        let stdin = self.stdin.as_mut().expect("stdin closed");
+        let stdout = self.stdout.as_mut().expect("stdout closed");
+        raw_pipes::start_thread(stdin, stdout, params).await
     }
 
     async fn start_turn(&mut self, thread_id: &str) {
@@ -137,18 +116,6 @@ impl RawDaemon {
     fn stderr(&self) -> String {
         std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
     }
-}
-
-/// The one turn of the thread ended `interrupted` in its rollout (flushed before exit).
-fn assert_recorded_interrupted(home: &Path, thread_id: &str) {
-    let rollout = std::fs::read_to_string(rollout_of(home, thread_id)).unwrap();
-    let ended: Vec<Value> = rollout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| l["type"] == "turn_ended")
-        .collect();
-    assert_eq!(ended.len(), 1, "{rollout}");
-    assert_eq!(ended[0]["payload"]["status"], "interrupted", "{rollout}");
 }
 
 enum Stop {
@@ -194,7 +161,7 @@ async fn stalled_client_with_a_malformed_line(stop: Stop, what: &str) {
         Stop::StdinEof => daemon.stdin = None,
     }
     daemon.exits_promptly(since, what).await;
-    assert_recorded_interrupted(home.path(), &thread_id);
+    assert_one_turn_recorded_interrupted(home.path(), &thread_id);
 }
 
 #[tokio::test]
@@ -217,14 +184,20 @@ async fn stdin_eof_ends_the_daemon_while_a_stalled_client_holds_up_an_error_repl
 async fn daemon_running_a_silent_tool(
     workdir: &Path,
 ) -> (RawDaemon, tempfile::TempDir, MockProvider, String, String) {
-    let call = exec_call(
+    let call = |b: ResponseBuilder| {
+        b.exec_call(
         "fc_1",
         "call_1",
         json!({"cmd": "echo $$ > tool.pid; exec sleep 30", "timeout_ms": 60_000, "login": false}),
-    );
-    let provider = MockProvider::start(Script::new([response("r1", vec![call], None)]))
-        .await
-        .unwrap();
+    )
+    };
+    let provider = MockProvider::start(Script::new([ResponseBuilder::new("r1")
+        .created()
+        .with(call)
+        .completed(Usage::small(), None)
+        .build()]))
+    .await
+    .unwrap();
     let home = tempfile::tempdir().unwrap();
     let mut daemon = RawDaemon::spawn(home.path(), &mock_overrides(&provider), &[]);
     // workspace-write: the tool writes its pid file in its cwd, inside the sandbox.
@@ -266,7 +239,7 @@ async fn sighup_is_handled_like_sigterm_rollout_flushed_and_tool_killed() {
     signal(&daemon.child, libc::SIGHUP);
     daemon.exits_promptly(since, "SIGHUP").await;
     assert!(process_is_dead(&pid), "the tool {pid} survived SIGHUP");
-    assert_recorded_interrupted(home.path(), &thread_id);
+    assert_one_turn_recorded_interrupted(home.path(), &thread_id);
     assert!(daemon.stderr().contains("SIGHUP"), "{}", daemon.stderr());
 }
 
@@ -279,7 +252,7 @@ async fn a_stdout_closed_during_a_silent_tool_ends_the_daemon_and_kills_the_tool
     daemon.stdout = None; // The client closes its read end; stdin stays open.
     daemon.exits_promptly(since, "a closed stdout").await;
     assert!(process_is_dead(&pid), "the tool {pid} survived");
-    assert_recorded_interrupted(home.path(), &thread_id);
+    assert_one_turn_recorded_interrupted(home.path(), &thread_id);
     assert!(
         daemon.stderr().contains("OutputClosed"),
         "{}",

@@ -9,30 +9,17 @@ mod support;
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{json, Value};
-use support::raw_pipes::{response, send};
+use serde_json::json;
+use support::raw_pipes::{pipe_bytes, response, send, start_thread, PIPE_FULL};
 use support::*;
 use tokio::io::BufReader;
-use tokio::process::{ChildStdout, Command};
+use tokio::process::Command;
 
 /// Generous bound on a shutdown budgeted at under two seconds plus the writer's grace.
 const EXIT_BOUND: Duration = Duration::from_secs(10);
 /// Deltas the stalled turn streams before it stalls: more than the outbound queue and the pipe
 /// hold, so the daemon's output is stuck once stdout goes unread.
 const DELTAS: usize = 5_000;
-
-/// Bytes waiting in a full Linux pipe (64 KiB by default), less a few lines of slack.
-const PIPE_FULL: i32 = 48 * 1024;
-
-/// Bytes waiting unread in the daemon's stdout pipe.
-fn pipe_bytes(stdout: &ChildStdout) -> i32 {
-    use std::os::fd::AsRawFd;
-    let mut waiting: libc::c_int = 0;
-    // SAFETY: FIONREAD on our own open pipe fd writes one c_int.
-    let result = unsafe { libc::ioctl(stdout.as_raw_fd(), libc::FIONREAD, &mut waiting) };
-    assert_eq!(result, 0, "FIONREAD failed");
-    waiting
-}
 
 #[tokio::test]
 async fn eof_with_unread_stdout_still_records_the_turn_interrupted_and_exits_zero() {
@@ -60,21 +47,7 @@ async fn eof_with_unread_stdout_still_records_the_turn_interrupted_and_exits_zer
         .unwrap();
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let init = json!({"id": 1, "method": "initialize",
-        "params": {"clientInfo": {"name": "t", "version": "1"}}});
-    send(&mut stdin, init).await;
-    response(&mut stdout, 1).await;
-    send(&mut stdin, json!({"method": "initialized"})).await;
-    send(
-        &mut stdin,
-        json!({"id": 2, "method": "thread/start", "params": {}}),
-    )
-    .await;
-    let started = response(&mut stdout, 2).await;
-    let id = started["result"]["thread"]["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{started}"))
-        .to_string();
+    let id = start_thread(&mut stdin, &mut stdout, json!({})).await;
     let turn = json!({"id": 3, "method": "turn/start",
         "params": {"threadId": id, "input": [{"type": "text", "text": "go"}]}});
     send(&mut stdin, turn).await;
@@ -106,13 +79,6 @@ async fn eof_with_unread_stdout_still_records_the_turn_interrupted_and_exits_zer
         .unwrap_or_else(|_| panic!("daemon did not exit within {EXIT_BOUND:?}"))
         .unwrap();
     assert_eq!(status.code(), Some(0));
-    let rollout = std::fs::read_to_string(rollout_of(home.path(), &id)).unwrap();
-    let ended: Vec<Value> = rollout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| l["type"] == "turn_ended")
-        .collect();
-    assert_eq!(ended.len(), 1, "{rollout}");
-    assert_eq!(ended[0]["payload"]["status"], "interrupted", "{rollout}");
+    assert_one_turn_recorded_interrupted(home.path(), &id);
     drop(stdout);
 }

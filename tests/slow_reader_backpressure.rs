@@ -25,7 +25,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
-use support::raw_pipes::{read_json, response, send};
+use support::raw_pipes::{read_json, send, start_thread};
 use support::*;
 use tokio::io::BufReader;
 use tokio::process::Command;
@@ -101,16 +101,7 @@ async fn a_client_that_stops_reading_for_five_seconds_loses_nothing_and_daemon_m
     // A small buffer, so our own reader holds little while paused.
     let mut stdout = BufReader::with_capacity(4096, child.stdout.take().expect("no stdout"));
 
-    send(&mut stdin, json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "1"}}})).await;
-    response(&mut stdout, 1).await;
-    send(&mut stdin, json!({"method": "initialized"})).await;
-    send(
-        &mut stdin,
-        json!({"id": 2, "method": "thread/start", "params": {}}),
-    )
-    .await;
-    let started = response(&mut stdout, 2).await;
-    let thread_id = started["result"]["thread"]["id"].clone();
+    let thread_id = start_thread(&mut stdin, &mut stdout, json!({})).await;
     send(&mut stdin, json!({"id": 3, "method": "turn/start", "params": {"threadId": thread_id, "input": [{"type": "text", "text": "stream"}]}})).await;
 
     // Stop reading with the whole turn still ahead: its response, its notifications and every

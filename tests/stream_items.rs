@@ -15,17 +15,21 @@ use turn_support::*;
 
 #[tokio::test]
 async fn citations_across_seed_and_delta_boundaries_never_reach_the_client() {
-    let events = vec![
-        message_added(Some("msg_1"), "hello <oai-mem-"),
-        text_delta("msg_1", "citation>doc-7</oai-mem-"),
-        text_delta("msg_1", "citation> world"),
-        message_done(
-            Some("msg_1"),
-            "hello <oai-mem-citation>doc-7</oai-mem-citation> world",
-        ),
-    ];
+    let events = |b: ResponseBuilder| {
+        b.message_added(Some("msg_1"), "hello <oai-mem-")
+            .text_delta("msg_1", "citation>doc-7</oai-mem-")
+            .text_delta("msg_1", "citation> world")
+            .message_done(
+                Some("msg_1"),
+                "hello <oai-mem-citation>doc-7</oai-mem-citation> world",
+            )
+    };
     let mut s = session(
-        Script::new([response("r1", vec![events], None)]),
+        Script::new([ResponseBuilder::new("r1")
+            .created()
+            .with(events)
+            .completed(Usage::small(), None)
+            .build()]),
         &[],
         json!({}),
     )
@@ -56,17 +60,21 @@ async fn citations_across_seed_and_delta_boundaries_never_reach_the_client() {
 
 #[tokio::test]
 async fn plan_parser_across_added_and_delta_boundaries_makes_a_plan_item() {
-    let events = vec![
-        message_added(Some("msg_1"), "Intro\n<proposed"),
-        text_delta("msg_1", "_plan>\n- step"),
-        text_delta("msg_1", " one\n</proposed_plan>\nOutro"),
-        message_done(
-            Some("msg_1"),
-            "Intro\n<proposed_plan>\n- step one\n</proposed_plan>\nOutro",
-        ),
-    ];
+    let events = |b: ResponseBuilder| {
+        b.message_added(Some("msg_1"), "Intro\n<proposed")
+            .text_delta("msg_1", "_plan>\n- step")
+            .text_delta("msg_1", " one\n</proposed_plan>\nOutro")
+            .message_done(
+                Some("msg_1"),
+                "Intro\n<proposed_plan>\n- step one\n</proposed_plan>\nOutro",
+            )
+    };
     let mut s = session(
-        Script::new([response("r1", vec![events], None)]),
+        Script::new([ResponseBuilder::new("r1")
+            .created()
+            .with(events)
+            .completed(Usage::small(), None)
+            .build()]),
         &[],
         json!({}),
     )
@@ -130,14 +138,18 @@ async fn plan_parser_across_added_and_delta_boundaries_makes_a_plan_item() {
 #[tokio::test]
 async fn plan_mode_defers_the_messages_start_until_it_has_visible_text() {
     let text = "<proposed_plan>\n- a\n</proposed_plan>\nAfter";
-    let events = vec![
-        message_added(Some("msg_1"), ""),
-        text_delta("msg_1", "<proposed_plan>\n- a\n</proposed_plan>\n"),
-        text_delta("msg_1", "After"),
-        message_done(Some("msg_1"), text),
-    ];
+    let events = |b: ResponseBuilder| {
+        b.message_added(Some("msg_1"), "")
+            .text_delta("msg_1", "<proposed_plan>\n- a\n</proposed_plan>\n")
+            .text_delta("msg_1", "After")
+            .message_done(Some("msg_1"), text)
+    };
     let mut s = session(
-        Script::new([response("r1", vec![events], None)]),
+        Script::new([ResponseBuilder::new("r1")
+            .created()
+            .with(events)
+            .completed(Usage::small(), None)
+            .build()]),
         &[],
         json!({}),
     )
@@ -153,15 +165,17 @@ async fn plan_mode_defers_the_messages_start_until_it_has_visible_text() {
     assert_eq!(joined_deltas(&turn, "item/agentMessage/delta"), "After");
 }
 
-fn reasoning_added(id: Option<&str>) -> SseEvent {
+/// A reasoning item as added, with `id` only when given.
+fn reasoning_item(id: Option<&str>) -> Value {
     let mut item = json!({"type": "reasoning", "summary": []});
     if let Some(id) = id {
         item["id"] = json!(id);
     }
-    ev(json!({"type": "response.output_item.added", "item": item}))
+    item
 }
 
-fn reasoning_done(id: Option<&str>, summaries: &[&str]) -> SseEvent {
+/// A reasoning item as done with `summaries`, with `id` only when given.
+fn reasoning_done_item(id: Option<&str>, summaries: &[&str]) -> Value {
     let summary: Vec<Value> = summaries
         .iter()
         .map(|text| json!({"type": "summary_text", "text": text}))
@@ -170,40 +184,58 @@ fn reasoning_done(id: Option<&str>, summaries: &[&str]) -> SseEvent {
     if let Some(id) = id {
         item["id"] = json!(id);
     }
-    ev(json!({"type": "response.output_item.done", "item": item}))
+    item
 }
 
-fn summary_event(kind: &str, item_id: &str, index: i64, text: &str) -> SseEvent {
+fn summary_event(kind: &str, item_id: &str, index: i64, text: &str) -> Value {
     let mut value = json!({"type": kind, "item_id": item_id, "summary_index": index});
     match kind {
         "response.reasoning_summary_text.delta" => value["delta"] = json!(text),
         "response.reasoning_summary_text.done" => value["text"] = json!(text),
         _ => value["part"] = json!({"type": "summary_text", "text": ""}),
     }
-    ev(value)
+    value
 }
 
-fn raw_delta(item_id: &str, delta: &str) -> SseEvent {
-    ev(
-        json!({"type": "response.reasoning_text.delta", "item_id": item_id, "content_index": 0, "delta": delta}),
-    )
+fn raw_delta(item_id: &str, delta: &str) -> Value {
+    json!({"type": "response.reasoning_text.delta", "item_id": item_id, "content_index": 0,
+        "delta": delta})
 }
 
 #[tokio::test]
 async fn reasoning_delta_carries_the_active_items_id_even_when_the_provider_gave_none() {
     // The provider sends no item ids at all: deltas name "", the items have none.
-    let events = vec![
-        reasoning_added(None),
-        summary_event("response.reasoning_summary_part.added", "", 0, ""),
-        summary_event("response.reasoning_summary_text.delta", "", 0, "**Plan** "),
-        summary_event("response.reasoning_summary_text.delta", "", 0, "look"),
-        reasoning_done(None, &["**Plan** look"]),
-        message_added(None, ""),
-        text_delta("", "Done"),
-        message_done(None, "Done"),
-    ];
+    let events = |b: ResponseBuilder| {
+        b.output_item_added(reasoning_item(None))
+            .event(summary_event(
+                "response.reasoning_summary_part.added",
+                "",
+                0,
+                "",
+            ))
+            .event(summary_event(
+                "response.reasoning_summary_text.delta",
+                "",
+                0,
+                "**Plan** ",
+            ))
+            .event(summary_event(
+                "response.reasoning_summary_text.delta",
+                "",
+                0,
+                "look",
+            ))
+            .output_item_done(reasoning_done_item(None, &["**Plan** look"]))
+            .message_added(None, "")
+            .text_delta("", "Done")
+            .message_done(None, "Done")
+    };
     let script = Script::new([
-        response("r1", vec![events], None),
+        ResponseBuilder::new("r1")
+            .created()
+            .with(events)
+            .completed(Usage::small(), None)
+            .build(),
         Reply::Sse(mock_provider::simple_text_response(
             "r2", "msg_2", "again", 1,
         )),
@@ -262,37 +294,61 @@ async fn reasoning_delta_carries_the_active_items_id_even_when_the_provider_gave
 
 #[tokio::test]
 async fn sequential_cutoff_renders_done_summaries_for_the_active_item_and_drops_a_late_one() {
-    let events = vec![
-        reasoning_added(Some("rs_1")),
-        summary_event("response.reasoning_summary_part.added", "rs_1", 0, ""),
-        summary_event("response.reasoning_summary_text.delta", "rs_1", 0, "step"),
-        summary_event(
-            "response.reasoning_summary_text.done",
-            "rs_1",
-            0,
-            "step one",
-        ),
-        summary_event("response.reasoning_summary_part.added", "rs_1", 1, ""),
-        summary_event("response.reasoning_summary_text.delta", "rs_1", 1, "step"),
-        summary_event(
-            "response.reasoning_summary_text.done",
-            "rs_1",
-            1,
-            "step two",
-        ),
-        reasoning_done(Some("rs_1"), &["step one", "step two"]),
-        message_added(Some("msg_1"), ""),
-        summary_event(
-            "response.reasoning_summary_text.done",
-            "rs_1",
-            2,
-            "late step",
-        ),
-        text_delta("msg_1", "Answer"),
-        message_done(Some("msg_1"), "Answer"),
-    ];
+    let events = |b: ResponseBuilder| {
+        b.output_item_added(reasoning_item(Some("rs_1")))
+            .event(summary_event(
+                "response.reasoning_summary_part.added",
+                "rs_1",
+                0,
+                "",
+            ))
+            .event(summary_event(
+                "response.reasoning_summary_text.delta",
+                "rs_1",
+                0,
+                "step",
+            ))
+            .event(summary_event(
+                "response.reasoning_summary_text.done",
+                "rs_1",
+                0,
+                "step one",
+            ))
+            .event(summary_event(
+                "response.reasoning_summary_part.added",
+                "rs_1",
+                1,
+                "",
+            ))
+            .event(summary_event(
+                "response.reasoning_summary_text.delta",
+                "rs_1",
+                1,
+                "step",
+            ))
+            .event(summary_event(
+                "response.reasoning_summary_text.done",
+                "rs_1",
+                1,
+                "step two",
+            ))
+            .output_item_done(reasoning_done_item(Some("rs_1"), &["step one", "step two"]))
+            .message_added(Some("msg_1"), "")
+            .event(summary_event(
+                "response.reasoning_summary_text.done",
+                "rs_1",
+                2,
+                "late step",
+            ))
+            .text_delta("msg_1", "Answer")
+            .message_done(Some("msg_1"), "Answer")
+    };
     let mut s = session(
-        Script::new([response("r1", vec![events], None)]),
+        Script::new([ResponseBuilder::new("r1")
+            .created()
+            .with(events)
+            .completed(Usage::small(), None)
+            .build()]),
         &["reasoning_summary_mode=\"sequential_cutoff\""],
         json!({}),
     )
@@ -328,18 +384,16 @@ async fn sequential_cutoff_renders_done_summaries_for_the_active_item_and_drops_
 #[tokio::test]
 async fn raw_reasoning_respects_its_flag() {
     let transcript = || {
-        response(
-            "r",
-            vec![vec![
-                reasoning_added(Some("rs_1")),
-                raw_delta("rs_1", "thinking raw"),
-                reasoning_done(Some("rs_1"), &[]),
-                message_added(Some("msg_1"), ""),
-                text_delta("msg_1", "ok"),
-                message_done(Some("msg_1"), "ok"),
-            ]],
-            None,
-        )
+        ResponseBuilder::new("r")
+            .created()
+            .output_item_added(reasoning_item(Some("rs_1")))
+            .event(raw_delta("rs_1", "thinking raw"))
+            .output_item_done(reasoning_done_item(Some("rs_1"), &[]))
+            .message_added(Some("msg_1"), "")
+            .text_delta("msg_1", "ok")
+            .message_done(Some("msg_1"), "ok")
+            .completed(Usage::small(), None)
+            .build()
     };
     let mut s = session(Script::new([transcript(), transcript()]), &[], json!({})).await;
     let hidden = s.run_turn("first").await;
@@ -362,20 +416,24 @@ async fn raw_reasoning_respects_its_flag() {
 
 #[tokio::test]
 async fn a_delta_without_an_active_item_is_a_warning_and_never_attached_to_a_guess() {
-    let events = vec![
-        text_delta("msg_ghost", "orphan text"),
-        message_added(Some("msg_1"), ""),
-        text_delta("msg_1", "real"),
-        message_done(Some("msg_1"), "real"),
-        summary_event(
-            "response.reasoning_summary_text.delta",
-            "rs_x",
-            0,
-            "orphan summary",
-        ),
-    ];
+    let events = |b: ResponseBuilder| {
+        b.text_delta("msg_ghost", "orphan text")
+            .message_added(Some("msg_1"), "")
+            .text_delta("msg_1", "real")
+            .message_done(Some("msg_1"), "real")
+            .event(summary_event(
+                "response.reasoning_summary_text.delta",
+                "rs_x",
+                0,
+                "orphan summary",
+            ))
+    };
     let mut s = session(
-        Script::new([response("r1", vec![events], None)]),
+        Script::new([ResponseBuilder::new("r1")
+            .created()
+            .with(events)
+            .completed(Usage::small(), None)
+            .build()]),
         &[],
         json!({}),
     )
@@ -396,12 +454,16 @@ async fn a_delta_without_an_active_item_is_a_warning_and_never_attached_to_a_gue
 
 #[tokio::test]
 async fn an_item_never_done_is_flushed_at_completed_but_not_committed() {
-    let events = vec![
-        message_added(Some("msg_1"), ""),
-        text_delta("msg_1", "tail <oai"),
-    ];
+    let events = |b: ResponseBuilder| {
+        b.message_added(Some("msg_1"), "")
+            .text_delta("msg_1", "tail <oai")
+    };
     let mut s = session(
-        Script::new([response("r1", vec![events], None)]),
+        Script::new([ResponseBuilder::new("r1")
+            .created()
+            .with(events)
+            .completed(Usage::small(), None)
+            .build()]),
         &[],
         json!({}),
     )
@@ -418,15 +480,19 @@ async fn a_text_delta_naming_another_item_is_dropped_never_appended_to_the_activ
     // msg_1 is open when a delta naming msg_2 arrives: the delta goes to the item it names, and
     // with msg_2 not open it is an orphan. Appending it to msg_1 would stream text to the client
     // that msg_1's completed item lacks. Deltas with an empty id still go to the active item.
-    let events = vec![
-        message_added(Some("msg_1"), ""),
-        text_delta("msg_1", "kept "),
-        text_delta("msg_2", "stray"),
-        text_delta("", "too"),
-        message_done(Some("msg_1"), "kept too"),
-    ];
+    let events = |b: ResponseBuilder| {
+        b.message_added(Some("msg_1"), "")
+            .text_delta("msg_1", "kept ")
+            .text_delta("msg_2", "stray")
+            .text_delta("", "too")
+            .message_done(Some("msg_1"), "kept too")
+    };
     let mut s = session(
-        Script::new([response("r1", vec![events], None)]),
+        Script::new([ResponseBuilder::new("r1")
+            .created()
+            .with(events)
+            .completed(Usage::small(), None)
+            .build()]),
         &[],
         json!({}),
     )

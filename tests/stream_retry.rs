@@ -20,37 +20,41 @@ use turn_support::*;
 
 /// The items of the first response, in order; `suffix` renames them for the retry, as a real
 /// provider gives fresh ids to what it generates again.
-fn item_events(suffix: &str) -> Vec<Vec<SseEvent>> {
+fn item_events(suffix: &str) -> Vec<Item> {
     let rs = format!("rs_1{suffix}");
-    let reasoning = vec![
-        ev(
-            json!({"type": "response.output_item.added", "item": {"type": "reasoning", "id": rs, "summary": []}}),
-        ),
-        ev(
-            json!({"type": "response.reasoning_summary_part.added", "item_id": rs, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
-        ),
-        ev(
-            json!({"type": "response.reasoning_summary_text.delta", "item_id": rs, "summary_index": 0, "delta": "**Plan** "}),
-        ),
-        ev(
-            json!({"type": "response.reasoning_summary_text.delta", "item_id": rs, "summary_index": 0, "delta": "look first"}),
-        ),
-        ev(
-            json!({"type": "response.output_item.done", "item": {"type": "reasoning", "id": rs,
-            "summary": [{"type": "summary_text", "text": "**Plan** look first"}], "encrypted_content": "enc"}}),
-        ),
-    ];
-    let commentary = message(
-        &format!("msg_1{suffix}"),
-        &["Running ", "a command ", "now."],
-    );
-    let call = exec_call(
-        &format!("fc_1{suffix}"),
-        &format!("call_1{suffix}"),
-        json!({"cmd": "echo hi", "login": false}),
-    );
-    vec![reasoning, commentary, call]
+    let reasoning = move |b: ResponseBuilder| {
+        let part = |kind: &str| json!({"type": kind, "item_id": rs, "summary_index": 0});
+        let mut added = part("response.reasoning_summary_part.added");
+        added["part"] = json!({"type": "summary_text", "text": ""});
+        let delta = |text: &str| {
+            let mut delta = part("response.reasoning_summary_text.delta");
+            delta["delta"] = json!(text);
+            delta
+        };
+        b.output_item_added(json!({"type": "reasoning", "id": rs, "summary": []}))
+            .event(added)
+            .event(delta("**Plan** "))
+            .event(delta("look first"))
+            .output_item_done(json!({"type": "reasoning", "id": rs,
+                "summary": [{"type": "summary_text", "text": "**Plan** look first"}],
+                "encrypted_content": "enc"}))
+    };
+    let message_id = format!("msg_1{suffix}");
+    let commentary =
+        move |b: ResponseBuilder| b.text_message(&message_id, &["Running ", "a command ", "now."]);
+    let (item_id, call_id) = (format!("fc_1{suffix}"), format!("call_1{suffix}"));
+    let call = move |b: ResponseBuilder| {
+        b.exec_call(
+            &item_id,
+            &call_id,
+            json!({"cmd": "echo hi", "login": false}),
+        )
+    };
+    vec![Box::new(reasoning), Box::new(commentary), Box::new(call)]
 }
+
+/// Adds one item's events to a response.
+type Item = Box<dyn FnOnce(ResponseBuilder) -> ResponseBuilder>;
 
 /// Bytes of one event as the mock writes it.
 fn sse_len(event: &SseEvent) -> usize {
@@ -68,13 +72,13 @@ struct CutCase {
 /// Cut points: inside and right after several events, never past the end of the body.
 fn cut_cases() -> (Vec<SseEvent>, Vec<CutCase>) {
     let items = item_events("");
-    let mut events = vec![created("r1")];
+    let mut response = ResponseBuilder::new("r1").created();
     let mut done_at = Vec::new();
     for item in items {
-        events.extend(item);
-        done_at.push(events.len() - 1);
+        response = item(response);
+        done_at.push(response.clone().into_events().len() - 1);
     }
-    events.push(completed("r1", None));
+    let events = response.completed(Usage::small(), None).into_events();
     let mut ends = Vec::new();
     let mut total = 0;
     for event in &events {
@@ -107,17 +111,22 @@ fn cut_cases() -> (Vec<SseEvent>, Vec<CutCase>) {
 /// The replies after the cut: the retry continues with what was not committed; if that includes
 /// the tool call, a third reply answers after the tool.
 fn retry_replies(committed: [bool; 3]) -> Vec<Reply> {
-    let final_message = || response("r_final", vec![message("msg_final", &["All done."])], None);
+    let final_message = || message_reply("r_final", "msg_final", &["All done."]);
     if committed[2] {
         return vec![final_message()];
     }
-    let remaining: Vec<Vec<SseEvent>> = item_events("b")
+    let remaining = item_events("b")
         .into_iter()
         .zip(committed)
         .filter(|(_, done)| !done)
-        .map(|(events, _)| events)
-        .collect();
-    vec![response("r_retry", remaining, None), final_message()]
+        .fold(
+            ResponseBuilder::new("r_retry").created(),
+            |response, (item, _)| item(response),
+        );
+    vec![
+        remaining.completed(Usage::small(), None).build(),
+        final_message(),
+    ]
 }
 
 fn count_ids<'a>(values: impl Iterator<Item = &'a Value>) -> HashMap<String, usize> {

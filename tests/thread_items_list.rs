@@ -25,8 +25,8 @@ fn item_ids(page: &Value) -> Vec<String> {
 async fn items_page_forward_and_back_after_a_resume() {
     let mut s = session(
         Script::new([
-            response("r1", vec![message("m1", &["first"])], None),
-            response("r2", vec![message("m2", &["second"])], None),
+            message_reply("r1", "m1", &["first"]),
+            message_reply("r2", "m2", &["second"]),
         ]),
         &[],
         json!({}),

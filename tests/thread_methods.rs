@@ -20,16 +20,6 @@ fn text_turns(n: usize) -> Script {
     }))
 }
 
-async fn run_turn(daemon: &mut Daemon, thread_id: &str, text: &str) -> Vec<Value> {
-    daemon
-        .ok(
-            "turn/start",
-            json!({"threadId": thread_id, "input": [{"type": "text", "text": text}]}),
-        )
-        .await;
-    daemon.until_turn_completed().await
-}
-
 #[tokio::test]
 async fn list_pages_with_cursors_and_filters_and_hides_archived_threads() {
     let provider = MockProvider::start(text_turns(4)).await.unwrap();
@@ -46,7 +36,7 @@ async fn list_pages_with_cursors_and_filters_and_hides_archived_threads() {
             json!({})
         };
         let id = daemon.start_thread(params).await;
-        run_turn(&mut daemon, &id, &format!("question {i}")).await;
+        text_turn(&mut daemon, &id, &format!("question {i}")).await;
         ids.push(id);
     }
     // Default order: newest first; two per page.
@@ -176,7 +166,7 @@ async fn read_returns_turns_with_items_and_pages_them() {
     daemon.initialize().await;
     let id = daemon.start_thread(json!({})).await;
     for i in 0..3 {
-        run_turn(&mut daemon, &id, &format!("q{i}")).await;
+        text_turn(&mut daemon, &id, &format!("q{i}")).await;
     }
     let plain = daemon.ok("thread/read", json!({"threadId": id})).await;
     assert_eq!(plain["thread"]["turns"], json!([]));
@@ -293,7 +283,7 @@ async fn ephemeral_threads_write_nothing_and_are_never_listed() {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    run_turn(&mut daemon, &id, "hello").await;
+    text_turn(&mut daemon, &id, "hello").await;
     assert!(rollout_files(home.path()).is_empty());
     let list = daemon.ok("thread/list", json!({})).await;
     assert_eq!(list["data"], json!([]));

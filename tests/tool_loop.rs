@@ -25,19 +25,17 @@ fn never_ask(cwd: &std::path::Path) -> Value {
 async fn a_tool_round_trip_whose_second_request_carries_the_output_with_the_same_call_id() {
     let workdir = tempfile::tempdir().unwrap();
     let cwd = workdir.path().canonicalize().unwrap();
-    let first = response(
-        "r1",
-        vec![
-            message("msg_pre", &["Running ", "a command."]),
-            exec_call(
-                "fc_1",
-                "call_1",
-                json!({"cmd": "pwd; echo err 1>&2", "login": false}),
-            ),
-        ],
-        None,
-    );
-    let second = response("r2", vec![message("msg_f", &["Done."])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .text_message("msg_pre", &["Running ", "a command."])
+        .exec_call(
+            "fc_1",
+            "call_1",
+            json!({"cmd": "pwd; echo err 1>&2", "login": false}),
+        )
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_f", &["Done."]);
     let mut s = session(Script::new([first, second]), &[], never_ask(&cwd)).await;
     let turn = s.run_turn("run it").await;
     let end = single_turn_end(&turn, "completed");
@@ -108,8 +106,12 @@ async fn a_tool_round_trip_whose_second_request_carries_the_output_with_the_same
 
 #[tokio::test]
 async fn end_turn_false_follows_up_with_another_request() {
-    let first = response("r1", vec![message("msg_1", &["part one"])], Some(false));
-    let second = response("r2", vec![message("msg_2", &["part two"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .text_message("msg_1", &["part one"])
+        .completed(Usage::small(), Some(false))
+        .build();
+    let second = message_reply("r2", "msg_2", &["part two"]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     let turn = s.run_turn("go").await;
     let end = single_turn_end(&turn, "completed");
@@ -124,12 +126,12 @@ async fn end_turn_false_follows_up_with_another_request() {
 
 #[tokio::test]
 async fn a_call_that_cannot_run_gets_a_synthetic_output_and_a_follow_up() {
-    let first = response(
-        "r1",
-        vec![function_call("fc_1", "call_x", "no_such_tool", json!({}))],
-        None,
-    );
-    let second = response("r2", vec![message("msg_2", &["sorry"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .function_call_json("fc_1", "call_x", "no_such_tool", json!({}))
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_2", &["sorry"]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     let turn = s.run_turn("go").await;
     single_turn_end(&turn, "completed");
@@ -145,16 +147,14 @@ async fn a_call_that_cannot_run_gets_a_synthetic_output_and_a_follow_up() {
 
 #[tokio::test]
 async fn dynamic_tools_go_to_the_client_and_its_answers_become_outputs() {
-    let first = response(
-        "r1",
-        vec![
-            function_call("fc_1", "call_ok", "lookup_ticket", json!({"id": "ABC-123"})),
-            function_call("fc_2", "call_bad", "lookup_ticket", json!({"id": "B"})),
-            function_call("fc_3", "call_err", "lookup_ticket", json!({"id": "C"})),
-        ],
-        None,
-    );
-    let second = response("r2", vec![message("msg_2", &["ok"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .function_call_json("fc_1", "call_ok", "lookup_ticket", json!({"id": "ABC-123"}))
+        .function_call_json("fc_2", "call_bad", "lookup_ticket", json!({"id": "B"}))
+        .function_call_json("fc_3", "call_err", "lookup_ticket", json!({"id": "C"}))
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_2", &["ok"]);
     let tools = json!({"dynamicTools": [{"type": "function", "name": "lookup_ticket",
         "description": "Look up a ticket", "inputSchema": {"type": "object",
         "properties": {"id": {"type": "string"}}}}]});
@@ -259,16 +259,16 @@ async fn eventually(check: impl Fn() -> bool) -> bool {
 #[tokio::test]
 async fn a_command_timeout_kills_the_whole_process_group() {
     let workdir = tempfile::tempdir().unwrap();
-    let first = response(
-        "r1",
-        vec![exec_call(
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .exec_call(
             "fc_1",
             "call_1",
             json!({"cmd": "sleep 30 & echo $! > bg.pid; wait", "timeout_ms": 1500, "login": false}),
-        )],
-        None,
-    );
-    let second = response("r2", vec![message("msg_2", &["it hung"])], None);
+        )
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_2", &["it hung"]);
     let mut s = session(Script::new([first, second]), &[], never_ask(workdir.path())).await;
     let turn = s.run_turn("hang").await;
     single_turn_end(&turn, "completed");
@@ -287,25 +287,27 @@ async fn a_command_timeout_kills_the_whole_process_group() {
 
 #[tokio::test]
 async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_deltas_stay_with_it() {
-    let custom = vec![
-        ev(
-            json!({"type": "response.output_item.added", "item": {"type": "custom_tool_call",
-            "id": "ctc_1", "call_id": "call_c", "name": "sketch_diagram", "input": ""}}),
-        ),
-        ev(
-            json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1", "call_id": "call_c", "delta": "*** Begin"}),
-        ),
-        // A delta naming another call is dropped, never spliced into this one.
-        ev(
-            json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_9", "call_id": "call_other", "delta": "XX"}),
-        ),
-        ev(
-            json!({"type": "response.output_item.done", "item": {"type": "custom_tool_call",
-            "id": "ctc_1", "call_id": "call_c", "name": "sketch_diagram", "input": "*** Begin"}}),
-        ),
-    ];
-    let first = response("r1", vec![custom], None);
-    let second = response("r2", vec![message("msg_2", &["ok"])], None);
+    let custom = |b: ResponseBuilder| {
+        b.output_item_added(json!({"type": "custom_tool_call", "id": "ctc_1",
+            "call_id": "call_c", "name": "sketch_diagram", "input": ""}))
+            .event(
+                json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1",
+                "call_id": "call_c", "delta": "*** Begin"}),
+            )
+            // A delta naming another call is dropped, never spliced into this one.
+            .event(
+                json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_9",
+                "call_id": "call_other", "delta": "XX"}),
+            )
+            .output_item_done(json!({"type": "custom_tool_call", "id": "ctc_1",
+                "call_id": "call_c", "name": "sketch_diagram", "input": "*** Begin"}))
+    };
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .with(custom)
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_2", &["ok"]);
     let mut s = session(Script::new([first, second]), &[], json!({})).await;
     let turn = s.run_turn("patch").await;
     single_turn_end(&turn, "completed");
@@ -327,17 +329,13 @@ async fn a_custom_tool_call_is_answered_with_a_custom_output_and_its_input_delta
 #[tokio::test]
 async fn an_output_schema_constrains_every_request_of_its_turn_and_no_later_turn() {
     let cwd = tempfile::tempdir().unwrap();
-    let first = response(
-        "r1",
-        vec![exec_call(
-            "fc_1",
-            "call_1",
-            json!({"cmd": "echo hi", "login": false}),
-        )],
-        None,
-    );
-    let second = response("r2", vec![message("msg_1", &["{\"answer\":1}"])], None);
-    let third = response("r3", vec![message("msg_2", &["plain"])], None);
+    let first = ResponseBuilder::new("r1")
+        .created()
+        .exec_call("fc_1", "call_1", json!({"cmd": "echo hi", "login": false}))
+        .completed(Usage::small(), None)
+        .build();
+    let second = message_reply("r2", "msg_1", &["{\"answer\":1}"]);
+    let third = message_reply("r3", "msg_2", &["plain"]);
     let script = Script::new([first, second, third]);
     let mut s = session(script, &[], never_ask(cwd.path())).await;
     let schema = json!({"type": "object", "properties": {"answer": {"type": "integer"}},
@@ -355,21 +353,29 @@ async fn an_output_schema_constrains_every_request_of_its_turn_and_no_later_turn
 }
 
 /// A response whose `openai-model` header says the provider served another model.
-fn rerouted(id: &str, events: Vec<Vec<SseEvent>>) -> Reply {
-    let mut all = vec![created(id)];
-    all.extend(events.into_iter().flatten());
-    all.push(completed(id, None));
-    Reply::Sse(SseReply::new(all).with_header("openai-model", "rerouted-model"))
+fn rerouted(response: ResponseBuilder) -> Reply {
+    let reply = response.completed(Usage::small(), None).into_reply();
+    Reply::Sse(reply.with_header("openai-model", "rerouted-model"))
 }
 
 #[tokio::test]
 async fn a_rerouted_model_is_announced_once_per_turn_not_once_per_request() {
     let cwd = tempfile::tempdir().unwrap();
-    let call = exec_call("fc_1", "call_1", json!({"cmd": "echo hi", "login": false}));
+    let call = |b: ResponseBuilder| {
+        b.exec_call("fc_1", "call_1", json!({"cmd": "echo hi", "login": false}))
+    };
     let script = Script::new([
-        rerouted("r1", vec![call]),
-        rerouted("r2", vec![message("msg_1", &["done"])]),
-        rerouted("r3", vec![message("msg_2", &["again"])]),
+        rerouted(ResponseBuilder::new("r1").created().with(call)),
+        rerouted(
+            ResponseBuilder::new("r2")
+                .created()
+                .text_message("msg_1", &["done"]),
+        ),
+        rerouted(
+            ResponseBuilder::new("r3")
+                .created()
+                .text_message("msg_2", &["again"]),
+        ),
     ]);
     let mut s = session(script, &[], never_ask(cwd.path())).await;
     let first = s.run_turn("go").await;

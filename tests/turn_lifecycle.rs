@@ -261,13 +261,7 @@ async fn context_window_reported(extra: &[&str]) -> Value {
     let mut daemon = Daemon::spawn(home.path(), &overrides);
     daemon.initialize().await;
     let thread_id = daemon.start_thread(json!({})).await;
-    daemon
-        .ok(
-            "turn/start",
-            json!({"threadId": thread_id, "input": [{"type": "text", "text": "hello"}]}),
-        )
-        .await;
-    let turn = daemon.until_turn_completed().await;
+    let turn = text_turn(&mut daemon, &thread_id, "hello").await;
     let usage: Vec<&Value> = turn
         .iter()
         .filter(|m| m["method"] == "thread/tokenUsage/updated")

@@ -13,7 +13,12 @@ use support::*;
 use turn_support::*;
 
 /// Reasoning, a message and an `exec_command` call, each with `id` only when `id` is given.
-fn items(id: impl Fn(&str) -> Option<String>, call_id: &str, text: &str) -> Vec<Vec<SseEvent>> {
+fn items(
+    response: ResponseBuilder,
+    id: impl Fn(&str) -> Option<String>,
+    call_id: &str,
+    text: &str,
+) -> ResponseBuilder {
     let with_id = |mut item: Value, prefix: &str| {
         if let Some(id) = id(prefix) {
             item["id"] = json!(id);
@@ -36,14 +41,13 @@ fn items(id: impl Fn(&str) -> Option<String>, call_id: &str, text: &str) -> Vec<
             "arguments": arguments}),
         "fc",
     );
-    vec![
-        vec![
-            output_item_added(reasoning),
-            output_item_done(reasoning_done),
-        ],
-        vec![output_item_added(message), output_item_done(message_done)],
-        vec![output_item_added(call.clone()), output_item_done(call)],
-    ]
+    response
+        .output_item_added(reasoning)
+        .output_item_done(reasoning_done)
+        .output_item_added(message)
+        .output_item_done(message_done)
+        .output_item_added(call.clone())
+        .output_item_done(call)
 }
 
 /// `(type, id)` of every item of a request's `input`.
@@ -67,13 +71,17 @@ fn typed(kind: &str, id: Option<&str>) -> (String, Option<String>) {
 
 #[tokio::test]
 async fn ids_openturn_assigned_stay_out_of_later_requests_and_provider_ids_are_kept() {
-    let without_ids = response("r1", items(|_| None, "call_1", "Running"), None);
-    let with_ids = response(
-        "r2",
-        items(|prefix| Some(format!("{prefix}_p")), "call_2", "Again"),
-        None,
-    );
-    let last = response("r3", vec![message("msg_3", &["Done."])], None);
+    let without_ids = ResponseBuilder::new("r1")
+        .created()
+        .with(|b| items(b, |_| None, "call_1", "Running"))
+        .completed(Usage::small(), None)
+        .build();
+    let with_ids = ResponseBuilder::new("r2")
+        .created()
+        .with(|b| items(b, |prefix| Some(format!("{prefix}_p")), "call_2", "Again"))
+        .completed(Usage::small(), None)
+        .build();
+    let last = message_reply("r3", "msg_3", &["Done."]);
     let cwd = tempfile::tempdir().unwrap();
     let mut s = session(
         Script::new([without_ids, with_ids, last]),

@@ -10,13 +10,14 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use super::ids::{ItemId, TurnId};
 use super::items::ToolContent;
 
 /// Asks before running a shell command.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandApproval {
     /// The command item's id (the call id).
-    pub item_id: String,
+    pub item_id: ItemId,
     /// The display string that would run, e.g. `/bin/bash -lc 'touch f'`.
     pub command: String,
     /// The command as the model wrote it.
@@ -39,7 +40,7 @@ pub enum CommandDecision {
 /// A call of a client-implemented tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientToolCall {
-    pub call_id: String,
+    pub call_id: ItemId,
     pub namespace: Option<String>,
     pub tool: String,
     pub arguments: serde_json::Value,
@@ -55,7 +56,7 @@ pub struct ClientToolResult {
 /// Questions the model asks the user (`request_user_input`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserInputRequest {
-    pub call_id: String,
+    pub call_id: ItemId,
     pub questions: Vec<UserQuestion>,
 }
 
@@ -82,7 +83,7 @@ pub enum ClientRequestKind {
     CommandApproval(CommandApproval),
     /// May an `apply_patch` call write its files? Answered with a [`CommandDecision`].
     FileChangeApproval {
-        item_id: String,
+        item_id: ItemId,
         reason: Option<String>,
     },
     ToolCall(ClientToolCall),
@@ -150,16 +151,25 @@ impl PartialEq for ReplySlot {
 /// A question for the client, as it travels in [`super::EventMsg::ClientRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientRequest {
-    pub turn_id: String,
+    /// The turn that asks; `None` for an MCP elicitation that arrived between turns.
+    pub turn_id: Option<TurnId>,
     pub started_at_ms: i64,
     pub kind: ClientRequestKind,
     pub reply: ReplySlot,
 }
 
 impl ClientRequest {
-    /// A request and the receiver its answer arrives on.
+    /// A request of `turn_id` and the receiver its answer arrives on.
     pub(crate) fn new(
-        turn_id: String,
+        turn_id: TurnId,
+        kind: ClientRequestKind,
+    ) -> (ClientRequest, oneshot::Receiver<ClientReply>) {
+        ClientRequest::of_turn(Some(turn_id), kind)
+    }
+
+    /// A request of the turn running now, if any, and the receiver its answer arrives on.
+    pub(crate) fn of_turn(
+        turn_id: Option<TurnId>,
         kind: ClientRequestKind,
     ) -> (ClientRequest, oneshot::Receiver<ClientReply>) {
         let (reply, reply_rx) = ReplySlot::new();

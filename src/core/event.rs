@@ -7,6 +7,7 @@ pub use crate::wire::TokenUsage;
 
 use super::approval::ClientRequest;
 use super::error::TurnError;
+use super::ids::{ItemId, TurnId};
 use super::items::TurnItem;
 
 /// One step of the model's plan (`update_plan`).
@@ -29,18 +30,18 @@ pub enum PlanStepStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventMsg {
     TurnStarted {
-        turn_id: String,
+        turn_id: TurnId,
         started_at: i64,
     },
     ItemStarted {
-        turn_id: String,
+        turn_id: TurnId,
         item: TurnItem,
         /// When core saw the item start (Unix ms), stamped once: the live notification and the
         /// item's rollout record carry this same figure.
         started_at_ms: i64,
     },
     ItemCompleted {
-        turn_id: String,
+        turn_id: TurnId,
         item: TurnItem,
         /// The item's start as its `ItemStarted` carried it (its completion time for an item
         /// that was never announced as started).
@@ -49,73 +50,73 @@ pub enum EventMsg {
         completed_at_ms: i64,
     },
     AgentMessageDelta {
-        turn_id: String,
-        item_id: String,
+        turn_id: TurnId,
+        item_id: ItemId,
         delta: String,
     },
     ReasoningSummaryDelta {
-        turn_id: String,
-        item_id: String,
+        turn_id: TurnId,
+        item_id: ItemId,
         delta: String,
         summary_index: i64,
     },
     ReasoningSummaryPartAdded {
-        turn_id: String,
-        item_id: String,
+        turn_id: TurnId,
+        item_id: ItemId,
         summary_index: i64,
     },
     /// Plan mode: a piece of the `<proposed_plan>` block, for the plan item.
     PlanDelta {
-        turn_id: String,
-        item_id: String,
+        turn_id: TurnId,
+        item_id: ItemId,
         delta: String,
     },
     /// The model's plan after an `update_plan` call: every step, in order.
     PlanUpdated {
-        turn_id: String,
+        turn_id: TurnId,
         explanation: Option<String>,
         plan: Vec<PlanStep>,
     },
     /// Output of a running command, as it arrives (stdout and stderr interleaved).
     CommandOutputDelta {
-        turn_id: String,
-        item_id: String,
+        turn_id: TurnId,
+        item_id: ItemId,
         delta: String,
     },
     /// The turn waits on (or stopped waiting on) the user's approval.
     WaitingOnApproval {
-        turn_id: String,
+        turn_id: TurnId,
         waiting: bool,
     },
     /// A question for the client (approval, client tool); the server sends it in event order and
     /// answers through the request's reply slot.
     ClientRequest(ClientRequest),
     ReasoningRawDelta {
-        turn_id: String,
-        item_id: String,
+        turn_id: TurnId,
+        item_id: ItemId,
         delta: String,
         content_index: i64,
     },
     /// After every `response.completed`: cumulative and last usage.
     TokenCount {
-        turn_id: String,
+        turn_id: TurnId,
         total: TokenUsage,
         last: TokenUsage,
         model_context_window: Option<i64>,
     },
     RateLimits {
-        turn_id: String,
+        turn_id: TurnId,
         snapshot: Option<RateLimitSnapshot>,
     },
     /// The turn's cumulative unified diff of the files its patches changed.
     TurnDiff {
-        turn_id: String,
+        turn_id: TurnId,
         diff: String,
     },
     /// The `apply_patch` input the model is still writing, parsed so far (item = call id).
     PatchUpdated {
-        turn_id: String,
-        item_id: String,
+        turn_id: TurnId,
+        item_id: ItemId,
         changes: Vec<super::items::FileChangeEntry>,
     },
     /// An MCP server of the thread is starting, became ready, failed to start, or died.
@@ -125,12 +126,12 @@ pub enum EventMsg {
     },
     /// A running MCP tool call reported progress (item = the call's id).
     McpToolCallProgress {
-        turn_id: String,
-        item_id: String,
+        turn_id: TurnId,
+        item_id: ItemId,
         message: String,
     },
     ModelRerouted {
-        turn_id: String,
+        turn_id: TurnId,
         from_model: String,
         to_model: String,
     },
@@ -138,13 +139,13 @@ pub enum EventMsg {
         message: String,
     },
     Error {
-        turn_id: String,
+        turn_id: TurnId,
         error: TurnError,
         will_retry: bool,
     },
     /// Exactly once per turn, last.
     TurnEnded {
-        turn_id: String,
+        turn_id: TurnId,
         outcome: TurnOutcome,
         started_at: i64,
         completed_at: i64,

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ids::ItemId;
+
 /// One piece of user input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -44,13 +46,13 @@ pub struct MemoryCitationEntry {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TurnItem {
     UserMessage {
-        id: String,
+        id: ItemId,
         content: Vec<UserInput>,
         #[serde(default)]
         client_id: Option<String>,
     },
     AgentMessage {
-        id: String,
+        id: ItemId,
         text: String,
         #[serde(default)]
         phase: Option<String>,
@@ -59,17 +61,17 @@ pub enum TurnItem {
         memory_citation: Option<MemoryCitation>,
     },
     Reasoning {
-        id: String,
+        id: ItemId,
         #[serde(default)]
         summary: Vec<String>,
         #[serde(default)]
         content: Vec<String>,
     },
     /// Plan mode: the `<proposed_plan>` block of an agent message; id `<turnId>-plan`.
-    Plan { id: String, text: String },
+    Plan { id: ItemId, text: String },
     /// A shell command the model ran (id = the tool call's `call_id`).
     CommandExecution {
-        id: String,
+        id: ItemId,
         /// The display string actually run, e.g. `/bin/bash -lc 'echo hi'`.
         command: String,
         cwd: String,
@@ -88,7 +90,7 @@ pub enum TurnItem {
     },
     /// A call of a client-implemented tool declared on `thread/start` (id = `call_id`).
     DynamicToolCall {
-        id: String,
+        id: ItemId,
         tool: String,
         #[serde(default)]
         namespace: Option<String>,
@@ -103,7 +105,7 @@ pub enum TurnItem {
     },
     /// A call of an MCP server's tool, or of a resource helper (id = `call_id`).
     McpToolCall {
-        id: String,
+        id: ItemId,
         server: String,
         tool: String,
         arguments: serde_json::Value,
@@ -120,12 +122,12 @@ pub enum TurnItem {
     /// An `apply_patch` call (id = the call's `call_id`): the files it changes, each with its
     /// unified diff.
     FileChange {
-        id: String,
+        id: ItemId,
         changes: Vec<FileChangeEntry>,
         status: ToolItemStatus,
     },
     /// A compaction of the thread's history ran in this turn (manual or automatic).
-    ContextCompaction { id: String },
+    ContextCompaction { id: ItemId },
 }
 
 /// One file of a [`TurnItem::FileChange`].
@@ -167,7 +169,7 @@ pub enum ToolContent {
 }
 
 impl TurnItem {
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &ItemId {
         match self {
             TurnItem::UserMessage { id, .. }
             | TurnItem::AgentMessage { id, .. }

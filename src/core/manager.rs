@@ -19,9 +19,10 @@ use crate::wire::{ResponseItem, TokenUsage};
 
 use super::error::CoreError;
 use super::event::EventMsg;
+use super::ids::{ThreadId, TurnId};
 use super::record::ForkedTurnLines;
 use super::settings::{PersistedSettings, ThreadSettings};
-use super::thread::{Thread, ThreadId};
+use super::thread::Thread;
 
 /// Core events buffered per thread before the server's projection task takes them. When the
 /// client stops reading, this fills and the turn waits: memory stays bounded.
@@ -36,7 +37,7 @@ pub struct ThreadSpawn {
 pub struct ThreadManager {
     home: PathBuf,
     client: ModelClient,
-    threads: Mutex<HashMap<String, Arc<Thread>>>,
+    threads: Mutex<HashMap<ThreadId, Arc<Thread>>>,
     shutdown: CancellationToken,
     /// The thread index shared with other processes on this home; rollout writers keep it current.
     index: Arc<ThreadIndex>,
@@ -64,7 +65,7 @@ impl ThreadManager {
         &self.home
     }
 
-    fn threads(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Thread>>> {
+    fn threads(&self) -> std::sync::MutexGuard<'_, HashMap<ThreadId, Arc<Thread>>> {
         match self.threads.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
@@ -164,7 +165,7 @@ impl ThreadManager {
             state.name = loaded.name;
             state.total_usage = loaded.total_usage;
         }
-        self.threads().insert(id.to_string(), thread.clone());
+        self.threads().insert(id, thread.clone());
         ThreadSpawn { thread, events_rx }
     }
 
@@ -176,14 +177,14 @@ impl ThreadManager {
         settings: ThreadSettings,
     ) -> Result<ThreadSpawn, CoreError> {
         let id = ThreadId::parse(&contents.meta.id)?;
-        if self.threads().contains_key(id.as_str()) {
+        if self.threads().contains_key(&id) {
             return Err(CoreError::InvalidInput(format!(
                 "thread {id} is already loaded"
             )));
         }
         let entry = IndexEntry::from_contents(contents, false);
         let writer = RolloutWriter::open_append(&contents.path, Some(self.index.clone()), entry)
-            .map_err(|error| rollout_error(id.as_str(), error))?;
+            .map_err(|error| rollout_error(&id, error))?;
         let spawn = self.insert_thread(
             id,
             contents.meta.created_at,
@@ -203,14 +204,14 @@ impl ThreadManager {
     pub async fn fork_thread(
         &self,
         source: &RolloutContents,
-        last_turn_id: Option<&str>,
+        last_turn_id: Option<&TurnId>,
         settings: ThreadSettings,
         ephemeral: bool,
     ) -> Result<ThreadSpawn, CoreError> {
         let lines = ForkedTurnLines {
             now: chrono::Utc::now().timestamp(),
         };
-        let mut items = fork_items(&source.items, last_turn_id, &lines)
+        let mut items = fork_items(&source.items, last_turn_id.map(TurnId::as_str), &lines)
             .map_err(|error| CoreError::InvalidInput(error.to_string()))?;
         // The fork's own session meta records the settings it starts with; the source's
         // changes would override them on a later resume.
@@ -220,7 +221,7 @@ impl ThreadManager {
     }
 
     /// Moves a (not loaded) thread's rollout to the archive, under its lock.
-    pub async fn archive_thread(&self, thread_id: &str) -> Result<IndexEntry, CoreError> {
+    pub async fn archive_thread(&self, thread_id: &ThreadId) -> Result<IndexEntry, CoreError> {
         let (home, index, id) = (self.home.clone(), self.index.clone(), thread_id.to_string());
         run_blocking(thread_id, move || {
             archive::archive_thread(&home, &index, &id)
@@ -229,7 +230,7 @@ impl ThreadManager {
     }
 
     /// Moves an archived thread's rollout back (without loading it).
-    pub async fn unarchive_thread(&self, thread_id: &str) -> Result<IndexEntry, CoreError> {
+    pub async fn unarchive_thread(&self, thread_id: &ThreadId) -> Result<IndexEntry, CoreError> {
         let (home, index, id) = (self.home.clone(), self.index.clone(), thread_id.to_string());
         run_blocking(thread_id, move || {
             archive::unarchive_thread(&home, &index, &id)
@@ -241,7 +242,7 @@ impl ThreadManager {
     /// as a resume would (a thread another process holds is busy).
     pub async fn name_persisted_thread(
         &self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         name: String,
     ) -> Result<(), CoreError> {
         let index = self.index.clone();
@@ -266,7 +267,7 @@ impl ThreadManager {
 
     /// Unloads a thread: interrupts its turn, waits for it to end, and closes its rollout
     /// (releasing the lock). Returns the thread if it was loaded.
-    pub async fn unload_thread(&self, thread_id: &str) -> Option<Arc<Thread>> {
+    pub async fn unload_thread(&self, thread_id: &ThreadId) -> Option<Arc<Thread>> {
         let thread = self.threads().remove(thread_id)?;
         thread.shutdown().await;
         thread.close_rollout().await;
@@ -274,16 +275,15 @@ impl ThreadManager {
     }
 
     /// A loaded thread by id.
-    pub fn get(&self, thread_id: &str) -> Result<Arc<Thread>, CoreError> {
-        let id = ThreadId::parse(thread_id)?;
+    pub fn get(&self, thread_id: &ThreadId) -> Result<Arc<Thread>, CoreError> {
         self.threads()
-            .get(id.as_str())
+            .get(thread_id)
             .cloned()
             .ok_or_else(|| CoreError::ThreadNotFound(thread_id.to_string()))
     }
 
-    pub fn loaded_thread_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = self.threads().keys().cloned().collect();
+    pub fn loaded_thread_ids(&self) -> Vec<ThreadId> {
+        let mut ids: Vec<ThreadId> = self.threads().keys().cloned().collect();
         ids.sort();
         ids
     }
@@ -298,7 +298,7 @@ impl ThreadManager {
 
 /// Runs blocking rollout work off the async runtime, mapping its errors for `thread_id`.
 async fn run_blocking<T: Send + 'static>(
-    thread_id: &str,
+    thread_id: &ThreadId,
     work: impl FnOnce() -> Result<T, RolloutError> + Send + 'static,
 ) -> Result<T, CoreError> {
     tokio::task::spawn_blocking(work)
@@ -308,7 +308,7 @@ async fn run_blocking<T: Send + 'static>(
 }
 
 /// Rollout failures in core's terms; the reference's texts for the cases clients see.
-fn rollout_error(thread_id: &str, error: RolloutError) -> CoreError {
+fn rollout_error(thread_id: &ThreadId, error: RolloutError) -> CoreError {
     match error {
         RolloutError::NotFound(_) => CoreError::NoRollout(thread_id.to_string()),
         RolloutError::Busy(_) => CoreError::ThreadBusy(thread_id.to_string()),

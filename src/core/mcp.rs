@@ -12,6 +12,7 @@ use crate::mcp::{McpEvent, McpServers};
 
 use super::approval::{await_reply, ClientReply, ClientRequest, ClientRequestKind};
 use super::event::EventMsg;
+use super::ids::{ItemId, TurnId};
 use super::thread::Thread;
 
 /// Reports waiting to be forwarded; a server's start-up sends two, a busy tool a few progress
@@ -40,7 +41,7 @@ impl Thread {
         self.mcp.get()
     }
 
-    fn active_turn(&self) -> Option<(String, CancellationToken)> {
+    fn active_turn(&self) -> Option<(TurnId, CancellationToken)> {
         let state = self.state();
         state
             .active
@@ -82,7 +83,7 @@ async fn forward(
                         .events_tx
                         .send(EventMsg::McpToolCallProgress {
                             turn_id,
-                            item_id: call_id,
+                            item_id: ItemId::from(call_id),
                             message,
                         })
                         .await;
@@ -105,10 +106,12 @@ async fn forward(
 
 /// Puts an elicitation to the client and returns the MCP `ElicitResult` to give the server.
 pub(crate) async fn ask(thread: &Thread, server: String, params: Value) -> Value {
-    let (turn_id, cancel) = thread
-        .active_turn()
-        .unwrap_or_else(|| (String::new(), thread.shutdown.clone()));
-    let (request, reply_rx) = ClientRequest::new(
+    let (turn_id, cancel) = match thread.active_turn() {
+        Some((turn_id, cancel)) => (Some(turn_id), cancel),
+        // A server may ask between turns: the question then belongs to no turn.
+        None => (None, thread.shutdown.clone()),
+    };
+    let (request, reply_rx) = ClientRequest::of_turn(
         turn_id,
         ClientRequestKind::McpElicitation { server, params },
     );

@@ -10,6 +10,7 @@ pub mod compact;
 pub mod context;
 pub mod error;
 pub mod event;
+pub mod ids;
 pub mod input;
 pub mod items;
 pub mod manager;
@@ -28,6 +29,7 @@ pub mod turn;
 pub use clock::{now_unix_millis, now_unix_seconds};
 pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};
+pub use ids::{ItemId, ThreadId, TurnId};
 pub use input::{LocalImageError, PreparedInput};
 pub use items::{
     FileChangeEntry, FileChangeKind, MemoryCitation, MemoryCitationEntry, ToolContent,
@@ -40,4 +42,4 @@ pub use settings::{
     PersistedSettings, ReasoningSummaryMode, SandboxMode, SavedSettings, SettingsOverrides,
     ThreadSettings,
 };
-pub use thread::{StartedTurn, Thread, ThreadId, TurnGate, TurnOptions};
+pub use thread::{StartedTurn, Thread, TurnGate, TurnOptions};

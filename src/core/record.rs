@@ -23,6 +23,7 @@ use crate::rollout::RolloutItem;
 
 use super::error::TurnError;
 use super::event::TurnOutcome;
+use super::ids::TurnId;
 use super::items::TurnItem;
 use super::settings::PersistedSettings;
 
@@ -247,23 +248,19 @@ impl<'a> TurnRecord<'a> {
 }
 
 /// The line that opens a turn.
-pub fn turn_started(turn_id: impl Into<String>, started_at: i64) -> RolloutItem {
+pub fn turn_started(turn_id: &TurnId, started_at: i64) -> RolloutItem {
     RolloutItem::TurnStarted {
-        turn_id: turn_id.into(),
+        turn_id: turn_id.to_string(),
         started_at,
     }
 }
 
 /// The line recording a completed item of a turn and when it started and completed; `None`
 /// (logged) if it cannot be serialized.
-pub fn turn_item(
-    turn_id: impl Into<String>,
-    item: &TurnItem,
-    times: ItemTimes,
-) -> Option<RolloutItem> {
+pub fn turn_item(turn_id: &TurnId, item: &TurnItem, times: ItemTimes) -> Option<RolloutItem> {
     match serde_json::to_value(item) {
         Ok(item) => Some(RolloutItem::TurnItem {
-            turn_id: turn_id.into(),
+            turn_id: turn_id.to_string(),
             item,
             started_at_ms: Some(times.started_at_ms),
             completed_at_ms: Some(times.completed_at_ms),
@@ -419,7 +416,7 @@ mod tests {
             started_at_ms: 1_000,
             completed_at_ms: 1_250,
         };
-        let line = turn_item("t", &item, times).unwrap();
+        let line = turn_item(&TurnId::from("t"), &item, times).unwrap();
         let Some(TurnRecord::Item {
             turn_id,
             item: stored,
@@ -477,7 +474,8 @@ mod tests {
             memory_citation: None,
         };
         // Stored through a JSON value, as earlier versions stored it: its keys come out sorted.
-        let written = serde_json::to_string(&turn_item("a", &item, stamped).unwrap()).unwrap();
+        let written =
+            serde_json::to_string(&turn_item(&TurnId::from("a"), &item, stamped).unwrap()).unwrap();
         assert_eq!(
             written,
             r#"{"type":"turn_item","payload":{"turn_id":"a","item":{"id":"m","phase":null,"text":"hi","type":"agent_message"},"started_at_ms":1764550000123,"completed_at_ms":1764550000456}}"#

@@ -12,46 +12,14 @@ use crate::wire::{ResponseItem, TokenUsage};
 
 use super::error::CoreError;
 use super::event::EventMsg;
+use super::ids::{ThreadId, TurnId};
 use super::input::PreparedInput;
 use super::items::UserInput;
 use super::settings::{PersistedSettings, ThreadSettings};
 
-/// A thread id: a UUID (v7 for threads we create), kept as its canonical string.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ThreadId(String);
-
-impl ThreadId {
-    pub fn new() -> ThreadId {
-        ThreadId(uuid::Uuid::now_v7().to_string())
-    }
-
-    /// Validates a client-given id.
-    pub fn parse(raw: &str) -> Result<ThreadId, CoreError> {
-        uuid::Uuid::parse_str(raw)
-            .map(|uuid| ThreadId(uuid.to_string()))
-            .map_err(|error| CoreError::InvalidThreadId(error.to_string()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Default for ThreadId {
-    fn default() -> ThreadId {
-        ThreadId::new()
-    }
-}
-
-impl std::fmt::Display for ThreadId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 /// The running turn of a thread.
 pub(crate) struct ActiveTurn {
-    pub turn_id: String,
+    pub turn_id: TurnId,
     pub cancel: CancellationToken,
     /// Input steered into the running turn, delivered at the next sampling boundary.
     pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
@@ -78,7 +46,7 @@ pub(crate) struct ThreadState {
     pub total_usage: TokenUsage,
     pub name: Option<String>,
     /// Ids of the latest turns that ended, so a late `turn/interrupt` for one answers at once.
-    pub ended_turn_ids: std::collections::VecDeque<String>,
+    pub ended_turn_ids: std::collections::VecDeque<TurnId>,
     /// Commands the user approved "for this session": (display form, working directory). Only
     /// the same command line in the same directory runs again unasked.
     pub approved_commands: std::collections::HashSet<(String, std::path::PathBuf)>,
@@ -99,7 +67,7 @@ const REMEMBERED_ENDED_TURNS: usize = 32;
 /// What `start_turn` did.
 #[derive(Debug)]
 pub struct StartedTurn {
-    pub turn_id: String,
+    pub turn_id: TurnId,
     /// True when a turn was already running and the input was steered into it.
     pub steered: bool,
     /// Holds a new turn back until the caller has answered its request; open it (or drop it)
@@ -127,7 +95,7 @@ pub(crate) enum TurnKind {
 /// What the thread did with input (see [`Thread::admit_input`]).
 pub(crate) enum Admission {
     /// A turn was running: the input joins it at its next sampling boundary.
-    Steered { turn_id: String },
+    Steered { turn_id: TurnId },
     /// A new turn is now the thread's active one; the caller runs it.
     New(AdmittedTurn),
 }
@@ -135,7 +103,7 @@ pub(crate) enum Admission {
 /// A turn the thread made active but does not run: the turn module builds the turn from it
 /// and spawns it on the thread's task tracker.
 pub(crate) struct AdmittedTurn {
-    pub turn_id: String,
+    pub turn_id: TurnId,
     /// A child of the thread's shutdown token; `interrupt` cancels it.
     pub cancel: CancellationToken,
     pub pending_input: Arc<Mutex<Vec<PendingInput>>>,
@@ -250,7 +218,7 @@ impl Thread {
         self.state().history.clone()
     }
 
-    pub fn active_turn_id(&self) -> Option<String> {
+    pub fn active_turn_id(&self) -> Option<TurnId> {
         self.state().active.as_ref().map(|a| a.turn_id.clone())
     }
 
@@ -309,7 +277,7 @@ impl Thread {
         let state = self.state();
         let previous_finished = match &state.active {
             Some(active) if !active.closing => {
-                return Err(CoreError::TurnRunning(active.turn_id.clone()))
+                return Err(CoreError::TurnRunning(active.turn_id.to_string()))
             }
             Some(active) => Some(active.finished.clone()),
             None => None,
@@ -333,7 +301,7 @@ impl Thread {
         previous_finished: Option<CancellationToken>,
         kind: TurnKind,
     ) -> AdmittedTurn {
-        let turn_id = uuid::Uuid::now_v7().to_string();
+        let turn_id = TurnId::new();
         let cancel = self.shutdown.child_token();
         let finished = CancellationToken::new();
         let pending_input = Arc::new(Mutex::new(pending));
@@ -359,20 +327,20 @@ impl Thread {
     /// Queues input for the running turn; it is delivered at the next sampling boundary.
     pub fn steer(
         &self,
-        expected_turn_id: &str,
+        expected_turn_id: &TurnId,
         input: PreparedInput,
         client_id: Option<String>,
-    ) -> Result<String, CoreError> {
+    ) -> Result<TurnId, CoreError> {
         let state = self.state();
         let active = state
             .active
             .as_ref()
             .filter(|active| !active.closing)
             .ok_or(CoreError::NoActiveTurnToSteer)?;
-        if active.turn_id != expected_turn_id {
+        if active.turn_id != *expected_turn_id {
             return Err(CoreError::SteerTurnMismatch {
                 expected: expected_turn_id.to_string(),
-                active: active.turn_id.clone(),
+                active: active.turn_id.to_string(),
             });
         }
         push_pending(active, input, client_id);
@@ -381,17 +349,17 @@ impl Thread {
 
     /// Cancels the running turn; it ends `interrupted` on its own task. Idempotent: interrupting
     /// a turn already cancelled, or one that already ended, succeeds at once.
-    pub fn interrupt(&self, turn_id: &str) -> Result<(), CoreError> {
+    pub fn interrupt(&self, turn_id: &TurnId) -> Result<(), CoreError> {
         let state = self.state();
         match &state.active {
-            Some(active) if active.turn_id == turn_id => {
+            Some(active) if active.turn_id == *turn_id => {
                 active.cancel.cancel();
                 Ok(())
             }
             _ if state.ended_turn_ids.iter().any(|ended| ended == turn_id) => Ok(()),
             Some(active) => Err(CoreError::InterruptTurnMismatch {
                 expected: turn_id.to_string(),
-                active: active.turn_id.clone(),
+                active: active.turn_id.to_string(),
             }),
             None => Err(CoreError::NoActiveTurnToInterrupt),
         }
@@ -399,9 +367,9 @@ impl Thread {
 
     /// Closes the turn to new input unless some is pending; true when it closed. Checking and
     /// closing under one lock is what keeps a steer from slipping in between.
-    pub(crate) fn close_turn_unless_pending(&self, turn_id: &str) -> bool {
+    pub(crate) fn close_turn_unless_pending(&self, turn_id: &TurnId) -> bool {
         let mut state = self.state();
-        let Some(active) = state.active.as_mut().filter(|a| a.turn_id == turn_id) else {
+        let Some(active) = state.active.as_mut().filter(|a| a.turn_id == *turn_id) else {
             return true;
         };
         let has_pending = active
@@ -416,27 +384,27 @@ impl Thread {
     }
 
     /// Closes the turn to new input; what is still pending will not be delivered.
-    pub(crate) fn close_turn(&self, turn_id: &str) {
+    pub(crate) fn close_turn(&self, turn_id: &TurnId) {
         if let Some(active) = self
             .state()
             .active
             .as_mut()
-            .filter(|a| a.turn_id == turn_id)
+            .filter(|a| a.turn_id == *turn_id)
         {
             active.closing = true;
         }
     }
 
     /// Called once by the turn's end: frees the active slot and remembers the id.
-    pub(crate) fn turn_ended(&self, turn_id: &str) {
+    pub(crate) fn turn_ended(&self, turn_id: &TurnId) {
         let mut state = self.state();
-        if state.active.as_ref().map(|a| a.turn_id.as_str()) == Some(turn_id) {
+        if state.active.as_ref().map(|a| &a.turn_id) == Some(turn_id) {
             state.active = None;
         }
         if state.ended_turn_ids.len() >= REMEMBERED_ENDED_TURNS {
             state.ended_turn_ids.pop_front();
         }
-        state.ended_turn_ids.push_back(turn_id.to_string());
+        state.ended_turn_ids.push_back(turn_id.clone());
     }
 
     /// Fsyncs and closes the rollout, releasing its lock (the thread is being unloaded).

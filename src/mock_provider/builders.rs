@@ -1,17 +1,20 @@
-//! Builders for realistic OpenAI Responses SSE transcripts.
+//! The one vocabulary for scripting a provider's streamed response.
 //!
 //! This module owns the JSON shapes of the Responses streaming events the
-//! mock sends: every event has a `"type"` and a `"sequence_number"`. It knows
-//! nothing about HTTP.
+//! mock sends. It knows nothing about HTTP.
 //!
-//! [`ResponseBuilder`] chains the parts of one response and numbers events and
-//! output items continuously; prefer it when a test cares about numbering. The
-//! free functions (`response_created`, `text_message`, …) build one part each,
-//! numbered from 0 with output index 0; concatenate them and pass the result
-//! through [`renumber`] if continuous numbering matters.
+//! [`ResponseBuilder`] chains the parts of one response — realistic items
+//! (messages, reasoning, function and custom tool calls), single events for
+//! hand-made edge cases (an item without an id, a delta naming another item,
+//! a `done` whose text differs from its deltas) and, for deliberately broken
+//! input, raw events it does not touch. Every event it builds gets the next
+//! `sequence_number`, and every item the next `output_index`, as the real API
+//! numbers them. The free functions at the end are whole replies built with
+//! it (a simple text turn, benchmark streams, error statuses).
 
 use serde_json::{json, Value};
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use super::script::{Reply, SseEvent, SseReply};
@@ -33,6 +36,16 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// A small usage: 10 input, 5 output, 15 total, nothing cached.
+    pub fn small() -> Usage {
+        Usage {
+            input: 10,
+            output: 5,
+            total: 15,
+            ..Usage::default()
+        }
+    }
+
     /// The usage that [`simple_text_response`] reports: 100 input (20
     /// cached), 30 output (7 reasoning), 130 total.
     pub fn example() -> Usage {
@@ -67,6 +80,9 @@ pub struct ResponseBuilder {
     events: Vec<SseEvent>,
     next_sequence: u64,
     next_output_index: u64,
+    /// Output index of each item opened by [`ResponseBuilder::output_item_added`],
+    /// by item id, so its `done` carries the same index.
+    open_items: HashMap<String, u64>,
 }
 
 impl ResponseBuilder {
@@ -77,10 +93,12 @@ impl ResponseBuilder {
             events: Vec::new(),
             next_sequence: 0,
             next_output_index: 0,
+            open_items: HashMap::new(),
         }
     }
 
-    /// Appends a custom event; `sequence_number` is filled in.
+    /// Appends an event given as JSON (any type, any fields — missing or odd
+    /// ones included); `sequence_number` is filled in.
     pub fn event(mut self, mut value: Value) -> ResponseBuilder {
         if let Some(object) = value.as_object_mut() {
             object.insert(
@@ -91,6 +109,20 @@ impl ResponseBuilder {
         self.next_sequence += 1;
         self.events.push(SseEvent::json(&value));
         self
+    }
+
+    /// Appends `event` exactly as given, unnumbered: the escape hatch for
+    /// deliberately malformed input (data that is not JSON, `[DONE]`, a
+    /// missing `event:` line).
+    pub fn raw(mut self, event: SseEvent) -> ResponseBuilder {
+        self.events.push(event);
+        self
+    }
+
+    /// Applies `part`, a group of events a test builds with its own helper
+    /// (e.g. one tool call several of its responses share), in place.
+    pub fn with(self, part: impl FnOnce(ResponseBuilder) -> ResponseBuilder) -> ResponseBuilder {
+        part(self)
     }
 
     /// Appends a preformatted event; the caller already put `sequence` in it.
@@ -230,6 +262,116 @@ impl ResponseBuilder {
         self.event(json!({ "type": "response.output_item.done", "output_index": output_index, "item": item }))
     }
 
+    /// A `function_call` item whose JSON `arguments` arrive in one delta.
+    pub fn function_call_json(
+        self,
+        item_id: &str,
+        call_id: &str,
+        name: &str,
+        arguments: Value,
+    ) -> ResponseBuilder {
+        let arguments = arguments.to_string();
+        let item = |arguments: &str| {
+            json!({"type": "function_call", "id": item_id, "call_id": call_id, "name": name,
+                "arguments": arguments})
+        };
+        self.output_item_added(item(""))
+            .event(json!({"type": "response.function_call_arguments.delta",
+                "item_id": item_id, "delta": arguments}))
+            .output_item_done(item(&arguments))
+    }
+
+    /// An `exec_command` function call with JSON `arguments` in one delta.
+    pub fn exec_call(self, item_id: &str, call_id: &str, arguments: Value) -> ResponseBuilder {
+        self.function_call_json(item_id, call_id, "exec_command", arguments)
+    }
+
+    /// A `custom_tool_call` (freeform tool, e.g. `apply_patch`) whose input
+    /// streams as `deltas`.
+    pub fn custom_tool_call(
+        self,
+        item_id: &str,
+        call_id: &str,
+        name: &str,
+        deltas: &[&str],
+    ) -> ResponseBuilder {
+        let item = |input: &str| {
+            json!({"type": "custom_tool_call", "id": item_id, "call_id": call_id, "name": name,
+                "input": input})
+        };
+        let mut builder = self.output_item_added(item(""));
+        for delta in deltas {
+            builder = builder.event(json!({"type": "response.custom_tool_call_input.delta",
+                "item_id": item_id, "call_id": call_id, "delta": delta}));
+        }
+        builder.output_item_done(item(&deltas.concat()))
+    }
+
+    /// `response.output_item.added` for any `item`; it takes the next output
+    /// index, which its [`ResponseBuilder::output_item_done`] reuses when the
+    /// item has an id.
+    pub fn output_item_added(mut self, item: Value) -> ResponseBuilder {
+        let output_index = self.take_output_index();
+        if let Some(id) = item.get("id").and_then(Value::as_str) {
+            self.open_items.insert(id.to_owned(), output_index);
+        }
+        self.event(
+            json!({"type": "response.output_item.added", "output_index": output_index,
+            "item": item}),
+        )
+    }
+
+    /// `response.output_item.done` for any `item`: the output index of the
+    /// added item with the same id, else the next one.
+    pub fn output_item_done(mut self, item: Value) -> ResponseBuilder {
+        let opened = item
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(|id| self.open_items.remove(id));
+        let output_index = match opened {
+            Some(index) => index,
+            None => self.take_output_index(),
+        };
+        self.event(
+            json!({"type": "response.output_item.done", "output_index": output_index,
+            "item": item}),
+        )
+    }
+
+    /// An assistant message added with `seed` as its initial text; `id` only
+    /// when given.
+    pub fn message_added(self, id: Option<&str>, seed: &str) -> ResponseBuilder {
+        let content = if seed.is_empty() {
+            json!([])
+        } else {
+            json!([{"type": "output_text", "text": seed}])
+        };
+        let mut item = json!({"type": "message", "role": "assistant", "content": content});
+        if let Some(id) = id {
+            item["id"] = json!(id);
+        }
+        self.output_item_added(item)
+    }
+
+    /// An assistant message done with `text`; `id` only when given.
+    pub fn message_done(self, id: Option<&str>, text: &str) -> ResponseBuilder {
+        let mut item = json!({"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": text}]});
+        if let Some(id) = id {
+            item["id"] = json!(id);
+        }
+        self.output_item_done(item)
+    }
+
+    /// A lone `response.output_text.delta` naming `item_id` (empty: names no
+    /// item).
+    pub fn text_delta(self, item_id: &str, delta: &str) -> ResponseBuilder {
+        self.event(
+            json!({"type": "response.output_text.delta", "item_id": item_id,
+            "delta": delta}),
+        )
+    }
+
     /// `response.completed` with `usage`, and `end_turn` when given.
     pub fn completed(self, usage: Usage, end_turn: Option<bool>) -> ResponseBuilder {
         let mut response = json!({
@@ -251,6 +393,16 @@ impl ResponseBuilder {
         self.event(json!({ "type": "response.failed", "response": response }))
     }
 
+    /// `response.failed` that also reports the `usage` the failed response consumed.
+    pub fn failed_with_usage(self, code: &str, message: &str, usage: Usage) -> ResponseBuilder {
+        let response = json!({
+            "id": self.response_id, "object": "response", "created_at": CREATED_AT,
+            "status": "failed", "error": { "code": code, "message": message },
+            "usage": usage.to_json(),
+        });
+        self.event(json!({ "type": "response.failed", "response": response }))
+    }
+
     /// The events built so far.
     pub fn into_events(self) -> Vec<SseEvent> {
         self.events
@@ -259,6 +411,11 @@ impl ResponseBuilder {
     /// The events as an [`SseReply`] with default delivery settings.
     pub fn into_reply(self) -> SseReply {
         SseReply::new(self.events)
+    }
+
+    /// The events as a [`Reply`] with default delivery settings.
+    pub fn build(self) -> Reply {
+        Reply::Sse(self.into_reply())
     }
 }
 
@@ -289,57 +446,6 @@ pub fn split_text(text: &str, pieces: usize) -> Vec<&str> {
         })
         .filter(|part| !part.is_empty())
         .collect()
-}
-
-/// `response.created` for `response_id`.
-pub fn response_created(response_id: &str) -> Vec<SseEvent> {
-    ResponseBuilder::new(response_id).created().into_events()
-}
-
-/// `response.completed` for `response_id`.
-pub fn response_completed(
-    response_id: &str,
-    usage: Usage,
-    end_turn: Option<bool>,
-) -> Vec<SseEvent> {
-    ResponseBuilder::new(response_id)
-        .completed(usage, end_turn)
-        .into_events()
-}
-
-/// `response.failed` for `response_id`.
-pub fn failed(response_id: &str, code: &str, message: &str) -> Vec<SseEvent> {
-    ResponseBuilder::new(response_id)
-        .failed(code, message)
-        .into_events()
-}
-
-/// An assistant message streamed as `deltas` (output index 0).
-pub fn text_message(item_id: &str, deltas: &[&str]) -> Vec<SseEvent> {
-    ResponseBuilder::new("")
-        .text_message(item_id, deltas)
-        .into_events()
-}
-
-/// An assistant message with a `"phase"` (output index 0).
-pub fn text_message_with_phase(item_id: &str, phase: &str, deltas: &[&str]) -> Vec<SseEvent> {
-    ResponseBuilder::new("")
-        .text_message_with_phase(item_id, phase, deltas)
-        .into_events()
-}
-
-/// A reasoning item with summary parts (output index 0).
-pub fn reasoning(item_id: &str, summaries: &[&[&str]]) -> Vec<SseEvent> {
-    ResponseBuilder::new("")
-        .reasoning(item_id, summaries)
-        .into_events()
-}
-
-/// A function call item (output index 0).
-pub fn function_call(item_id: &str, call_id: &str, name: &str, arguments: &str) -> Vec<SseEvent> {
-    ResponseBuilder::new("")
-        .function_call(item_id, call_id, name, arguments)
-        .into_events()
 }
 
 /// created + a message of `text` split into `n_deltas` deltas + completed
@@ -389,28 +495,6 @@ pub fn stamped_deltas(response_id: &str, item_id: &str, n: usize, pace: Duration
     many_deltas(response_id, item_id, n, &delta_text)
         .with_pace(pace)
         .with_send_time_stamps()
-}
-
-/// Rewrites `sequence_number` in every JSON-object event to its position in
-/// `events`, for transcripts glued together from the free functions. Events
-/// whose data is not a JSON object are left alone but still counted.
-pub fn renumber(events: Vec<SseEvent>) -> Vec<SseEvent> {
-    events
-        .into_iter()
-        .enumerate()
-        .map(
-            |(position, event)| match serde_json::from_str::<Value>(&event.data) {
-                Ok(Value::Object(mut object)) => {
-                    object.insert("sequence_number".to_owned(), Value::from(position));
-                    SseEvent {
-                        event: event.event,
-                        data: Value::Object(object).to_string(),
-                    }
-                }
-                _ => event,
-            },
-        )
-        .collect()
 }
 
 /// A 429 with `Retry-After` and an OpenAI-style error body.

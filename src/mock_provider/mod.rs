@@ -15,8 +15,8 @@
 //! - `server.rs` — accept loop, routing, recording, hang-up detection.
 //! - `sse.rs` — writing an SSE body: chunking, pacing, faults, stamps.
 //! - `script.rs` — what to answer, and the transcript file format.
-//! - `builders.rs` — realistic Responses event sequences.
-//! - `events.rs` — single events for hand-made transcripts (the tests' vocabulary).
+//! - `builders.rs` — [`ResponseBuilder`], the one vocabulary for scripting a
+//!   streamed response, and whole replies built with it.
 //! - `websocket.rs` — the Responses WebSocket mode: `GET …/responses` with
 //!   `Upgrade: websocket` on the same listener; each `response.create`
 //!   message takes the next reply, whose events go out one message each.
@@ -25,7 +25,6 @@
 //! in for a remote provider, so it may only know the wire format.
 
 mod builders;
-pub mod events;
 mod http;
 mod recorded;
 mod script;
@@ -45,9 +44,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use builders::{
-    error_status, failed, function_call, many_deltas, rate_limited, reasoning, renumber,
-    response_completed, response_created, simple_text_response, split_text, stamped_deltas,
-    text_message, text_message_with_phase, ResponseBuilder, Usage,
+    error_status, many_deltas, rate_limited, simple_text_response, split_text, stamped_deltas,
+    ResponseBuilder, Usage,
 };
 pub use recorded::RecordedRequest;
 pub use script::{Chunking, Fault, Reply, Script, ScriptError, SseEvent, SseReply};

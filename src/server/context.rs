@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
-use crate::core::ThreadManager;
+use crate::core::{ThreadId, ThreadManager};
 use crate::protocol::thread::ThreadStatus;
 
 use super::outgoing::OutgoingSender;
@@ -26,11 +26,11 @@ pub(crate) struct ConnectionState {
 #[derive(Default)]
 pub(crate) struct LoadedThreads {
     /// Threads whose turn traffic this connection receives (start/resume/fork subscribe).
-    pub(crate) subscribed: HashSet<String>,
+    pub(crate) subscribed: HashSet<ThreadId>,
     /// The last status announced per loaded thread, for `thread/list` and `thread/read`.
-    pub(crate) statuses: HashMap<String, ThreadStatus>,
+    pub(crate) statuses: HashMap<ThreadId, ThreadStatus>,
     /// Each loaded thread's projection task; it ends once the thread is dropped.
-    pub(crate) projections: HashMap<String, JoinHandle<()>>,
+    pub(crate) projections: HashMap<ThreadId, JoinHandle<()>>,
 }
 
 pub(crate) struct ServerContext {
@@ -60,16 +60,16 @@ impl ServerContext {
         }
     }
 
-    pub(crate) fn is_subscribed(&self, thread_id: &str) -> bool {
+    pub(crate) fn is_subscribed(&self, thread_id: &ThreadId) -> bool {
         self.loaded().subscribed.contains(thread_id)
     }
 
-    pub(crate) fn subscribe(&self, thread_id: &str) {
-        self.loaded().subscribed.insert(thread_id.to_string());
+    pub(crate) fn subscribe(&self, thread_id: &ThreadId) {
+        self.loaded().subscribed.insert(thread_id.clone());
     }
 
     /// The live status of a loaded thread; `notLoaded` otherwise.
-    pub(crate) fn status_of(&self, thread_id: &str) -> ThreadStatus {
+    pub(crate) fn status_of(&self, thread_id: &ThreadId) -> ThreadStatus {
         if self.threads.get(thread_id).is_err() {
             return ThreadStatus::NotLoaded;
         }

@@ -27,7 +27,7 @@ pub(crate) fn thread_item(
             content,
             client_id,
         } => ThreadItemDetails::UserMessage {
-            id: id.clone(),
+            id: id.to_string(),
             content: content.iter().map(user_input_out).collect(),
             client_id: client_id.clone(),
         },
@@ -37,7 +37,7 @@ pub(crate) fn thread_item(
             phase,
             memory_citation,
         } => ThreadItemDetails::AgentMessage {
-            id: id.clone(),
+            id: id.to_string(),
             text: text.clone(),
             phase: phase.clone(),
             moderation: None,
@@ -50,12 +50,12 @@ pub(crate) fn thread_item(
             summary,
             content,
         } => ThreadItemDetails::Reasoning {
-            id: id.clone(),
+            id: id.to_string(),
             summary: summary.clone(),
             content: content.clone(),
         },
         core::TurnItem::Plan { id, text } => ThreadItemDetails::Plan {
-            id: id.clone(),
+            id: id.to_string(),
             text: text.clone(),
         },
         core::TurnItem::CommandExecution {
@@ -69,7 +69,7 @@ pub(crate) fn thread_item(
             process_id,
             raw_command,
         } => ThreadItemDetails::CommandExecution {
-            id: id.clone(),
+            id: id.to_string(),
             command: command.clone(),
             cwd: cwd.clone(),
             process_id: process_id.clone(),
@@ -92,7 +92,7 @@ pub(crate) fn thread_item(
             success,
             duration_ms,
         } => ThreadItemDetails::DynamicToolCall {
-            id: id.clone(),
+            id: id.to_string(),
             tool: tool.clone(),
             namespace: namespace.clone(),
             arguments: arguments.clone(),
@@ -113,7 +113,7 @@ pub(crate) fn thread_item(
             error,
             duration_ms,
         } => ThreadItemDetails::McpToolCall {
-            id: id.clone(),
+            id: id.to_string(),
             server: server.clone(),
             tool: tool.clone(),
             status: tool_status(*status).to_string(),
@@ -133,12 +133,12 @@ pub(crate) fn thread_item(
             changes,
             status,
         } => ThreadItemDetails::FileChange {
-            id: id.clone(),
+            id: id.to_string(),
             changes: changes.iter().map(file_change_out).collect(),
             status: tool_status(*status).to_string(),
         },
         core::TurnItem::ContextCompaction { id } => {
-            ThreadItemDetails::ContextCompaction { id: id.clone() }
+            ThreadItemDetails::ContextCompaction { id: id.to_string() }
         }
     };
     ThreadItem {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::core::EventMsg;
+use crate::core::{EventMsg, ThreadId};
 use crate::protocol::notification::{
     ServerNotification, ThreadIdNotification, ThreadStatusChangedNotification,
 };
@@ -27,12 +27,12 @@ const LINES_FLUSH_BYTES: usize = 32 * 1024;
 
 pub(crate) fn spawn_thread_projection(
     context: &Arc<ServerContext>,
-    thread_id: String,
+    thread_id: ThreadId,
     events_rx: mpsc::Receiver<EventMsg>,
 ) {
     let task = ProjectionTask {
         context: context.clone(),
-        projection: ThreadProjection::new(thread_id.clone()),
+        projection: ThreadProjection::new(thread_id.to_string()),
         thread_id: thread_id.clone(),
         lines: Vec::new(),
         subscribed: None,
@@ -44,7 +44,7 @@ pub(crate) fn spawn_thread_projection(
 /// The state of one thread's projection task.
 struct ProjectionTask {
     context: Arc<ServerContext>,
-    thread_id: String,
+    thread_id: ThreadId,
     projection: ThreadProjection,
     /// Lines encoded but not yet queued on the connection.
     lines: Vec<u8>,
@@ -100,7 +100,7 @@ impl ProjectionTask {
             self.flush().await?;
             self.context
                 .server_requests
-                .send(&self.thread_id, request)
+                .send(self.thread_id.as_str(), request)
                 .await;
             return Ok(());
         }
@@ -117,7 +117,12 @@ impl ProjectionTask {
             // Most of a turn's traffic: encoded from the event's fields, without building the
             // notification (the projection has no state to update for a delta).
             if self.is_subscribed() {
-                let notification = agent_message_delta(&self.thread_id, turn_id, item_id, delta);
+                let notification = agent_message_delta(
+                    self.thread_id.as_str(),
+                    turn_id.as_str(),
+                    item_id.as_str(),
+                    delta,
+                );
                 self.context.outgoing.encode_notification_as(
                     AGENT_MESSAGE_DELTA_METHOD,
                     &notification,
@@ -150,7 +155,7 @@ impl ProjectionTask {
             self.flush().await?;
             self.context
                 .server_requests
-                .turn_ended(&self.thread_id, &turn_id)
+                .turn_ended(self.thread_id.as_str(), &turn_id)
                 .await;
         }
         Ok(())
@@ -193,14 +198,14 @@ impl ProjectionTask {
 /// status it announces.
 fn admit_thread_notification(
     context: &ServerContext,
-    thread_id: &str,
+    thread_id: &ThreadId,
     notification: &ServerNotification,
 ) -> bool {
     if let ServerNotification::ThreadStatusChanged(changed) = notification {
         context
             .loaded()
             .statuses
-            .insert(thread_id.to_string(), changed.status.clone());
+            .insert(thread_id.clone(), changed.status.clone());
     }
     notification.reaches_unsubscribed() || context.is_subscribed(thread_id)
 }
@@ -210,7 +215,7 @@ fn admit_thread_notification(
 /// when `closed`).
 pub(crate) async fn unload_thread(
     context: &ServerContext,
-    thread_id: &str,
+    thread_id: &ThreadId,
     closed: bool,
 ) -> Vec<ServerNotification> {
     let projection = {
@@ -247,7 +252,7 @@ pub(crate) async fn unload_thread(
 /// turn for `delay`.
 pub(crate) fn schedule_idle_unload(
     context: &Arc<ServerContext>,
-    thread_id: String,
+    thread_id: ThreadId,
     delay: Duration,
 ) {
     let context_for_task = context.clone();

@@ -81,7 +81,7 @@ impl ThreadProjection {
             EventMsg::TurnStarted {
                 turn_id,
                 started_at,
-            } => self.turn_started(turn_id, started_at),
+            } => self.turn_started(turn_id.into_string(), started_at),
             EventMsg::ItemStarted {
                 turn_id,
                 item,
@@ -89,7 +89,7 @@ impl ThreadProjection {
             } => {
                 vec![ServerNotification::ItemStarted(ItemStartedNotification {
                     thread_id: self.thread_id.clone(),
-                    turn_id,
+                    turn_id: turn_id.into_string(),
                     item: convert::thread_item(&item, Some(started_at_ms), None),
                     started_at_ms,
                 })]
@@ -105,7 +105,7 @@ impl ThreadProjection {
                 vec![ServerNotification::ItemCompleted(
                     ItemCompletedNotification {
                         thread_id: self.thread_id.clone(),
-                        turn_id,
+                        turn_id: turn_id.into_string(),
                         item: convert::thread_item(
                             &item,
                             Some(started_at_ms),
@@ -128,14 +128,20 @@ impl ThreadProjection {
                 turn_id,
                 from_model,
                 to_model,
-            } => self.model_rerouted(turn_id, from_model, to_model),
+            } => self.model_rerouted(turn_id.into_string(), from_model, to_model),
             EventMsg::TurnEnded {
                 turn_id,
                 outcome,
                 started_at,
                 completed_at,
                 duration_ms,
-            } => self.turn_ended(turn_id, outcome, started_at, completed_at, duration_ms),
+            } => self.turn_ended(
+                turn_id.into_string(),
+                outcome,
+                started_at,
+                completed_at,
+                duration_ms,
+            ),
             // Sent by the fanout through the server-request component, not projected.
             EventMsg::ClientRequest(_) => Vec::new(),
             stateless => one_to_one(self.thread_id.clone(), stateless)
@@ -211,7 +217,7 @@ impl ThreadProjection {
                     .iter()
                     .map(|item| {
                         let (started, completed) = item_times
-                            .get(item.id())
+                            .get(item.id().as_str())
                             .copied()
                             .unwrap_or((end_ms, end_ms));
                         convert::thread_item(item, Some(started), Some(completed))
@@ -255,7 +261,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         EventMsg::TurnDiff { turn_id, diff } => {
             ServerNotification::TurnDiffUpdated(TurnDiffUpdatedNotification {
                 thread_id,
-                turn_id,
+                turn_id: turn_id.into_string(),
                 diff,
             })
         }
@@ -265,8 +271,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             changes,
         } => ServerNotification::FileChangePatchUpdated(FileChangePatchUpdatedNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             changes: changes.iter().map(convert::file_change_out).collect(),
         }),
         EventMsg::AgentMessageDelta {
@@ -275,8 +281,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             delta,
         } => ServerNotification::AgentMessageDelta(ItemDeltaNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             delta,
         }),
         EventMsg::ReasoningSummaryDelta {
@@ -286,8 +292,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             summary_index,
         } => ServerNotification::ReasoningSummaryTextDelta(ReasoningSummaryTextDeltaNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             delta,
             summary_index,
         }),
@@ -297,8 +303,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             summary_index,
         } => ServerNotification::ReasoningSummaryPartAdded(ReasoningSummaryPartAddedNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             summary_index,
         }),
         EventMsg::ReasoningRawDelta {
@@ -308,8 +314,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             content_index,
         } => ServerNotification::ReasoningTextDelta(ReasoningTextDeltaNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             delta,
             content_index,
         }),
@@ -320,7 +326,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             model_context_window,
         } => ServerNotification::TokenUsageUpdated(TokenUsageUpdatedNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             token_usage: ThreadTokenUsage {
                 total: convert::usage(&total),
                 last: convert::usage(&last),
@@ -336,8 +342,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             delta,
         } => ServerNotification::PlanDelta(ItemDeltaNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             delta,
         }),
         EventMsg::PlanUpdated {
@@ -346,7 +352,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             plan,
         } => ServerNotification::TurnPlanUpdated(TurnPlanUpdatedNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             explanation,
             plan: plan.iter().map(convert::plan_step).collect(),
         }),
@@ -356,8 +362,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             delta,
         } => ServerNotification::CommandExecutionOutputDelta(ItemDeltaNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             delta,
         }),
         EventMsg::Warning { message } => ServerNotification::Warning(WarningNotification {
@@ -370,7 +376,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             will_retry,
         } => ServerNotification::Error(ErrorNotification {
             thread_id,
-            turn_id,
+            turn_id: turn_id.into_string(),
             error: convert::turn_error(&error),
             will_retry,
         }),
@@ -385,8 +391,8 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             message,
         } => ServerNotification::McpToolCallProgress(McpToolCallProgressNotification {
             thread_id,
-            turn_id,
-            item_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
             message,
         }),
         EventMsg::TurnStarted { .. }

@@ -23,6 +23,7 @@ use serde_json::value::RawValue;
 use crate::core::approval::{
     ClientReply, ClientRequest, ClientRequestKind, ClientToolResult, CommandDecision, ReplySlot,
 };
+use crate::core::TurnId;
 use crate::protocol::approval::{
     CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
     DynamicToolCallParams, DynamicToolCallResponse, FileChangeRequestApprovalParams, ServerRequest,
@@ -44,7 +45,8 @@ pub(crate) const SERVER_REQUEST_TIMEOUT: Duration = Duration::from_secs(30 * 60)
 
 struct PendingRequest {
     thread_id: String,
-    turn_id: String,
+    /// `None` for an MCP elicitation asked between turns: no turn's end answers it.
+    turn_id: Option<TurnId>,
     reply_kind: ReplyKind,
     reply: ReplySlot,
     /// Aborts the timeout task when the entry is dropped (answered, ended, drained).
@@ -182,12 +184,14 @@ impl ServerRequests {
     }
 
     /// Answers every request of a turn that ended (after its `turn/completed`).
-    pub(crate) async fn turn_ended(&self, thread_id: &str, turn_id: &str) {
+    pub(crate) async fn turn_ended(&self, thread_id: &str, turn_id: &TurnId) {
         let ended: Vec<(i64, PendingRequest)> = {
             let mut pending = self.pending();
             let ids: Vec<i64> = pending
                 .iter()
-                .filter(|(_, request)| request.thread_id == thread_id && request.turn_id == turn_id)
+                .filter(|(_, request)| {
+                    request.thread_id == thread_id && request.turn_id.as_ref() == Some(turn_id)
+                })
                 .map(|(id, _)| *id)
                 .collect();
             ids.into_iter()
@@ -238,6 +242,16 @@ impl ReplyKind {
     }
 }
 
+/// The `turnId` of a request that must name one. Approvals, client tools and questions are asked
+/// by a running turn, so only an elicitation between turns has none (it has its own field).
+fn turn_id_field(request: &ClientRequest) -> String {
+    request
+        .turn_id
+        .as_ref()
+        .map(TurnId::to_string)
+        .unwrap_or_default()
+}
+
 /// The protocol form of a core request and the reply it expects.
 fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, ReplyKind) {
     match &request.kind {
@@ -245,8 +259,8 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
             ServerRequest::CommandExecutionRequestApproval(CommandExecutionRequestApprovalParams {
                 kind: "command".to_string(),
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.clone(),
-                item_id: approval.item_id.clone(),
+                turn_id: turn_id_field(request),
+                item_id: approval.item_id.to_string(),
                 started_at_ms: request.started_at_ms,
                 environment_id: "local".to_string(),
                 reason: approval.reason.clone(),
@@ -265,8 +279,8 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
         ClientRequestKind::FileChangeApproval { item_id, reason } => (
             ServerRequest::FileChangeRequestApproval(FileChangeRequestApprovalParams {
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.clone(),
-                item_id: item_id.clone(),
+                turn_id: turn_id_field(request),
+                item_id: item_id.to_string(),
                 reason: reason.clone(),
                 grant_root: None,
             }),
@@ -275,8 +289,8 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
         ClientRequestKind::ToolCall(call) => (
             ServerRequest::DynamicToolCall(DynamicToolCallParams {
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.clone(),
-                call_id: call.call_id.clone(),
+                turn_id: turn_id_field(request),
+                call_id: call.call_id.to_string(),
                 namespace: call.namespace.clone(),
                 tool: call.tool.clone(),
                 arguments: call.arguments.clone(),
@@ -286,8 +300,8 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
         ClientRequestKind::UserInput(input) => (
             ServerRequest::ToolRequestUserInput(ToolRequestUserInputParams {
                 thread_id: thread_id.to_string(),
-                turn_id: request.turn_id.clone(),
-                item_id: input.call_id.clone(),
+                turn_id: turn_id_field(request),
+                item_id: input.call_id.to_string(),
                 is_blocking: true,
                 questions: input
                     .questions
@@ -333,7 +347,7 @@ fn elicitation_params(
     let text = |key: &str| params.get(key).and_then(|v| v.as_str()).map(str::to_string);
     McpServerElicitationRequestParams {
         thread_id: thread_id.to_string(),
-        turn_id: Some(request.turn_id.clone()).filter(|id| !id.is_empty()),
+        turn_id: request.turn_id.as_ref().map(TurnId::to_string),
         server_name: server.to_string(),
         mode: text("mode").unwrap_or_else(|| "form".to_string()),
         message: text("message").unwrap_or_default(),
@@ -505,7 +519,7 @@ mod tests {
         requests.send("thread", first).await;
         requests.send("thread", second).await;
         lines(&mut lines_rx).await;
-        requests.turn_ended("thread", "turn").await;
+        requests.turn_ended("thread", &TurnId::from("turn")).await;
         assert_eq!(first_rx.await.ok(), Some(ClientReply::Cancelled));
         assert_eq!(
             lines(&mut lines_rx).await[0]["method"],
@@ -560,7 +574,7 @@ mod tests {
             .resolve(&RequestId::Integer(0), Ok(&raw("{}")))
             .await;
         assert_eq!(alive_tasks_settled(before + 2).await, before + 2);
-        requests.turn_ended("thread", "turn").await;
+        requests.turn_ended("thread", &TurnId::from("turn")).await;
         assert_eq!(alive_tasks_settled(before + 1).await, before + 1);
         requests.drain();
         assert_eq!(alive_tasks_settled(before).await, before);

@@ -29,7 +29,7 @@ pub struct Scenarios {
 }
 
 fn say(id: &str, pieces: &[&str]) -> Reply {
-    response(id, vec![message(&format!("msg_{id}"), pieces)], None)
+    message_reply(id, &format!("msg_{id}"), pieces)
 }
 
 /// Starts one provider per scenario.
@@ -50,18 +50,18 @@ pub async fn start_scenarios() -> Scenarios {
         (
             "approval_accept",
             vec![
-                response(
-                    "r1",
-                    vec![exec_call(
+                ResponseBuilder::new("r1")
+                    .created()
+                    .exec_call(
                         "fc_1",
                         "call_accept",
                         // Escalated: under the default read-only sandbox only a command
                         // run outside it can write, and that is what is approved.
                         json!({"cmd": "echo approved > approved.txt", "login": false,
                                "sandbox_permissions": "require_escalated"}),
-                    )],
-                    None,
-                ),
+                    )
+                    .completed(Usage::small(), None)
+                    .build(),
                 say("r2", &["done"]),
             ],
         ),
@@ -69,16 +69,16 @@ pub async fn start_scenarios() -> Scenarios {
         (
             "approval_default",
             vec![
-                response(
-                    "r1",
-                    vec![exec_call(
+                ResponseBuilder::new("r1")
+                    .created()
+                    .exec_call(
                         "fc_1",
                         "call_default",
                         json!({"cmd": "echo ran > declined.txt", "login": false,
                                "sandbox_permissions": "require_escalated"}),
-                    )],
-                    None,
-                ),
+                    )
+                    .completed(Usage::small(), None)
+                    .build(),
                 say("r2", &["not run"]),
             ],
         ),
@@ -86,16 +86,16 @@ pub async fn start_scenarios() -> Scenarios {
         (
             "client_tool",
             vec![
-                response(
-                    "r1",
-                    vec![function_call(
+                ResponseBuilder::new("r1")
+                    .created()
+                    .function_call_json(
                         "fc_1",
                         "call_tool",
                         "lookup_ticket",
                         json!({"id": "ABC-123"}),
-                    )],
-                    None,
-                ),
+                    )
+                    .completed(Usage::small(), None)
+                    .build(),
                 say("r2", &["the ticket is open"]),
             ],
         ),

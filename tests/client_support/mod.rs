@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use openturn::client::{ProviderInfo, RequestContext, ResponseStream, WireApi};
+use openturn::client::{ModelClient, ProviderInfo, RequestContext, ResponseStream, WireApi};
 use openturn::mock_provider::{MockProvider, Script};
 use openturn::wire::map::{map_frame, FrameOutcome};
 use openturn::wire::{ResponseEvent, ResponseItem, ResponsesRequest, StreamError};
@@ -67,6 +67,16 @@ pub fn context() -> RequestContext {
         originator: "openturn_tests".to_string(),
         turn_state: Default::default(),
     }
+}
+
+/// A model client as the daemon builds one.
+pub fn client() -> ModelClient {
+    ModelClient::new().unwrap()
+}
+
+/// A mock provider serving `script`, started within the step bound.
+pub async fn start_provider(script: Script) -> MockProvider {
+    within(MockProvider::start(script)).await.unwrap()
 }
 
 pub async fn within<F: std::future::Future>(future: F) -> F::Output {

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod in_memory;
+pub mod mcp;
 pub mod raw_pipes;
 pub mod schema;
 
@@ -36,6 +37,16 @@ pub fn process_is_dead(pid: &str) -> bool {
             .next()
             .is_some_and(|rest| rest.trim_start().starts_with('Z')),
     }
+}
+
+/// A daemon with an initialized connection against a provider with no replies (for requests
+/// that never sample), and its home.
+pub async fn daemon_without_replies() -> (Daemon, tempfile::TempDir) {
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    daemon.initialize().await;
+    (daemon, home)
 }
 
 /// The built binary under test.
@@ -309,6 +320,12 @@ impl Daemon {
             .unwrap_or_default()
     }
 
+    /// Closes stdin and asserts the daemon then exits with 0.
+    pub async fn exit_cleanly(mut self) {
+        self.close_stdin();
+        assert_eq!(self.wait_exit().await, Some(0));
+    }
+
     /// Waits for the process to exit and returns its status code.
     pub async fn wait_exit(&mut self) -> Option<i32> {
         let status = tokio::time::timeout(TIMEOUT, self.child.wait())
@@ -329,8 +346,13 @@ pub fn methods(messages: &[Value]) -> Vec<String> {
 
 /// All rollout files under `home/sessions`.
 pub fn rollout_files(home: &Path) -> Vec<PathBuf> {
+    files_under(&home.join("sessions"))
+}
+
+/// Every file below `root`, at any depth (none when `root` does not exist).
+pub fn files_under(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut stack = vec![home.join("sessions")];
+    let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -385,6 +407,19 @@ pub fn rollout_of(home: &Path, thread_id: &str) -> PathBuf {
         .into_iter()
         .find(|p| p.to_string_lossy().contains(thread_id))
         .unwrap_or_else(|| panic!("no rollout for {thread_id}"))
+}
+
+/// Asserts that the rollout of `thread_id` records exactly one turn end, `interrupted` (it was
+/// flushed before the daemon exited).
+pub fn assert_one_turn_recorded_interrupted(home: &Path, thread_id: &str) {
+    let rollout = std::fs::read_to_string(rollout_of(home, thread_id)).unwrap();
+    let ended: Vec<Value> = rollout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "turn_ended")
+        .collect();
+    assert_eq!(ended.len(), 1, "{rollout}");
+    assert_eq!(ended[0]["payload"]["status"], "interrupted", "{rollout}");
 }
 
 /// Sends a text turn and returns its messages up to `turn/completed`.

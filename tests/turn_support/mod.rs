@@ -1,7 +1,6 @@
 //! Helpers shared by the turn-engine tests: a daemon with one thread against a scripted mock
-//! provider, the mock provider's event vocabulary for hand-made transcripts
-//! (`openturn::mock_provider::events`, re-exported), and assertions over notifications and
-//! rollout files.
+//! provider (scripted with `openturn::mock_provider::ResponseBuilder`, re-exported), and
+//! assertions over notifications and rollout files.
 
 #![allow(dead_code)]
 
@@ -11,11 +10,22 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-/// Scripted provider streams are written in the mock provider's event vocabulary.
+/// Scripted provider streams are written with the mock provider's `ResponseBuilder`.
 #[allow(unused_imports)]
-pub use crate::support::mock_provider::events::*;
-#[allow(unused_imports)]
-pub use crate::support::mock_provider::{Fault, SseEvent, SseReply};
+pub use crate::support::mock_provider::{Fault, ResponseBuilder, SseEvent, SseReply, Usage};
+
+/// A response of one assistant message streamed as `pieces`, completed with a small usage: the
+/// reply most scripts end with.
+pub fn message_reply(response_id: impl Into<String>, item_id: &str, pieces: &[&str]) -> Reply {
+    ResponseBuilder::new(response_id)
+        .created()
+        .text_message(item_id, pieces)
+        .completed(Usage::small(), None)
+        .build()
+}
+
+/// The server → client request asking to approve a command.
+pub const COMMAND_APPROVAL: &str = "item/commandExecution/requestApproval";
 
 /// A daemon with an initialized connection and one started thread.
 pub struct Session {
@@ -80,6 +90,33 @@ impl Session {
             requests.len()
         );
         requests.into_iter().map(|r| r.body).collect()
+    }
+
+    /// Runs the started turn to its `turn/completed`, answering each command approval request
+    /// (at most `max`) with the decision `decide` picks for the request; returns every message.
+    pub async fn answer_approvals(
+        &mut self,
+        max: usize,
+        mut decide: impl FnMut(&Value) -> &'static str,
+    ) -> Vec<Value> {
+        let mut all = Vec::new();
+        for _ in 0..max {
+            let batch = self
+                .daemon
+                .collect_until(|m| {
+                    m["method"] == COMMAND_APPROVAL || m["method"] == "turn/completed"
+                })
+                .await;
+            let last = batch.last().cloned().unwrap_or_default();
+            all.extend(batch);
+            if last["method"] == "turn/completed" {
+                break;
+            }
+            let decision = decide(&last);
+            self.answer(&last["id"], json!({"decision": decision}))
+                .await;
+        }
+        all
     }
 
     /// Answers a server → client request.
@@ -148,6 +185,16 @@ pub fn single_turn_end<'a>(messages: &'a [Value], status: &str) -> &'a Value {
     assert_eq!(ends.len(), 1, "exactly one turn/completed: {messages:#?}");
     assert_eq!(ends[0]["turn"]["status"], status, "{messages:#?}");
     &ends[0]["turn"]
+}
+
+/// The names of the tools a request body offers.
+pub fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// The `function_call_output` items of a request body.

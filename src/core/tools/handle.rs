@@ -22,6 +22,7 @@ use crate::rollout::{RolloutItem, RolloutWriter};
 
 use super::super::clock;
 use super::super::event::EventMsg;
+use super::super::ids::{ItemId, TurnId};
 use super::super::items::TurnItem;
 use super::super::record::{self, ItemTimes};
 use super::super::settings::ThreadSettings;
@@ -55,7 +56,7 @@ pub(crate) trait ToolEnvironment: Send + Sync {
 /// The turn as a tool sees it. Cloned into each tool task of the turn.
 #[derive(Clone)]
 pub(crate) struct TurnHandle {
-    pub turn_id: String,
+    pub turn_id: TurnId,
     /// Cancelled when the turn is interrupted (or a tool's answer ends it).
     pub cancel: CancellationToken,
     /// Each file this turn's patches touched, as it was before the turn's first change to it
@@ -68,12 +69,12 @@ pub(crate) struct TurnHandle {
     /// item id: the start an item's completion carries. Shared by the turn and its tools; a
     /// std mutex, held only to insert or remove one entry (never across an await), and one
     /// turn's open items keep it small.
-    item_starts: Arc<Mutex<HashMap<String, i64>>>,
+    item_starts: Arc<Mutex<HashMap<ItemId, i64>>>,
 }
 
 impl TurnHandle {
     pub(crate) fn new(
-        turn_id: String,
+        turn_id: TurnId,
         cancel: CancellationToken,
         events: mpsc::Sender<EventMsg>,
         rollout: Option<RolloutWriter>,
@@ -96,7 +97,7 @@ impl TurnHandle {
     pub(crate) async fn item_started(&self, item: TurnItem) {
         let now = clock::now_unix_millis();
         let started_at_ms = match self.item_starts.lock() {
-            Ok(mut starts) => *starts.entry(item.id().to_string()).or_insert(now),
+            Ok(mut starts) => *starts.entry(item.id().clone()).or_insert(now),
             Err(_) => now,
         };
         self.emit(EventMsg::ItemStarted {
@@ -122,7 +123,7 @@ impl TurnHandle {
             started_at_ms: started.unwrap_or(completed_at_ms).min(completed_at_ms),
             completed_at_ms,
         };
-        if let Some(line) = record::turn_item(self.turn_id.clone(), &item, times) {
+        if let Some(line) = record::turn_item(&self.turn_id, &item, times) {
             self.persist(line).await;
         }
         self.emit(EventMsg::ItemCompleted {

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::mcp::{McpServers, McpTool};
 
 use super::super::event::EventMsg;
+use super::super::ids::ItemId;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::settings::{ApprovalPolicy, ThreadSettings};
 use super::handle::TurnHandle;
@@ -36,7 +37,7 @@ pub(crate) enum McpTarget {
 /// A routed MCP call.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct McpCall {
-    pub call_id: String,
+    pub call_id: ItemId,
     pub target: McpTarget,
     pub arguments: Value,
 }
@@ -154,7 +155,7 @@ pub(crate) fn route(
         }
     };
     Some(Ok(McpCall {
-        call_id: call_id.to_string(),
+        call_id: ItemId::from(call_id),
         target,
         arguments,
     }))
@@ -262,7 +263,7 @@ async fn call_server(turn: &TurnHandle, call: &McpCall) -> Result<Answer, String
                 ));
             }
             servers
-                .call_tool(server, tool, call.arguments.clone(), &call.call_id)
+                .call_tool(server, tool, call.arguments.clone(), call.call_id.as_str())
                 .await
                 .map(Answer::Tool)
                 .map_err(|error| error.to_string())

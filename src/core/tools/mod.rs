@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use crate::wire::ResponseItem;
 
 use super::approval::ClientToolCall;
+use super::ids::ItemId;
 use super::settings::ThreadSettings;
 use handle::TurnHandle;
 
@@ -32,20 +33,20 @@ pub(crate) use output::ToolOutput;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ToolCall {
     Shell {
-        call_id: String,
+        call_id: ItemId,
         args: shell::ShellArgs,
     },
     Client(ClientToolCall),
     UpdatePlan {
-        call_id: String,
+        call_id: ItemId,
         args: update_plan::UpdatePlanArgs,
     },
     RequestUserInput {
-        call_id: String,
+        call_id: ItemId,
         args: request_user_input::RequestUserInputArgs,
     },
     ApplyPatch {
-        call_id: String,
+        call_id: ItemId,
         /// Called as the freeform tool (answered with a custom tool output).
         custom: bool,
         input: String,
@@ -58,7 +59,7 @@ pub(crate) enum ToolCall {
 }
 
 impl ToolCall {
-    pub(crate) fn call_id(&self) -> &str {
+    pub(crate) fn call_id(&self) -> &ItemId {
         match self {
             ToolCall::Shell { call_id, .. }
             | ToolCall::UpdatePlan { call_id, .. }
@@ -109,7 +110,7 @@ pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
         } => match mcp::route(call_id, name, namespace.as_deref(), arguments, settings) {
             Some(Ok(call)) => Routed::Run(ToolCall::Mcp(call)),
             Some(Err(text)) => Routed::Refused(ToolOutput {
-                call_id: call_id.clone(),
+                call_id: ItemId::from(call_id.clone()),
                 custom: false,
                 text,
             }),
@@ -121,13 +122,13 @@ pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
             input,
             ..
         } if name == apply_patch::tool::TOOL_NAME => Routed::Run(ToolCall::ApplyPatch {
-            call_id: call_id.clone(),
+            call_id: ItemId::from(call_id.clone()),
             custom: true,
             input: input.clone(),
             dir: None,
         }),
         ResponseItem::CustomToolCall { call_id, name, .. } => Routed::Refused(ToolOutput {
-            call_id: call_id.clone(),
+            call_id: ItemId::from(call_id.clone()),
             custom: true,
             text: format!("unsupported custom tool call: {name}"),
         }),
@@ -143,7 +144,7 @@ fn route_function_call(
 ) -> Routed {
     let refuse = |text: String| {
         Routed::Refused(ToolOutput {
-            call_id: call_id.to_string(),
+            call_id: ItemId::from(call_id),
             custom: false,
             text,
         })
@@ -159,14 +160,14 @@ fn route_function_call(
                         (None, cd) => cd.map(PathBuf::from),
                     };
                     Routed::Run(ToolCall::ApplyPatch {
-                        call_id: call_id.to_string(),
+                        call_id: ItemId::from(call_id),
                         custom: false,
                         input: found.patch,
                         dir,
                     })
                 }
                 None => Routed::Run(ToolCall::Shell {
-                    call_id: call_id.to_string(),
+                    call_id: ItemId::from(call_id),
                     args,
                 }),
             },
@@ -177,7 +178,7 @@ fn route_function_call(
         return match serde_json::from_str::<update_plan::UpdatePlanArgs>(arguments) {
             Ok(args) => match args.check() {
                 Ok(()) => Routed::Run(ToolCall::UpdatePlan {
-                    call_id: call_id.to_string(),
+                    call_id: ItemId::from(call_id),
                     args,
                 }),
                 Err(error) => refuse(error),
@@ -189,7 +190,7 @@ fn route_function_call(
         return match serde_json::from_str::<request_user_input::RequestUserInputArgs>(arguments) {
             Ok(args) => match args.check() {
                 Ok(()) => Routed::Run(ToolCall::RequestUserInput {
-                    call_id: call_id.to_string(),
+                    call_id: ItemId::from(call_id),
                     args,
                 }),
                 Err(error) => refuse(error),
@@ -200,7 +201,7 @@ fn route_function_call(
     if name == apply_patch::tool::TOOL_NAME {
         return match serde_json::from_str::<apply_patch::tool::FunctionArgs>(arguments) {
             Ok(args) => Routed::Run(ToolCall::ApplyPatch {
-                call_id: call_id.to_string(),
+                call_id: ItemId::from(call_id),
                 custom: false,
                 input: args.input,
                 dir: None,
@@ -220,7 +221,7 @@ fn route_function_call(
         }
     };
     Routed::Run(ToolCall::Client(ClientToolCall {
-        call_id: call_id.to_string(),
+        call_id: ItemId::from(call_id),
         namespace: tool.namespace.clone(),
         tool: tool.name.clone(),
         arguments,

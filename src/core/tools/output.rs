@@ -3,10 +3,12 @@
 
 use crate::wire::ResponseItem;
 
+use super::super::ids::ItemId;
+
 /// What goes back to the model for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ToolOutput {
-    pub call_id: String,
+    pub call_id: ItemId,
     /// Answer a `custom_tool_call` with `custom_tool_call_output`.
     pub custom: bool,
     pub text: String,
@@ -16,12 +18,12 @@ impl ToolOutput {
     pub(crate) fn into_item(self) -> ResponseItem {
         if self.custom {
             ResponseItem::CustomToolCallOutput {
-                call_id: self.call_id,
+                call_id: self.call_id.into_string(),
                 output: self.text,
             }
         } else {
             ResponseItem::FunctionCallOutput {
-                call_id: self.call_id,
+                call_id: self.call_id.into_string(),
                 output: self.text,
             }
         }

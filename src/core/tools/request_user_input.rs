@@ -10,6 +10,7 @@ use super::super::approval::{
     await_reply, ClientReply, ClientRequest, ClientRequestKind, UserInputRequest, UserQuestion,
 };
 use super::super::event::EventMsg;
+use super::super::ids::ItemId;
 use super::handle::TurnHandle;
 use super::output::ToolOutput;
 
@@ -85,7 +86,7 @@ pub(crate) fn spec() -> Value {
 /// Asks the client. `None` when the turn ended before an answer.
 pub(crate) async fn run(
     turn: &TurnHandle,
-    call_id: String,
+    call_id: ItemId,
     args: RequestUserInputArgs,
 ) -> Option<ToolOutput> {
     let (request, reply_rx) = ClientRequest::new(

@@ -27,6 +27,7 @@ use super::super::approval::{
     await_reply, ClientReply, ClientRequest, ClientRequestKind, CommandApproval, CommandDecision,
 };
 use super::super::event::EventMsg;
+use super::super::ids::ItemId;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::sandboxing::CommandSandbox;
 use super::super::settings::{ApprovalPolicy, SandboxMode};
@@ -214,7 +215,7 @@ fn user_shell() -> String {
 
 /// What one run is about, resolved from the arguments and the thread.
 struct Invocation {
-    call_id: String,
+    call_id: ItemId,
     shell: String,
     login: bool,
     cmd: String,
@@ -270,7 +271,7 @@ impl Invocation {
 }
 
 /// Runs one `exec_command` call. `None` when the turn ended first (the item stays open).
-pub(crate) async fn run(turn: &TurnHandle, call_id: String, args: ShellArgs) -> Option<ToolOutput> {
+pub(crate) async fn run(turn: &TurnHandle, call_id: ItemId, args: ShellArgs) -> Option<ToolOutput> {
     let settings = turn.env.settings();
     let cwd = match &args.workdir {
         Some(dir) if Path::new(dir).is_absolute() => PathBuf::from(dir),

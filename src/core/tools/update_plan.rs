@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::super::event::{EventMsg, PlanStep, PlanStepStatus};
+use super::super::ids::ItemId;
 use super::handle::TurnHandle;
 use super::output::ToolOutput;
 
@@ -78,7 +79,7 @@ pub(crate) fn spec() -> Value {
 }
 
 /// Tells the client and acknowledges to the model.
-pub(crate) async fn run(turn: &TurnHandle, call_id: String, args: UpdatePlanArgs) -> ToolOutput {
+pub(crate) async fn run(turn: &TurnHandle, call_id: ItemId, args: UpdatePlanArgs) -> ToolOutput {
     turn.emit(EventMsg::PlanUpdated {
         turn_id: turn.turn_id.clone(),
         explanation: args.explanation,

@@ -24,6 +24,7 @@ use crate::wire::{
 use super::super::compact::{self, prompt, KeptBudget};
 use super::super::error::{TurnError, TurnErrorKind};
 use super::super::event::TurnOutcome;
+use super::super::ids::ItemId;
 use super::super::items::TurnItem;
 use super::super::settings::ThreadSettings;
 use super::super::tools;
@@ -92,9 +93,7 @@ pub(super) async fn compact_if_needed(
 
 /// Compacts the thread's history now (see the module docs).
 pub(super) async fn compact(turn: &TurnContext) -> Result<(), TurnOutcome> {
-    let item = TurnItem::ContextCompaction {
-        id: uuid::Uuid::now_v7().to_string(),
-    };
+    let item = TurnItem::ContextCompaction { id: ItemId::new() };
     turn.item_started(item.clone()).await;
     let settings = turn.thread.settings();
     let limit = settings.auto_compact_limit();

@@ -16,11 +16,12 @@ use tokio_util::sync::CancellationToken;
 use super::super::clock::now_unix_seconds;
 use super::super::error::{TurnError, TurnErrorKind};
 use super::super::event::{EventMsg, TurnOutcome};
+use super::super::ids::TurnId;
 use super::super::thread::Thread;
 
 /// Ends a turn. See the module docs.
 pub(crate) struct TurnEnd {
-    turn_id: String,
+    turn_id: TurnId,
     started_at: i64,
     clock: Instant,
     events_tx: mpsc::Sender<EventMsg>,
@@ -42,7 +43,7 @@ pub(crate) struct TurnTimes {
 
 impl TurnEnd {
     pub(crate) fn new(
-        turn_id: String,
+        turn_id: TurnId,
         started_at: i64,
         events_tx: mpsc::Sender<EventMsg>,
         thread: Option<Arc<Thread>>,

@@ -6,6 +6,7 @@
 //! to the provider's `stream_max_retries`. Whatever ends the turn, `run_turn` emits exactly one
 //! `TurnEnded`: it is the only place that does, and it does so on every path out.
 
+use super::super::ids::ItemId;
 use crate::client::retry::backoff;
 
 use crate::wire::ResponseItem;
@@ -83,7 +84,7 @@ async fn begin_turn(turn: &mut TurnContext, kind: TurnKind) -> TurnEnd {
             turn.persist(record::settings_changed(&settings)).await;
         }
     }
-    turn.persist(record::turn_started(turn.turn_id.clone(), started_at))
+    turn.persist(record::turn_started(&turn.turn_id, started_at))
         .await;
     end
 }
@@ -250,7 +251,7 @@ async fn record_context(turn: &TurnContext) {
 async fn deliver_pending_input(turn: &TurnContext) {
     for pending in turn.take_pending_input() {
         let item = TurnItem::UserMessage {
-            id: uuid::Uuid::now_v7().to_string(),
+            id: ItemId::new(),
             content: pending.input.clone(),
             client_id: pending.client_id,
         };
@@ -263,7 +264,7 @@ async fn deliver_pending_input(turn: &TurnContext) {
 /// Writes the turn's end to the rollout and syncs it: the turn boundary is durable.
 async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: TurnTimes) {
     let end = TurnEndRecord::new(
-        turn.turn_id.clone(),
+        turn.turn_id.as_str(),
         outcome,
         times.completed_at,
         times.duration_ms,
@@ -283,9 +284,9 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use crate::client::ModelClient;
+    use crate::core::ids::ThreadId;
     use crate::core::settings::ThreadSettings;
     use crate::core::thread::Thread;
-    use crate::core::thread::ThreadId;
     use crate::core::tools::handle::TurnHandle;
     use crate::rollout::RolloutWriter;
 

@@ -58,7 +58,7 @@ pub(super) async fn record_token_count(
     model_context_window: Option<i64>,
 ) {
     turn.persist(RolloutItem::TokenUsage {
-        turn_id: turn.turn_id.clone(),
+        turn_id: turn.turn_id.to_string(),
         total,
         last,
         model_context_window,

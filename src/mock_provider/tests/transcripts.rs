@@ -7,9 +7,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::super::{
-    function_call, many_deltas, reasoning, renumber, response_created, simple_text_response,
-    split_text, text_message, text_message_with_phase, Chunking, Fault, Reply, ResponseBuilder,
-    Script, ScriptError, SseEvent, SseReply, Usage,
+    many_deltas, simple_text_response, split_text, Chunking, Fault, Reply, ResponseBuilder, Script,
+    ScriptError, SseEvent, SseReply, Usage,
 };
 
 fn transcripts_dir() -> PathBuf {
@@ -280,7 +279,11 @@ fn builder_numbers_output_items_and_builds_every_kind() {
         "ThinkingMore"
     );
     assert_eq!(events.last().unwrap()["response"]["end_turn"], true);
-    let failed = data(&super::super::failed("resp_3", "server_error", "boom"));
+    let failed = data(
+        &ResponseBuilder::new("resp_3")
+            .failed("server_error", "boom")
+            .into_events(),
+    );
     assert_eq!(
         failed[0]["response"]["error"],
         json!({"code": "server_error", "message": "boom"})
@@ -288,22 +291,58 @@ fn builder_numbers_output_items_and_builds_every_kind() {
 }
 
 #[test]
-fn free_functions_concatenate_and_renumber() {
-    let events = renumber(
-        [
-            response_created("r"),
-            reasoning("rs", &[&["a"]]),
-            text_message("m", &["x", "y"]),
-            text_message_with_phase("p", "commentary", &["z"]),
-            function_call("f", "c", "n", "{}"),
-        ]
-        .concat(),
-    );
-    let sequence: Vec<_> = data(&events)
+fn every_part_is_numbered_continuously_and_raw_events_are_left_alone() {
+    let events = ResponseBuilder::new("r")
+        .created()
+        .reasoning("rs", &[&["a"]])
+        .text_message("m", &["x", "y"])
+        .exec_call("fc", "c1", json!({"cmd": "ls"}))
+        .custom_tool_call("ctc", "c2", "apply_patch", &["*** Begin", " Patch"])
+        .message_added(None, "seed")
+        .text_delta("elsewhere", "orphan")
+        .message_done(None, "other text")
+        .output_item_added(json!({"type": "web_search_call", "id": "ws"}))
+        .output_item_done(json!({"type": "web_search_call", "id": "ws", "status": "completed"}))
+        .event(json!({"type": "response.output_text.delta", "delta": "no item id"}))
+        .raw(SseEvent::raw("{not json"))
+        .completed(Usage::small(), None)
+        .into_events();
+    let (raw, numbered): (Vec<_>, Vec<_>) =
+        events.iter().partition(|event| event.data == "{not json");
+    assert_eq!(raw.len(), 1, "the raw event is sent as given");
+    assert_eq!(raw[0].event, None);
+    let numbered: Vec<SseEvent> = numbered.into_iter().cloned().collect();
+    let numbered = data(&numbered);
+    let sequence: Vec<u64> = numbered
         .iter()
         .map(|e| e["sequence_number"].as_u64().unwrap())
         .collect();
-    assert_eq!(sequence, (0..events.len() as u64).collect::<Vec<_>>());
+    let expected: Vec<u64> = (0..numbered.len() as u64).collect();
+    assert_eq!(sequence, expected, "a raw event takes no sequence number");
+    let indexes = |kind: &str| -> Vec<u64> {
+        numbered
+            .iter()
+            .filter(|e| e["type"] == kind)
+            .map(|e| e["output_index"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(indexes("response.output_item.added"), [0, 1, 2, 3, 4, 6]);
+    // The id-less message's done cannot be matched to its added item.
+    assert_eq!(indexes("response.output_item.done"), [0, 1, 2, 3, 5, 6]);
+    let custom = numbered
+        .iter()
+        .find(|e| e["type"] == "response.output_item.done" && e["item"]["id"] == "ctc")
+        .unwrap();
+    assert_eq!(custom["item"]["input"], "*** Begin Patch");
+    let call = numbered
+        .iter()
+        .find(|e| e["type"] == "response.output_item.done" && e["item"]["id"] == "fc")
+        .unwrap();
+    assert_eq!(call["item"]["arguments"], r#"{"cmd":"ls"}"#);
+    assert_eq!(
+        numbered.last().unwrap()["response"]["usage"]["total_tokens"],
+        15
+    );
 }
 
 #[test]

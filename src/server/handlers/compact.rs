@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::core::ThreadId;
 use crate::protocol::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 
 use super::super::context::ServerContext;
@@ -13,9 +14,8 @@ pub(crate) fn thread_compact_start(
     context: &Arc<ServerContext>,
     params: ThreadCompactStartParams,
 ) -> Reply<ThreadCompactStartResponse> {
-    match context
-        .threads
-        .get(&params.thread_id)
+    match ThreadId::parse(&params.thread_id)
+        .and_then(|thread_id| context.threads.get(&thread_id))
         .and_then(|thread| thread.start_compaction())
     {
         Ok(started) => Reply::then(

@@ -21,7 +21,7 @@ pub(crate) fn mcp_server_status_list(
 ) -> Result<ListMcpServerStatusResponse, HandlerError> {
     let (configs, snapshots) = match &params.thread_id {
         Some(thread_id) => {
-            let thread = context.threads.get(ThreadId::parse(thread_id)?.as_str())?;
+            let thread = context.threads.get(&ThreadId::parse(thread_id)?)?;
             let snapshots = thread
                 .mcp_servers()
                 .map(|servers| servers.snapshots())

@@ -65,8 +65,9 @@ pub(crate) async fn thread_goal_get(
     context: &ServerContext,
     params: ThreadGoalGetParams,
 ) -> Result<ThreadGoalGetResponse, HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
-    if context.threads.get(&thread_id).is_err() && find_entry(context, &thread_id).await?.is_none()
+    let thread_id = ThreadId::parse(&params.thread_id)?;
+    if context.threads.get(&thread_id).is_err()
+        && find_entry(context, thread_id.as_str()).await?.is_none()
     {
         return Err(HandlerError::InvalidRequest(format!(
             "thread not found: {thread_id}"

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::core::{
     resolve_thread_settings, ConfiguredSettings, SavedSettings, SettingsOverrides, Thread,
-    ThreadId, ThreadSettings, ThreadSpawn,
+    ThreadId, ThreadSettings, ThreadSpawn, TurnId,
 };
 use crate::protocol::common::ApprovalsReviewer;
 use crate::protocol::notification::{
@@ -76,7 +76,7 @@ pub(crate) async fn announce_started(
     thread: proto::Thread,
     spawn: ThreadSpawn,
 ) {
-    let thread_id = spawn.thread.id.to_string();
+    let thread_id = spawn.thread.id.clone();
     context.subscribe(&thread_id);
     let started = spawn.thread.clone();
     spawn_thread_projection(context, thread_id, spawn.events_rx);
@@ -123,12 +123,12 @@ async fn resume(
     before: &mut Vec<ServerNotification>,
     after: &mut Vec<After>,
 ) -> Result<(ThreadResumeResponse, Option<TokenUsageUpdatedNotification>), HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let thread_id = ThreadId::parse(&params.thread_id)?;
     let contents = match context.threads.get(&thread_id) {
         Ok(thread) if thread.ephemeral => None,
         Ok(thread) => Some(load_contents(thread.rollout_path()).await?),
         Err(_) => {
-            let contents = load_contents_by_id(context, &thread_id).await?;
+            let contents = load_contents_by_id(context, thread_id.as_str()).await?;
             let config = thread_config(context, &params.overrides, before)?;
             let settings = settings_from(context, &config, &params.overrides, Some(&contents))?;
             let spawn = context.threads.resume_thread(&contents, settings)?;
@@ -136,7 +136,7 @@ async fn resume(
             spawn_thread_projection(context, thread_id.clone(), spawn.events_rx);
             before.push(ServerNotification::ThreadStatusChanged(
                 ThreadStatusChangedNotification {
-                    thread_id: thread_id.clone(),
+                    thread_id: thread_id.to_string(),
                     status: ThreadStatus::Idle,
                 },
             ));
@@ -146,7 +146,7 @@ async fn resume(
             before.extend(contents.warnings.iter().map(|message| {
                 ServerNotification::Warning(WarningNotification {
                     message: message.clone(),
-                    thread_id: Some(thread_id.clone()),
+                    thread_id: Some(thread_id.to_string()),
                 })
             }));
             Some(contents)
@@ -162,7 +162,7 @@ async fn resume(
     let mut items_backwards_cursor = None;
     let usage = contents
         .as_ref()
-        .and_then(|c| last_token_usage(&thread_id, &c.items));
+        .and_then(|c| last_token_usage(thread_id.as_str(), &c.items));
     if let Some(contents) = contents {
         let active = thread.active_turn_id();
         let limit = params.turns_limit;
@@ -170,13 +170,15 @@ async fn resume(
         // One pass off the runtime: the newest item's cursor (clients that page items from
         // the end start there), and the turns unless the client excluded them.
         let (items_cursor, page) = blocking(move || {
-            let items_cursor =
-                super::thread_items::newest_item_cursor(&contents, active.as_deref());
+            let items_cursor = super::thread_items::newest_item_cursor(
+                &contents,
+                active.as_ref().map(TurnId::as_str),
+            );
             let page = (!exclude_turns).then(|| {
                 turns_page(
                     &contents.items,
                     &contents.item_times_ms,
-                    active.as_deref(),
+                    active.as_ref().map(TurnId::as_str),
                     limit,
                     None,
                 )
@@ -226,7 +228,7 @@ async fn fork(
     params: &ThreadForkParams,
     before: &mut Vec<ServerNotification>,
 ) -> Result<(ThreadStartResponse, ThreadSpawn), HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let thread_id = ThreadId::parse(&params.thread_id)?;
     let ephemeral = params.overrides.ephemeral.unwrap_or(false);
     if ephemeral && !params.exclude_turns {
         return Err(HandlerError::InvalidRequest(
@@ -236,14 +238,15 @@ async fn fork(
     let source = match context.threads.get(&thread_id) {
         Ok(thread) => load_contents(thread.rollout_path())
             .await
-            .map_err(|_| crate::core::CoreError::NoRollout(thread_id.clone()))?,
-        Err(_) => load_contents_by_id(context, &thread_id).await?,
+            .map_err(|_| crate::core::CoreError::NoRollout(thread_id.to_string()))?,
+        Err(_) => load_contents_by_id(context, thread_id.as_str()).await?,
     };
     let config = thread_config(context, &params.overrides, before)?;
     let settings = settings_from(context, &config, &params.overrides, Some(&source))?;
+    let last_turn_id = params.last_turn_id.clone().map(TurnId::from);
     let spawn = context
         .threads
-        .fork_thread(&source, params.last_turn_id.as_deref(), settings, ephemeral)
+        .fork_thread(&source, last_turn_id.as_ref(), settings, ephemeral)
         .await?;
     let contents = match (ephemeral, spawn.thread.rollout_path()) {
         (false, Some(path)) => Some(load_contents(Some(path)).await?),

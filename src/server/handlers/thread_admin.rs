@@ -43,10 +43,10 @@ async fn archive(
     params: &ThreadIdParams,
     before: &mut Vec<ServerNotification>,
 ) -> Result<EmptyResponse, HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let thread_id = ThreadId::parse(&params.thread_id)?;
     if let Ok(thread) = context.threads.get(&thread_id) {
         if thread.ephemeral {
-            return Err(CoreError::NoRollout(thread_id).into());
+            return Err(CoreError::NoRollout(thread_id.to_string()).into());
         }
         drop(thread);
         before.extend(unload_thread(context, &thread_id, false).await);
@@ -76,7 +76,7 @@ async fn unarchive(
     context: &ServerContext,
     params: &ThreadIdParams,
 ) -> Result<ThreadResponse, HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let thread_id = ThreadId::parse(&params.thread_id)?;
     let entry = context.threads.unarchive_thread(&thread_id).await?;
     Ok(ThreadResponse {
         thread: thread_from_entry(&entry, ThreadStatus::NotLoaded),
@@ -107,7 +107,7 @@ async fn set_name(
     raw_id: &str,
     name: &str,
 ) -> Result<String, HandlerError> {
-    let thread_id = ThreadId::parse(raw_id)?.to_string();
+    let thread_id = ThreadId::parse(raw_id)?;
     if name.is_empty() {
         return Err(HandlerError::InvalidRequest(
             "thread name must not be empty".to_string(),
@@ -115,13 +115,13 @@ async fn set_name(
     }
     if let Ok(thread) = context.threads.get(&thread_id) {
         thread.set_name(name.to_string()).await?;
-        return Ok(thread_id);
+        return Ok(thread_id.into_string());
     }
     context
         .threads
         .name_persisted_thread(&thread_id, name.to_string())
         .await?;
-    Ok(thread_id)
+    Ok(thread_id.into_string())
 }
 
 /// `thread/unsubscribe`: stops turn traffic for this connection; the thread stays loaded until
@@ -130,7 +130,7 @@ pub(crate) fn thread_unsubscribe(
     context: &Arc<ServerContext>,
     params: ThreadIdParams,
 ) -> Result<ThreadUnsubscribeResponse, HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let thread_id = ThreadId::parse(&params.thread_id)?;
     if context.threads.get(&thread_id).is_err() {
         return Ok(ThreadUnsubscribeResponse {
             status: ThreadUnsubscribeStatus::NotLoaded,

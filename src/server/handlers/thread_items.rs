@@ -6,7 +6,7 @@
 //! from it forward, descending pages from it backward — which is what `itemsBackwardsCursor` of
 //! `thread/resume` needs (its first descending page holds the newest item).
 
-use crate::core::ThreadId;
+use crate::core::{ThreadId, TurnId};
 use crate::protocol::thread_items::{
     SortDirection, ThreadItemEntry, ThreadItemsListAnchor, ThreadItemsListCursor,
     ThreadItemsListParams, ThreadItemsListResponse,
@@ -22,20 +22,24 @@ pub(crate) async fn thread_items_list(
     context: &ServerContext,
     params: ThreadItemsListParams,
 ) -> Result<ThreadItemsListResponse, HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let thread_id = ThreadId::parse(&params.thread_id)?;
     let loaded = context.threads.get(&thread_id).ok();
     if loaded.as_ref().is_some_and(|thread| thread.ephemeral) {
         return Err(HandlerError::InvalidRequest(
             "ephemeral threads have no stored items to list".to_string(),
         ));
     }
-    let entry = find_entry(context, &thread_id)
+    let entry = find_entry(context, thread_id.as_str())
         .await?
         .ok_or_else(|| HandlerError::InvalidRequest(format!("thread not found: {thread_id}")))?;
     let contents = load_contents(Some(entry.path.clone())).await?;
     let active = loaded.and_then(|thread| thread.active_turn_id());
     blocking(move || {
-        let entries = item_entries(&contents, active.as_deref(), params.turn_id.as_deref())?;
+        let entries = item_entries(
+            &contents,
+            active.as_ref().map(TurnId::as_str),
+            params.turn_id.as_deref(),
+        )?;
         page(&entries, &params)
     })
     .await?

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crate::core::ThreadId;
+use crate::core::{ThreadId, TurnId};
 use crate::protocol::thread::{
     CwdFilter, SortDirection, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
     ThreadLoadedListResponse, ThreadReadParams, ThreadReadResponse, ThreadSortKey,
@@ -73,7 +73,7 @@ pub(crate) async fn thread_read(
     context: &ServerContext,
     params: ThreadReadParams,
 ) -> Result<ThreadReadResponse, HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?.to_string();
+    let thread_id = ThreadId::parse(&params.thread_id)?;
     let loaded = context.threads.get(&thread_id).ok();
     if params.include_turns && loaded.as_ref().is_some_and(|t| t.ephemeral) {
         return Err(HandlerError::InvalidRequest(
@@ -82,7 +82,7 @@ pub(crate) async fn thread_read(
     }
     let entry = match &loaded {
         Some(thread) if thread.ephemeral => None,
-        _ => find_entry(context, &thread_id).await?,
+        _ => find_entry(context, thread_id.as_str()).await?,
     };
     let status = context.status_of(&thread_id);
     let mut thread = match (&loaded, &entry) {
@@ -103,7 +103,7 @@ pub(crate) async fn thread_read(
             turns_page(
                 &contents.items,
                 &contents.item_times_ms,
-                active.as_deref(),
+                active.as_ref().map(TurnId::as_str),
                 params.turns_limit,
                 params.turns_cursor.as_deref(),
             )
@@ -143,7 +143,15 @@ pub(crate) async fn thread_list(
     let data = page
         .entries
         .iter()
-        .map(|entry| thread_from_entry(entry, context.status_of(&entry.id)))
+        .map(|entry| {
+            // The index holds the ids its rollouts recorded; one that is no thread id names no
+            // loaded thread.
+            let status = ThreadId::parse(&entry.id)
+                .map_or(crate::protocol::thread::ThreadStatus::NotLoaded, |id| {
+                    context.status_of(&id)
+                });
+            thread_from_entry(entry, status)
+        })
         .collect();
     Ok(ThreadListResponse {
         data,
@@ -297,7 +305,12 @@ pub(crate) fn thread_loaded_list(
         .limit
         .map(|l| (l as usize).max(1))
         .unwrap_or(usize::MAX);
-    let data: Vec<String> = ids.iter().skip(start).take(limit).cloned().collect();
+    let data: Vec<String> = ids
+        .iter()
+        .skip(start)
+        .take(limit)
+        .map(ThreadId::to_string)
+        .collect();
     let next_cursor = if start + data.len() < ids.len() {
         data.last().cloned()
     } else {

@@ -5,7 +5,7 @@ use crate::protocol::turn::{
     TurnSteerResponse,
 };
 
-use crate::core::{PreparedInput, SettingsOverrides, TurnOptions};
+use crate::core::{PreparedInput, SettingsOverrides, ThreadId, TurnId, TurnOptions};
 
 use super::super::context::ServerContext;
 use super::super::convert;
@@ -22,7 +22,7 @@ pub(crate) async fn turn_start(
     params: TurnStartParams,
 ) -> Reply<TurnStartResponse> {
     let started = async {
-        let thread = context.threads.get(&params.thread_id)?;
+        let thread = context.threads.get(&ThreadId::parse(&params.thread_id)?)?;
         super::params::check_model_param(params.model.as_deref())?;
         let cwd = match &params.cwd {
             Some(cwd) => cwd.into(),
@@ -49,7 +49,7 @@ pub(crate) async fn turn_start(
     match started {
         Ok(started) => {
             let response = TurnStartResponse {
-                turn: in_progress_turn(started.turn_id.clone(), None),
+                turn: in_progress_turn(started.turn_id.to_string(), None),
             };
             Reply::then(
                 response,
@@ -97,21 +97,23 @@ pub(crate) async fn turn_steer(
     context: &ServerContext,
     params: TurnSteerParams,
 ) -> Result<TurnSteerResponse, HandlerError> {
-    let thread = context.threads.get(&params.thread_id)?;
+    let thread = context.threads.get(&ThreadId::parse(&params.thread_id)?)?;
     let input = prepare_input(&params.input, &thread.settings().cwd).await?;
     let turn_id = thread.steer(
-        &params.expected_turn_id,
+        &TurnId::from(params.expected_turn_id),
         input,
         params.client_user_message_id,
     )?;
-    Ok(TurnSteerResponse { turn_id })
+    Ok(TurnSteerResponse {
+        turn_id: turn_id.into_string(),
+    })
 }
 
 pub(crate) fn turn_interrupt(
     context: &ServerContext,
     params: TurnInterruptParams,
 ) -> Result<EmptyResponse, HandlerError> {
-    let thread = context.threads.get(&params.thread_id)?;
-    thread.interrupt(&params.turn_id)?;
+    let thread = context.threads.get(&ThreadId::parse(&params.thread_id)?)?;
+    thread.interrupt(&TurnId::from(params.turn_id))?;
     Ok(EmptyResponse {})
 }

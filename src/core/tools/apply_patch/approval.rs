@@ -4,11 +4,12 @@ use super::super::super::approval::{
     await_reply, ClientReply, ClientRequest, ClientRequestKind, CommandDecision,
 };
 use super::super::super::event::EventMsg;
+use super::super::super::ids::ItemId;
 use super::super::handle::TurnHandle;
 
 /// `Some(None)` to apply, `Some(Some(text))` when declined (the text goes to the model), `None`
 /// when the turn ended first.
-pub(crate) async fn ask(turn: &TurnHandle, item_id: &str) -> Option<Option<String>> {
+pub(crate) async fn ask(turn: &TurnHandle, item_id: &ItemId) -> Option<Option<String>> {
     let waiting = |waiting| EventMsg::WaitingOnApproval {
         turn_id: turn.turn_id.clone(),
         waiting,
@@ -17,7 +18,7 @@ pub(crate) async fn ask(turn: &TurnHandle, item_id: &str) -> Option<Option<Strin
     let (request, reply_rx) = ClientRequest::new(
         turn.turn_id.clone(),
         ClientRequestKind::FileChangeApproval {
-            item_id: item_id.to_string(),
+            item_id: item_id.clone(),
             reason: None,
         },
     );

@@ -7,6 +7,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::super::super::event::EventMsg;
+use super::super::super::ids::ItemId;
 use super::super::super::items::{FileChangeEntry, FileChangeKind, ToolItemStatus, TurnItem};
 use super::super::super::models::ApplyPatchForm;
 use super::super::super::sandboxing::CommandSandbox;
@@ -245,7 +246,7 @@ async fn emit_item(turn: &TurnHandle, item: TurnItem, completed: bool) {
 /// user.
 pub(crate) async fn run(
     turn: &TurnHandle,
-    call_id: String,
+    call_id: ItemId,
     custom: bool,
     input: &str,
     dir: Option<&Path>,

@@ -12,6 +12,7 @@
 use crate::core::tools::apply_patch::{self, parser::PatchStream};
 use crate::wire::ResponseItem;
 
+use super::super::super::ids::ItemId;
 use crate::core::text::AssistantTextParser;
 
 /// A provider event that breaks the stream's ownership rules.
@@ -61,7 +62,7 @@ pub(crate) enum ActiveKind {
 #[derive(Debug)]
 pub(crate) struct ActiveItem {
     /// The id every event for this item carries (the provider's, or one we assigned).
-    pub id: String,
+    pub id: ItemId,
     /// The id the provider used, which `reasoning_summary_text.done` refers to.
     pub provider_id: Option<String>,
     pub kind: ActiveKind,
@@ -81,8 +82,8 @@ impl ActiveItemSlot {
         match self.item.replace(item) {
             None => Ok(()),
             Some(previous) => Err(ProtocolError::OverlappingItems {
-                open: previous.id,
-                new,
+                open: previous.id.into_string(),
+                new: new.into_string(),
             }),
         }
     }
@@ -120,7 +121,7 @@ impl ActiveItemSlot {
                 return Err(ProtocolError::OrphanDelta {
                     event: EVENT,
                     named: item_id.to_string(),
-                    open: open.id.clone(),
+                    open: open.id.to_string(),
                 });
             }
         }
@@ -150,7 +151,7 @@ impl ActiveItemSlot {
             Some(item) if is_kind(&item.kind) => Ok(item),
             Some(item) => Err(ProtocolError::WrongItemKind {
                 event,
-                item: item.id.clone(),
+                item: item.id.to_string(),
                 expected,
             }),
         }
@@ -164,7 +165,7 @@ impl ActiveItemSlot {
 /// only (events, turn items), never in history. History is sent back upstream, and a provider
 /// rejects ids it did not issue (`store: false` keeps nothing to match them against, and ids
 /// are checked against the item type's prefix).
-pub(crate) fn client_item_id(item: &ResponseItem, active: Option<&ActiveItem>) -> Option<String> {
+pub(crate) fn client_item_id(item: &ResponseItem, active: Option<&ActiveItem>) -> Option<ItemId> {
     let carries_id = matches!(
         item,
         ResponseItem::Message { .. }
@@ -177,7 +178,7 @@ pub(crate) fn client_item_id(item: &ResponseItem, active: Option<&ActiveItem>) -
         return None;
     }
     if let Some(provider_id) = item.id() {
-        return Some(provider_id.to_string());
+        return Some(ItemId::from(provider_id));
     }
     let same_kind_active = active.filter(|active| {
         matches!(
@@ -191,7 +192,7 @@ pub(crate) fn client_item_id(item: &ResponseItem, active: Option<&ActiveItem>) -
     Some(
         same_kind_active
             .map(|active| active.id.clone())
-            .unwrap_or_else(new_item_id),
+            .unwrap_or_else(ItemId::new_for_unnamed_output),
     )
 }
 
@@ -223,16 +224,12 @@ pub(crate) fn forget_legacy_assigned_id(mut item: ResponseItem) -> ResponseItem 
     item
 }
 
-pub(crate) fn new_item_id() -> String {
-    format!("item_{}", uuid::Uuid::now_v7().simple())
-}
-
 /// The streamed input of the custom tool call being generated. Created when its item is added;
 /// a delta naming another call is dropped (two calls' inputs must never be spliced together);
 /// a function-call item replaces it with nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ToolInputStream {
-    pub call_id: String,
+    pub call_id: ItemId,
     pub tool: String,
     pub input: String,
     /// For `apply_patch`: the patch parsed so far, shown to the client as it grows.
@@ -240,7 +237,7 @@ pub(crate) struct ToolInputStream {
 }
 
 impl ToolInputStream {
-    pub(crate) fn new(call_id: String, tool: String) -> ToolInputStream {
+    pub(crate) fn new(call_id: ItemId, tool: String) -> ToolInputStream {
         ToolInputStream {
             call_id,
             patch: (tool == apply_patch::tool::TOOL_NAME).then(Box::default),
@@ -252,7 +249,7 @@ impl ToolInputStream {
     /// Appends a delta (nothing when it names another call); true when the streamed patch
     /// parsed so far changed.
     pub(crate) fn consume(&mut self, call_id: Option<&str>, delta: &str) -> bool {
-        if call_id.is_some_and(|call_id| call_id != self.call_id) {
+        if call_id.is_some_and(|call_id| self.call_id != call_id) {
             tracing::debug!(active = %self.call_id, ?call_id, "tool input delta for another call dropped");
             return false;
         }
@@ -270,7 +267,7 @@ mod tests {
 
     fn message(id: &str) -> ActiveItem {
         ActiveItem {
-            id: id.to_string(),
+            id: ItemId::from(id),
             provider_id: Some(id.to_string()),
             kind: ActiveKind::AgentMessage {
                 phase: None,
@@ -360,7 +357,9 @@ mod tests {
             encrypted_content: None,
         };
         assert_eq!(
-            client_item_id(&done, Some(&active)).as_deref(),
+            client_item_id(&done, Some(&active))
+                .as_ref()
+                .map(ItemId::as_str),
             Some("item_assigned")
         );
         // The assigned id names the item for the client; the item itself stays without one.
@@ -375,7 +374,10 @@ mod tests {
             namespace: None,
             arguments: String::new(),
         };
-        assert_eq!(client_item_id(&with_id, None).as_deref(), Some("fc_1"));
+        assert_eq!(
+            client_item_id(&with_id, None).as_ref().map(ItemId::as_str),
+            Some("fc_1")
+        );
     }
 
     #[test]
@@ -386,7 +388,7 @@ mod tests {
             content: Vec::new(),
             phase: None,
         };
-        let legacy = new_item_id();
+        let legacy = ItemId::new_for_unnamed_output().into_string();
         assert_eq!(forget_legacy_assigned_id(message(&legacy)).id(), None);
         for kept in ["msg_1", "item_1", "item_0123456789ABCDEF0123456789abcdef"] {
             assert_eq!(forget_legacy_assigned_id(message(kept)).id(), Some(kept));

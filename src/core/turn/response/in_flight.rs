@@ -1,6 +1,7 @@
 //! The tools one response started, awaited in call order after its stream ended, on every way
 //! out (completed, failed or interrupted): no call is left in history without its output.
 
+use super::super::super::ids::ItemId;
 use std::collections::VecDeque;
 
 use tokio::task::JoinHandle;
@@ -12,7 +13,7 @@ use super::super::turn_context::TurnContext;
 /// A tool started by this response, awaited in call order after the stream.
 pub(crate) enum InFlightTool {
     Running {
-        call_id: String,
+        call_id: ItemId,
         handle: JoinHandle<Option<ToolOutput>>,
     },
     /// A call that could not run, answered at once.
@@ -40,7 +41,7 @@ pub(super) async fn drain(turn: &TurnContext, in_flight: &mut VecDeque<InFlightT
 }
 
 /// The output recorded for a call whose tool never produced one (interrupt, crash).
-fn aborted_output(call_id: String, why: &str) -> ToolOutput {
+fn aborted_output(call_id: ItemId, why: &str) -> ToolOutput {
     ToolOutput {
         call_id,
         custom: false,

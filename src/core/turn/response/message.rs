@@ -4,6 +4,7 @@
 //!
 //! Deltas are display only: nothing here writes history except the commit of the done item.
 
+use super::super::super::ids::ItemId;
 use crate::core::event::EventMsg;
 use crate::core::items::TurnItem;
 use crate::core::text::citation::parse_memory_citation;
@@ -131,7 +132,7 @@ pub(super) async fn commit_agent_message(
     turn: &TurnContext,
     state: &mut ResponseState,
     item: &ResponseItem,
-    id: String,
+    id: ItemId,
     phase: Option<String>,
     streamed: bool,
 ) {

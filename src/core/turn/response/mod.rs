@@ -24,6 +24,7 @@ mod reasoning;
 mod state;
 mod tool_calls;
 
+use super::super::ids::ItemId;
 use std::sync::atomic::Ordering;
 
 use crate::core::event::EventMsg;
@@ -112,7 +113,10 @@ async fn on_item_added(turn: &TurnContext, state: &mut ResponseState, item: Resp
     };
     let opened = match &item {
         ResponseItem::CustomToolCall { call_id, name, .. } => {
-            state.tool_input = Some(ToolInputStream::new(call_id.clone(), name.clone()));
+            state.tool_input = Some(ToolInputStream::new(
+                ItemId::from(call_id.clone()),
+                name.clone(),
+            ));
             None
         }
         ResponseItem::FunctionCall { .. } => {
@@ -147,7 +151,7 @@ async fn on_item_added(turn: &TurnContext, state: &mut ResponseState, item: Resp
 /// The streaming state for an item that shows deltas to the client, if it is one.
 fn streaming_item(
     item: &ResponseItem,
-    id: String,
+    id: ItemId,
     provider_id: Option<String>,
     plan_mode: bool,
 ) -> Option<ActiveItem> {
@@ -170,6 +174,21 @@ fn streaming_item(
     })
 }
 
+/// The client id of a completed message or reasoning item, and whether its text already
+/// streamed to the client under that id (then the item completes, it does not start again).
+fn shown_id(item: &ResponseItem, active: Option<&ActiveItem>) -> (ItemId, bool) {
+    // Messages and reasoning items always get an id; the fallback only keeps this total.
+    let id = client_item_id(item, active).unwrap_or_else(ItemId::new_for_unnamed_output);
+    let streamed = active.is_some_and(|active| {
+        active.id == id
+            && matches!(
+                &active.kind,
+                ActiveKind::Reasoning | ActiveKind::AgentMessage { started: true, .. }
+            )
+    });
+    (id, streamed)
+}
+
 /// `output_item.done`: closes the active item (flushing its parser) and commits the complete
 /// item by its kind; items the client is not shown go to history only.
 async fn on_item_done(turn: &TurnContext, state: &mut ResponseState, item: ResponseItem) {
@@ -178,20 +197,14 @@ async fn on_item_done(turn: &TurnContext, state: &mut ResponseState, item: Respo
     if let Some(active) = active.as_mut() {
         message::flush_active_text(turn, active, &mut state.plan).await;
     }
-    let id = client_item_id(&item, active.as_ref()).unwrap_or_default();
-    let streamed = active.as_ref().is_some_and(|active| {
-        active.id == id
-            && matches!(
-                &active.kind,
-                ActiveKind::Reasoning | ActiveKind::AgentMessage { started: true, .. }
-            )
-    });
     match &item {
         ResponseItem::Message { role, phase, .. } if role == "assistant" => {
+            let (id, streamed) = shown_id(&item, active.as_ref());
             let phase = phase.clone();
             message::commit_agent_message(turn, state, &item, id, phase, streamed).await;
         }
         ResponseItem::Reasoning { .. } => {
+            let (id, streamed) = shown_id(&item, active.as_ref());
             reasoning::commit_reasoning(turn, state, item, id, streamed).await
         }
         ResponseItem::FunctionCall { .. } | ResponseItem::CustomToolCall { .. } => {

@@ -1,6 +1,7 @@
 //! Plan mode: the turn's plan item, opened by the first `<proposed_plan>` in the model's text,
 //! fed its deltas, and completed once with the plan's complete text.
 
+use super::super::super::ids::ItemId;
 use crate::core::event::EventMsg;
 use crate::core::items::TurnItem;
 
@@ -10,7 +11,7 @@ use super::announce::{emit_completed, emit_started};
 /// Plan mode: the turn's plan item, opened by the first `<proposed_plan>` and completed once.
 #[derive(Debug)]
 pub(crate) struct PlanItemState {
-    pub id: String,
+    pub id: ItemId,
     pub started: bool,
     pub completed: bool,
 }

@@ -2,6 +2,7 @@
 //! whole finished parts), raw reasoning deltas when the thread shows them, and the complete
 //! item, which is what history keeps.
 
+use super::super::super::ids::ItemId;
 use crate::core::event::EventMsg;
 use crate::core::items::TurnItem;
 use crate::wire::item::ReasoningContent;
@@ -12,7 +13,7 @@ use super::announce::{emit_completed, emit_started, warn_protocol_error};
 use super::state::ResponseState;
 
 /// `output_item.added` for a reasoning item: it starts with nothing in it.
-pub(super) async fn start_reasoning(turn: &TurnContext, id: String) {
+pub(super) async fn start_reasoning(turn: &TurnContext, id: ItemId) {
     emit_started(
         turn,
         TurnItem::Reasoning {
@@ -97,7 +98,7 @@ pub(super) async fn on_summary_done(
         tracing::debug!(%item_id, "summary for an item that is no longer active dropped");
         return;
     };
-    let refers_to_active = active.provider_id.as_deref().unwrap_or(&active.id) == item_id;
+    let refers_to_active = active.provider_id.as_deref().unwrap_or(active.id.as_str()) == item_id;
     if !refers_to_active {
         tracing::debug!(%item_id, active = %active.id, "stale reasoning summary dropped");
         return;
@@ -149,7 +150,7 @@ pub(super) async fn commit_reasoning(
     turn: &TurnContext,
     state: &ResponseState,
     item: ResponseItem,
-    id: String,
+    id: ItemId,
     streamed: bool,
 ) {
     let completed = reasoning_item(&item, id, state.show_raw_reasoning);
@@ -162,7 +163,7 @@ pub(super) async fn commit_reasoning(
 
 /// The client's view of a complete reasoning item: one string per summary part, and the raw
 /// parts only when raw reasoning is shown.
-fn reasoning_item(item: &ResponseItem, id: String, show_raw: bool) -> TurnItem {
+fn reasoning_item(item: &ResponseItem, id: ItemId, show_raw: bool) -> TurnItem {
     let ResponseItem::Reasoning {
         summary, content, ..
     } = item

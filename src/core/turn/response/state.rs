@@ -4,6 +4,7 @@
 //! arrive; the sampling loop creates the state, feeds it events (see [`super::on_event`]) and
 //! reads the outcome through the methods below.
 
+use super::super::super::ids::ItemId;
 use std::collections::VecDeque;
 
 use crate::core::items::TurnItem;
@@ -44,7 +45,7 @@ impl ResponseState {
         ResponseState {
             plan_mode: settings.plan_mode,
             plan: settings.plan_mode.then(|| PlanItemState {
-                id: format!("{}-plan", turn.turn_id),
+                id: ItemId::plan_of(&turn.turn_id),
                 started: false,
                 completed: false,
             }),

@@ -42,7 +42,7 @@ pub(super) async fn commit_tool_call(
     match routed {
         Routed::Run(call) => {
             state.needs_follow_up = true;
-            let call_id = call.call_id().to_string();
+            let call_id = call.call_id().clone();
             let handle = turn
                 .thread
                 .tasks

@@ -1,0 +1,136 @@
+//! The ids core hands out and carries: [`ThreadId`], [`TurnId`] and [`ItemId`].
+//!
+//! Each is its own type so a turn id can never be passed where an item id is meant; none
+//! converts into another. They serialize as the bare string (`#[serde(transparent)]`), so the
+//! rollout and the items core stores read exactly as they would with plain strings. Strings
+//! become ids only at the edges: the server converting protocol params, core reading the
+//! provider's items (whose call ids name tool items) and the rollout it resumes from.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::CoreError;
+
+/// The parts every id shares: the string it wraps, shown as is.
+macro_rules! string_id {
+    ($name:ident) => {
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+/// Ids that need no validation: any string the provider, the client or an older rollout used
+/// is kept as it was given.
+macro_rules! unchecked_string_id {
+    ($name:ident) => {
+        string_id!($name);
+
+        impl From<String> for $name {
+            fn from(raw: String) -> $name {
+                $name(raw)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(raw: &str) -> $name {
+                $name(raw.to_string())
+            }
+        }
+
+        /// Matches a raw id as it arrives, e.g. the item a provider's delta names, without
+        /// making an id of it first.
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+    };
+}
+
+/// A thread id: a UUID (v7 for threads we create), kept as its canonical string. Only
+/// [`ThreadId::new`] and [`ThreadId::parse`] make one, so every `ThreadId` is a valid UUID.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct ThreadId(String);
+
+string_id!(ThreadId);
+
+impl ThreadId {
+    pub fn new() -> ThreadId {
+        ThreadId(uuid::Uuid::now_v7().to_string())
+    }
+
+    /// Validates a client-given (or rollout-stored) id.
+    pub fn parse(raw: &str) -> Result<ThreadId, CoreError> {
+        uuid::Uuid::parse_str(raw)
+            .map(|uuid| ThreadId(uuid.to_string()))
+            .map_err(|error| CoreError::InvalidThreadId(error.to_string()))
+    }
+}
+
+impl Default for ThreadId {
+    fn default() -> ThreadId {
+        ThreadId::new()
+    }
+}
+
+/// A turn id: a UUID v7 for turns this process starts; whatever a rollout recorded for turns
+/// read back.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TurnId(String);
+
+unchecked_string_id!(TurnId);
+
+impl TurnId {
+    #[expect(
+        clippy::new_without_default,
+        reason = "a default turn id would be a fresh random one; making one must be explicit"
+    )]
+    pub fn new() -> TurnId {
+        TurnId(uuid::Uuid::now_v7().to_string())
+    }
+}
+
+/// An item id: the provider's id for a streamed item, the call id of a tool call (a tool
+/// item is named by its call), or one core made up for items it creates itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ItemId(String);
+
+unchecked_string_id!(ItemId);
+
+impl ItemId {
+    /// A fresh id (a UUID v7) for an item core creates: a user message, a compaction.
+    #[expect(
+        clippy::new_without_default,
+        reason = "a default item id would be a fresh random one; making one must be explicit"
+    )]
+    pub fn new() -> ItemId {
+        ItemId(uuid::Uuid::now_v7().to_string())
+    }
+
+    /// A fresh id for a streamed item the provider sent without one: `item_` and a simple
+    /// UUID v7. The shape is fixed: older rollouts stored such ids in history, and the turn
+    /// recognizes exactly this shape to drop them before replaying history to the provider.
+    pub fn new_for_unnamed_output() -> ItemId {
+        ItemId(format!("item_{}", uuid::Uuid::now_v7().simple()))
+    }
+
+    /// The plan item of a turn in plan mode: one per turn, `<turnId>-plan`.
+    pub fn plan_of(turn_id: &TurnId) -> ItemId {
+        ItemId(format!("{turn_id}-plan"))
+    }
+}
