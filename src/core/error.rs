@@ -4,6 +4,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::rollout::RolloutError;
 
+impl From<super::ids::InvalidThreadId> for CoreError {
+    fn from(error: super::ids::InvalidThreadId) -> CoreError {
+        CoreError::InvalidThreadId(error.to_string())
+    }
+}
+
 /// Errors of core operations requested by the server. Messages follow the reference's texts,
 /// which clients parse.
 #[derive(Debug, thiserror::Error)]

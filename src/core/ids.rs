@@ -8,8 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::CoreError;
-
 /// The parts every id shares: the string it wraps, shown as is.
 macro_rules! string_id {
     ($name:ident) => {
@@ -73,12 +71,19 @@ impl ThreadId {
     }
 
     /// Validates a client-given (or rollout-stored) id.
-    pub fn parse(raw: &str) -> Result<ThreadId, CoreError> {
+    pub fn parse(raw: &str) -> Result<ThreadId, InvalidThreadId> {
         uuid::Uuid::parse_str(raw)
             .map(|uuid| ThreadId(uuid.to_string()))
-            .map_err(|error| CoreError::InvalidThreadId(error.to_string()))
+            .map_err(|error| InvalidThreadId(error.to_string()))
     }
 }
+
+/// A string that is not a thread id (not a UUID), with the parser's reason. Its own type, not
+/// a [`super::error::CoreError`], so this file imports nothing of core's: core's errors import
+/// it (to convert), and the items the errors mention import these ids.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidThreadId(String);
 
 impl Default for ThreadId {
     fn default() -> ThreadId {

@@ -29,7 +29,7 @@ pub mod turn;
 pub use clock::{now_unix_millis, now_unix_seconds};
 pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};
-pub use ids::{ItemId, ThreadId, TurnId};
+pub use ids::{InvalidThreadId, ItemId, ThreadId, TurnId};
 pub use input::{LocalImageError, PreparedInput};
 pub use items::{
     FileChangeEntry, FileChangeKind, MemoryCitation, MemoryCitationEntry, ToolContent,

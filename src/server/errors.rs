@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use crate::config::ConfigError;
-use crate::core::CoreError;
+use crate::core::{CoreError, InvalidThreadId};
 use crate::protocol::jsonrpc::{
     ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
     SERVER_OVERLOADED,
@@ -26,6 +26,13 @@ pub(crate) enum HandlerError {
     InvalidParams(String),
     #[error("{0}")]
     Internal(String),
+}
+
+/// A thread id that is not one reads as core's `invalid thread id` error, whichever layer met it.
+impl From<InvalidThreadId> for HandlerError {
+    fn from(error: InvalidThreadId) -> HandlerError {
+        HandlerError::Core(CoreError::from(error))
+    }
 }
 
 pub(crate) fn handler_error(error: &HandlerError) -> ErrorObject {

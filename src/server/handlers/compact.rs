@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::core::ThreadId;
+use crate::core::{CoreError, ThreadId};
 use crate::protocol::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 
 use super::super::context::ServerContext;
@@ -15,6 +15,7 @@ pub(crate) fn thread_compact_start(
     params: ThreadCompactStartParams,
 ) -> Reply<ThreadCompactStartResponse> {
     match ThreadId::parse(&params.thread_id)
+        .map_err(CoreError::from)
         .and_then(|thread_id| context.threads.get(&thread_id))
         .and_then(|thread| thread.start_compaction())
     {
