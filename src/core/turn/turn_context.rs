@@ -1,6 +1,6 @@
 //! The turn as its own loop sees it: the handle its tools get plus the loop's state. Its own
-//! file so that the turn's parts (sampling, item events, compaction) share it without importing
-//! `turn/mod.rs`, which imports them.
+//! file so that the turn's parts (the loop, sampling, the response module, compaction) share it
+//! without importing one another.
 
 use std::sync::{Arc, Mutex};
 
