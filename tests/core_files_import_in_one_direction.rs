@@ -8,22 +8,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+#[path = "support/source_tree.rs"]
+mod source_tree;
+use source_tree::rust_files;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// The module path of a file relative to `src/`: `core/turn/mod.rs` is `["core", "turn"]`.
 fn module_path(relative: &str) -> Vec<String> {

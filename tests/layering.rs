@@ -3,8 +3,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
 
+#[path = "support/source_tree.rs"]
+mod source_tree;
+use source_tree::rust_files;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// (layer, the crate modules it may use). A layer may always use itself.
 const ALLOWED: &[(&str, &[&str])] = &[
@@ -24,20 +28,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("demo", &["mock_provider"]),
     ("exec", &["server", "protocol"]),
 ];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The top-level crate modules a source text refers to through `crate::`.
 fn crate_references(text: &str) -> BTreeSet<String> {

@@ -451,23 +451,35 @@ impl PendingInput {
 }
 
 #[cfg(test)]
+impl Thread {
+    /// A fresh thread for unit tests: test settings, an empty history, its events to `events_tx`
+    /// and its lines to `rollout` (none: an ephemeral thread).
+    pub(crate) fn for_tests(
+        rollout: Option<RolloutWriter>,
+        events_tx: mpsc::Sender<EventMsg>,
+    ) -> Thread {
+        Thread::new(
+            ThreadId::new(),
+            0,
+            rollout.is_none(),
+            None,
+            ThreadSettings::for_tests(),
+            Vec::new(),
+            rollout,
+            events_tx,
+            ModelClient::new().unwrap(),
+            CancellationToken::new(),
+        )
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     fn thread() -> Arc<Thread> {
         let (events_tx, _events_rx) = mpsc::channel(8);
-        Arc::new(Thread::new(
-            ThreadId::new(),
-            0,
-            true,
-            None,
-            ThreadSettings::for_tests(),
-            Vec::new(),
-            None,
-            events_tx,
-            ModelClient::new().unwrap(),
-            CancellationToken::new(),
-        ))
+        Arc::new(Thread::for_tests(None, events_tx))
     }
 
     fn text(text: &str) -> PreparedInput {

@@ -283,9 +283,6 @@ mod tests {
     use std::sync::Arc;
     use tokio_util::sync::CancellationToken;
 
-    use crate::client::ModelClient;
-    use crate::core::ids::ThreadId;
-    use crate::core::settings::ThreadSettings;
     use crate::core::thread::Thread;
     use crate::core::tools::handle::TurnHandle;
     use crate::rollout::RolloutWriter;
@@ -313,18 +310,7 @@ mod tests {
         };
         let rollout = RolloutWriter::open_append(full, None, entry).unwrap();
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(8);
-        let thread = Arc::new(Thread::new(
-            ThreadId::new(),
-            0,
-            false,
-            None,
-            ThreadSettings::for_tests(),
-            Vec::new(),
-            Some(rollout),
-            events_tx,
-            ModelClient::new().unwrap(),
-            CancellationToken::new(),
-        ));
+        let thread = Arc::new(Thread::for_tests(Some(rollout), events_tx));
         let turn = TurnContext {
             handle: TurnHandle::new(
                 "t".into(),
@@ -382,18 +368,7 @@ mod tests {
             CancellationToken::new(),
             events_tx.clone(),
             Some(rollout.clone()),
-            Arc::new(Thread::new(
-                ThreadId::new(),
-                0,
-                false,
-                None,
-                ThreadSettings::for_tests(),
-                Vec::new(),
-                None,
-                events_tx,
-                ModelClient::new().unwrap(),
-                CancellationToken::new(),
-            )),
+            Arc::new(Thread::for_tests(None, events_tx)),
         );
         let item = TurnItem::AgentMessage {
             id: "msg".into(),
