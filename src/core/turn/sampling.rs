@@ -184,7 +184,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
 }
 
 /// Reads events until `completed`, an error or an interrupt. The stream is dropped on return,
-/// which cancels its mapper task and frees the connection.
+/// which closes the connection.
 async fn consume_stream(
     turn: &TurnContext,
     state: &mut ResponseState,
