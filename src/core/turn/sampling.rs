@@ -149,6 +149,8 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
             stream.map_err(SamplingError::Client)?
         }
     };
+    // The request (tool specs, a copy of the history) is sent: free it before the stream runs.
+    drop((request, context, provider));
     let mut state = ResponseState::new(turn, settings);
     let outcome = consume_stream(turn, &mut state, stream).await;
     drain_in_flight(turn, &mut state).await;
