@@ -308,22 +308,36 @@ fn write_agent_message_delta(
     emitted_at_ms: i64,
     out: &mut Vec<u8>,
 ) -> Result<(), serde_json::Error> {
-    out.extend_from_slice(b"{\"jsonrpc\":");
-    serde_json::to_writer(&mut *out, JSONRPC_VERSION)?;
-    out.extend_from_slice(b",\"method\":");
-    serde_json::to_writer(&mut *out, AGENT_MESSAGE_DELTA_METHOD)?;
-    out.extend_from_slice(b",\"params\":{\"threadId\":");
-    // Strings go through serde_json's own escaping, so they are spelled as everywhere else.
-    serde_json::to_writer(&mut *out, delta.thread_id)?;
+    out.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"item/agentMessage/delta\",\"params\":{\"threadId\":",
+    );
+    write_json_str(delta.thread_id, out)?;
     out.extend_from_slice(b",\"turnId\":");
-    serde_json::to_writer(&mut *out, delta.turn_id)?;
+    write_json_str(delta.turn_id, out)?;
     out.extend_from_slice(b",\"itemId\":");
-    serde_json::to_writer(&mut *out, delta.item_id)?;
+    write_json_str(delta.item_id, out)?;
     out.extend_from_slice(b",\"delta\":");
-    serde_json::to_writer(&mut *out, delta.delta)?;
+    write_json_str(delta.delta, out)?;
     out.extend_from_slice(b"},\"emittedAtMs\":");
     serde_json::to_writer(&mut *out, &emitted_at_ms)?;
     out.push(b'}');
+    Ok(())
+}
+
+/// `value` as a JSON string. Ids and most deltas contain nothing JSON escapes (control
+/// characters, `"`, `\\`): those are copied as they are, after one branch-free scan; the others
+/// go through serde_json's escaping, so every string is spelled as everywhere else.
+fn write_json_str(value: &str, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    let needs_escape = value.bytes().fold(false, |any, b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if needs_escape {
+        return serde_json::to_writer(&mut *out, value);
+    }
+    out.reserve(value.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(value.as_bytes());
+    out.push(b'"');
     Ok(())
 }
 
