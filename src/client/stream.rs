@@ -15,12 +15,13 @@
 //! held back by the transport's own flow control (TCP window, HTTP/2 or WebSocket buffers).
 //!
 //! Cancellation is ownership: dropping the `ResponseStream` drops the decoder and the transport
-//! with it, which closes the connection to the provider, at once and on the dropping task. Both
-//! waits inside `next` keep their state in the decoder, so dropping a pending `next` (a `select!`
-//! that lost) loses no event.
+//! with it, which closes the connection to the provider, at once and on the dropping task. The
+//! wait for input lives in the stream, not in `next`'s future, so dropping a pending `next` (a
+//! `select!` that lost) loses no event and leaves the wait where it was.
 
-use std::future::Future;
 use std::pin::Pin;
+
+use futures::{Stream, StreamExt};
 
 use crate::wire::{ResponseEvent, ResponseEventSource, StreamError};
 
@@ -33,30 +34,29 @@ pub struct StreamDiagnostics {
     pub request_id: Option<String>,
 }
 
-/// A future of the next event, borrowing its source.
-type NextEvent<'a> =
-    Pin<Box<dyn Future<Output = Option<Result<ResponseEvent, StreamError>>> + Send + 'a>>;
+/// The decoded events of one source, boxed once so one `ResponseStream` type serves every
+/// transport. The wait for the next event lives inside this stream, not in the caller's future:
+/// no allocation per wait, and a dropped `next` leaves the wait where it was.
+type DecodedEvents = Pin<Box<dyn Stream<Item = Result<ResponseEvent, StreamError>> + Send>>;
 
-/// [`ResponseEventSource`] with its waiting future boxed, so one `ResponseStream` type serves
-/// every transport. The box is paid once per wait for input, not per event: events the bytes
-/// already decide come from [`ErasedSource::next_buffered`] without one.
-trait ErasedSource: Send {
-    fn next_waiting(&mut self) -> NextEvent<'_>;
-    fn next_buffered(&mut self) -> Option<Result<ResponseEvent, StreamError>>;
-}
-
-impl<S: ResponseEventSource + Send> ErasedSource for S {
-    fn next_waiting(&mut self) -> NextEvent<'_> {
-        Box::pin(self.next_event())
-    }
-
-    fn next_buffered(&mut self) -> Option<Result<ResponseEvent, StreamError>> {
-        self.next_buffered_event()
-    }
+fn decoded_events<S>(source: S) -> DecodedEvents
+where
+    S: ResponseEventSource + Send + 'static,
+{
+    let events = futures::stream::unfold(source, |mut source| async move {
+        // An event the bytes already received decide needs no wait.
+        let next = match source.next_buffered_event() {
+            Some(next) => next,
+            None => source.next_event().await?,
+        };
+        Some((next, source))
+    });
+    // Fused: once the source has ended, `next` keeps answering `None`.
+    Box::pin(events.fuse())
 }
 
 pub struct ResponseStream {
-    source: Box<dyn ErasedSource>,
+    events: DecodedEvents,
     /// Events read from the response headers, handed out before the first decoded event.
     header_events: std::vec::IntoIter<ResponseEvent>,
     /// `output_item.done` items seen so far, for the logs.
@@ -77,7 +77,7 @@ impl ResponseStream {
         S: ResponseEventSource + Send + 'static,
     {
         ResponseStream {
-            source: Box::new(source),
+            events: decoded_events(source),
             header_events: header_events.into_iter(),
             completed_items: 0,
             ended: false,
@@ -92,10 +92,7 @@ impl ResponseStream {
         if let Some(event) = self.header_events.next() {
             return Some(Ok(event));
         }
-        let next = match self.source.next_buffered() {
-            Some(next) => next,
-            None => self.source.next_waiting().await?,
-        };
+        let next = self.events.next().await?;
         Some(self.observe(next))
     }
 
