@@ -38,11 +38,18 @@ async fn sse_and_websocket_yield_the_same_events_with_header_events_first() {
             .await
             .unwrap_or_else(|error| panic!("{wire_api:?}: {error}"));
         assert_eq!(stream.request_id(), Some("req_full"), "{wire_api:?}");
-        assert_eq!(collect(&mut stream).await, expected, "{wire_api:?}");
+        let events = collect(&mut stream).await;
+        assert_eq!(events, expected, "{wire_api:?}");
         assert_eq!(context.turn_state.get().as_deref(), Some("ts_full"));
-        let last = stream.take_last_response().expect("no last response");
-        assert_eq!(last.response_id, "resp_full");
-        assert_eq!(last.items.len(), 6, "every output_item.done item is kept");
+        let done = events
+            .iter()
+            .filter(|event| matches!(event, Ok(ResponseEvent::OutputItemDone(_))))
+            .count();
+        assert_eq!(done, 6, "every output_item.done item reaches the consumer");
+        assert!(
+            matches!(events.last(), Some(Ok(ResponseEvent::Completed { response_id, .. })) if response_id == "resp_full"),
+            "completed, with the response id, ends the stream"
+        );
     }
 }
 

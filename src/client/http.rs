@@ -75,7 +75,7 @@ pub(super) async fn open_sse_stream(
         provider: provider.display_name().to_string(),
         request_id: facts.request_id,
     };
-    Ok(ResponseStream::spawn(source, facts.events, diagnostics))
+    Ok(ResponseStream::new(source, facts.events, diagnostics))
 }
 
 /// At most `limit` bytes of the body, decoded lossily (a cut character becomes U+FFFD). A body

@@ -2,9 +2,8 @@
 //! HTTP (SSE) and WebSocket transports, and the [`stream::ResponseStream`] handed to the turn loop.
 //!
 //! Retries and 401 recovery happen only before a stream exists; once bytes have flowed, errors go
-//! up to the turn, which decides whether to re-sample. A stream is two tasks (decoder, mapper)
-//! joined by bounded channels; dropping the `ResponseStream` cancels both, which drops the
-//! connection to the provider.
+//! up to the turn, which decides whether to re-sample. A stream decodes in its consumer's poll
+//! (no task, no channel); dropping the `ResponseStream` drops the connection to the provider.
 //!
 //! Imports only `wire/` from the crate.
 
@@ -26,5 +25,5 @@ pub use error::ClientError;
 pub use headers::TurnState;
 pub use provider::{ProviderInfo, WireApi};
 pub use request_context::RequestContext;
-pub use stream::{LastResponse, ResponseStream};
+pub use stream::ResponseStream;
 pub use transport::ModelClient;

@@ -59,7 +59,7 @@ pub(super) async fn open_websocket_stream(
         provider: provider.display_name().to_string(),
         request_id: facts.request_id,
     };
-    Ok(ResponseStream::spawn(source, facts.events, diagnostics))
+    Ok(ResponseStream::new(source, facts.events, diagnostics))
 }
 
 /// `{base_url}/responses` with the provider's query parameters, `http` → `ws`, `https` → `wss`.

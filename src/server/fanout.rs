@@ -16,8 +16,9 @@ use crate::protocol::notification::{
 use crate::protocol::thread::ThreadStatus;
 
 use super::context::ServerContext;
+use super::outgoing::AgentMessageDelta;
 use super::outgoing::OutputClosed;
-use super::projection::{agent_message_delta, ThreadProjection, AGENT_MESSAGE_DELTA_METHOD};
+use super::projection::ThreadProjection;
 
 /// Most core events projected per round: bounds the notifications one round encodes.
 const EVENTS_PER_ROUND: usize = 64;
@@ -117,18 +118,15 @@ impl ProjectionTask {
             // Most of a turn's traffic: encoded from the event's fields, without building the
             // notification (the projection has no state to update for a delta).
             if self.is_subscribed() {
-                let notification = agent_message_delta(
-                    self.thread_id.as_str(),
-                    turn_id.as_str(),
-                    item_id.as_str(),
+                let delta = AgentMessageDelta {
+                    thread_id: self.thread_id.as_str(),
+                    turn_id: turn_id.as_str(),
+                    item_id: item_id.as_str(),
                     delta,
-                );
-                self.context.outgoing.encode_notification_as(
-                    AGENT_MESSAGE_DELTA_METHOD,
-                    &notification,
-                    now_ms,
-                    &mut self.lines,
-                );
+                };
+                self.context
+                    .outgoing
+                    .encode_agent_message_delta(delta, now_ms, &mut self.lines);
             }
         } else {
             for notification in self.projection.project(event) {

@@ -175,6 +175,25 @@ impl OutgoingSender {
         }
     }
 
+    /// Appends one `item/agentMessage/delta` line to `lines`, unless the client opted out of it.
+    /// Deltas are most of a turn's traffic: the line is written from the event's borrowed fields
+    /// with no notification value, no envelope and no `flatten` round-trip, byte for byte what
+    /// [`OutgoingSender::encode_notification`] writes for the same notification (a test in
+    /// `projection.rs` holds them equal).
+    pub(crate) fn encode_agent_message_delta(
+        &self,
+        delta: AgentMessageDelta<'_>,
+        emitted_at_ms: i64,
+        lines: &mut Vec<u8>,
+    ) {
+        if self.is_opted_out(AGENT_MESSAGE_DELTA_METHOD) {
+            return;
+        }
+        if let Err(error) = encode_agent_message_delta_line(&delta, emitted_at_ms, lines) {
+            tracing::error!(%error, "outgoing notification could not be serialized");
+        }
+    }
+
     /// Queues complete lines (each ending in `\n`) as one message; nothing to do when empty.
     pub(crate) async fn send_lines(&self, lines: Vec<u8>) -> Result<(), OutputClosed> {
         self.send_bytes(Bytes::from(lines)).await
@@ -234,6 +253,12 @@ pub(crate) fn encode_line_into<T: Serialize>(
         out.truncate(start);
         return Err(error);
     }
+    finish_line(out, start);
+    Ok(())
+}
+
+/// Escapes U+2028 and U+2029 in the line that begins at `start` and ends it with `\n`.
+fn finish_line(out: &mut Vec<u8>, start: usize) {
     // `contains` on bytes is a word-at-a-time search, so the common line without any U+2000..
     // character costs one fast scan; the exact check runs only when 0xE2 occurs.
     let line = &out[start..];
@@ -247,6 +272,72 @@ pub(crate) fn encode_line_into<T: Serialize>(
         out.extend_from_slice(&escaped);
     }
     out.push(b'\n');
+}
+
+/// The method of an agent message delta notification.
+pub(crate) const AGENT_MESSAGE_DELTA_METHOD: &str = "item/agentMessage/delta";
+
+/// The fields of an `item/agentMessage/delta` notification, borrowed from core's event.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AgentMessageDelta<'a> {
+    pub thread_id: &'a str,
+    pub turn_id: &'a str,
+    pub item_id: &'a str,
+    pub delta: &'a str,
+}
+
+/// Writes the delta's notification line into `out` (see
+/// [`OutgoingSender::encode_agent_message_delta`]). On error `out` is left as it was.
+pub(crate) fn encode_agent_message_delta_line(
+    delta: &AgentMessageDelta<'_>,
+    emitted_at_ms: i64,
+    out: &mut Vec<u8>,
+) -> Result<(), serde_json::Error> {
+    let start = out.len();
+    let written = write_agent_message_delta(delta, emitted_at_ms, out);
+    if written.is_err() {
+        out.truncate(start);
+        return written;
+    }
+    finish_line(out, start);
+    Ok(())
+}
+
+fn write_agent_message_delta(
+    delta: &AgentMessageDelta<'_>,
+    emitted_at_ms: i64,
+    out: &mut Vec<u8>,
+) -> Result<(), serde_json::Error> {
+    out.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"item/agentMessage/delta\",\"params\":{\"threadId\":",
+    );
+    write_json_str(delta.thread_id, out)?;
+    out.extend_from_slice(b",\"turnId\":");
+    write_json_str(delta.turn_id, out)?;
+    out.extend_from_slice(b",\"itemId\":");
+    write_json_str(delta.item_id, out)?;
+    out.extend_from_slice(b",\"delta\":");
+    write_json_str(delta.delta, out)?;
+    out.extend_from_slice(b"},\"emittedAtMs\":");
+    serde_json::to_writer(&mut *out, &emitted_at_ms)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// `value` as a JSON string. Ids and most deltas contain nothing JSON escapes (control
+/// characters, `"`, `\\`): those are copied as they are, after one branch-free scan; the others
+/// go through serde_json's escaping, so every string is spelled as everywhere else.
+fn write_json_str(value: &str, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    let needs_escape = value.bytes().fold(false, |any, b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if needs_escape {
+        return serde_json::to_writer(&mut *out, value);
+    }
+    out.reserve(value.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(value.as_bytes());
+    out.push(b'"');
     Ok(())
 }
 

@@ -21,44 +21,6 @@ use crate::protocol::turn::{Turn, TurnPlanUpdatedNotification};
 use super::convert;
 use super::turn_builder::{ItemsView, TurnBuilder};
 
-/// The method of [`agent_message_delta`]'s notification.
-pub(crate) const AGENT_MESSAGE_DELTA_METHOD: &str = "item/agentMessage/delta";
-
-/// `item/agentMessage/delta` with borrowed fields: serializes exactly as
-/// `ServerNotification::AgentMessageDelta` does (a test holds them equal), but costs no
-/// allocation. Deltas are most of a turn's traffic, and the projection task encodes them from
-/// core's event directly.
-#[derive(serde::Serialize)]
-#[serde(tag = "method", content = "params")]
-pub(crate) enum BorrowedDelta<'a> {
-    #[serde(rename = "item/agentMessage/delta")]
-    AgentMessage(BorrowedItemDelta<'a>),
-}
-
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct BorrowedItemDelta<'a> {
-    pub(crate) thread_id: &'a str,
-    pub(crate) turn_id: &'a str,
-    pub(crate) item_id: &'a str,
-    pub(crate) delta: &'a str,
-}
-
-/// The notification for an agent message delta of `thread_id`.
-pub(crate) fn agent_message_delta<'a>(
-    thread_id: &'a str,
-    turn_id: &'a str,
-    item_id: &'a str,
-    delta: &'a str,
-) -> BorrowedDelta<'a> {
-    BorrowedDelta::AgentMessage(BorrowedItemDelta {
-        thread_id,
-        turn_id,
-        item_id,
-        delta,
-    })
-}
-
 /// Per-thread projection state: when each completed item of the running turn started and
 /// completed, for `turn/completed`'s summary items. Every time is core's stamp from the item's
 /// events, the same one the item's rollout line stores, so an item reads the same live and
@@ -447,21 +409,45 @@ mod tests {
             .collect()
     }
 
+    /// The hand-written delta line is what the generic envelope encoding writes for the
+    /// projected notification, for strings that need every kind of escaping.
     #[test]
-    fn the_borrowed_delta_encodes_exactly_as_the_projected_notification() {
-        let mut projection = ThreadProjection::new("th_1".into());
-        let event = EventMsg::AgentMessageDelta {
-            turn_id: "tu_1".into(),
-            item_id: "msg_1".into(),
-            delta: "a \"quoted\" \u{2028} delta".into(),
+    fn the_fast_delta_line_encodes_exactly_as_the_projected_notification() {
+        use crate::server::outgoing::{
+            encode_agent_message_delta_line, AgentMessageDelta, AGENT_MESSAGE_DELTA_METHOD,
         };
-        let projected = projection.project(event);
-        assert_eq!(projected.len(), 1);
-        let envelope = |n: &dyn erased::Encode| n.encode_line();
-        let expected = envelope(&projected[0]);
-        let borrowed = agent_message_delta("th_1", "tu_1", "msg_1", "a \"quoted\" \u{2028} delta");
-        assert_eq!(envelope(&borrowed), expected);
-        assert_eq!(projected[0].method(), AGENT_MESSAGE_DELTA_METHOD);
+        let deltas = [
+            "plain",
+            "a \"quoted\" \u{2028} delta \u{2029}",
+            "back\\slash, tab\t, newline\n, nul\u{0}, bell\u{7}, del\u{7f}",
+            "unicode: é ✓ 😀",
+            "",
+        ];
+        for delta in deltas {
+            let mut projection = ThreadProjection::new("th_\"1".into());
+            let event = EventMsg::AgentMessageDelta {
+                turn_id: "tu_1".into(),
+                item_id: "msg\u{2028}1".into(),
+                delta: delta.into(),
+            };
+            let projected = projection.project(event);
+            assert_eq!(projected.len(), 1);
+            assert_eq!(projected[0].method(), AGENT_MESSAGE_DELTA_METHOD);
+            let expected = erased::Encode::encode_line(&projected[0]);
+            let mut fast = b"earlier line\n".to_vec();
+            let fields = AgentMessageDelta {
+                thread_id: "th_\"1",
+                turn_id: "tu_1",
+                item_id: "msg\u{2028}1",
+                delta,
+            };
+            encode_agent_message_delta_line(&fields, 7, &mut fast).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&fast[b"earlier line\n".len()..]),
+                String::from_utf8_lossy(&expected),
+                "delta {delta:?}"
+            );
+        }
     }
 
     /// Encodes a notification the way the outgoing queue does, for byte comparisons.

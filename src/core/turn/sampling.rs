@@ -81,6 +81,8 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
             stream.map_err(SamplingError::Client)?
         }
     };
+    // The request (tool specs, a copy of the history) is sent: free it before the stream runs.
+    drop((request, context, provider));
     let mut state = ResponseState::new(turn, settings);
     let outcome = consume_stream(turn, &mut state, stream).await;
     state.drain_tools(turn).await;
@@ -114,7 +116,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
 }
 
 /// Reads events until `completed`, an error or an interrupt. The stream is dropped on return,
-/// which cancels its mapper task and frees the connection.
+/// which closes the connection.
 async fn consume_stream(
     turn: &TurnContext,
     state: &mut ResponseState,
