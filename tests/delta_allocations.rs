@@ -67,8 +67,10 @@ static GLOBAL: Counting = Counting;
 
 const SHORT_TURN: usize = 2_000;
 const LONG_TURN: usize = 12_000;
-/// Heap allocations (reallocations included) one delta may cost the server.
-const MAX_ALLOCATIONS_PER_DELTA: f64 = 6.0;
+/// Heap allocations (reallocations included) one delta may cost the server. It measures about
+/// 2.8: the delta's text, the decoded event and its frame; the turn and item ids are shared
+/// strings, so cloning them into the event allocates nothing.
+const MAX_ALLOCATIONS_PER_DELTA: f64 = 4.0;
 
 /// Runs one turn of `deltas` deltas and returns the allocations the server made meanwhile.
 async fn counted_turn(client: &mut InMemory, thread_id: &str, deltas: usize) -> u64 {

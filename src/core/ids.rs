@@ -1,10 +1,12 @@
 //! The ids core hands out and carries: [`ThreadId`], [`TurnId`] and [`ItemId`].
 //!
 //! Each is its own type so a turn id can never be passed where an item id is meant; none
-//! converts into another. They serialize as the bare string (`#[serde(transparent)]`), so the
+//! converts into another. They serialize as the bare string, so the
 //! rollout and the items core stores read exactly as they would with plain strings. Strings
 //! become ids only at the edges: the server converting protocol params, core reading the
 //! provider's items (whose call ids name tool items) and the rollout it resumes from.
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +19,7 @@ macro_rules! string_id {
             }
 
             pub fn into_string(self) -> String {
-                self.0
+                self.0.to_string()
             }
         }
 
@@ -30,20 +32,38 @@ macro_rules! string_id {
 }
 
 /// Ids that need no validation: any string the provider, the client or an older rollout used
-/// is kept as it was given.
+/// is kept as it was given. They are shared strings (`Arc<str>`): every event of a turn carries
+/// the turn's id and most carry an item's, so a clone must not copy the text (a text delta
+/// would otherwise cost two allocations for its ids alone).
 macro_rules! unchecked_string_id {
     ($name:ident) => {
         string_id!($name);
 
         impl From<String> for $name {
             fn from(raw: String) -> $name {
-                $name(raw)
+                $name(Arc::from(raw))
             }
         }
 
         impl From<&str> for $name {
             fn from(raw: &str) -> $name {
-                $name(raw.to_string())
+                $name(Arc::from(raw))
+            }
+        }
+
+        // By hand rather than derived: serde serializes an `Arc` only with its `rc` feature,
+        // and the stored form must stay the bare string either way.
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> Result<$name, D::Error> {
+                String::deserialize(deserializer).map($name::from)
             }
         }
 
@@ -51,7 +71,7 @@ macro_rules! unchecked_string_id {
         /// making an id of it first.
         impl PartialEq<&str> for $name {
             fn eq(&self, other: &&str) -> bool {
-                self.0 == *other
+                &*self.0 == *other
             }
         }
     };
@@ -93,9 +113,8 @@ impl Default for ThreadId {
 
 /// A turn id: a UUID v7 for turns this process starts; whatever a rollout recorded for turns
 /// read back.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TurnId(String);
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TurnId(Arc<str>);
 
 unchecked_string_id!(TurnId);
 
@@ -105,15 +124,14 @@ impl TurnId {
         reason = "a default turn id would be a fresh random one; making one must be explicit"
     )]
     pub fn new() -> TurnId {
-        TurnId(uuid::Uuid::now_v7().to_string())
+        TurnId::from(uuid::Uuid::now_v7().to_string())
     }
 }
 
 /// An item id: the provider's id for a streamed item, the call id of a tool call (a tool
 /// item is named by its call), or one core made up for items it creates itself.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ItemId(String);
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ItemId(Arc<str>);
 
 unchecked_string_id!(ItemId);
 
@@ -124,18 +142,18 @@ impl ItemId {
         reason = "a default item id would be a fresh random one; making one must be explicit"
     )]
     pub fn new() -> ItemId {
-        ItemId(uuid::Uuid::now_v7().to_string())
+        ItemId::from(uuid::Uuid::now_v7().to_string())
     }
 
     /// A fresh id for a streamed item the provider sent without one: `item_` and a simple
     /// UUID v7. The shape is fixed: older rollouts stored such ids in history, and the turn
     /// recognizes exactly this shape to drop them before replaying history to the provider.
     pub fn new_for_unnamed_output() -> ItemId {
-        ItemId(format!("item_{}", uuid::Uuid::now_v7().simple()))
+        ItemId::from(format!("item_{}", uuid::Uuid::now_v7().simple()))
     }
 
     /// The plan item of a turn in plan mode: one per turn, `<turnId>-plan`.
     pub fn plan_of(turn_id: &TurnId) -> ItemId {
-        ItemId(format!("{turn_id}-plan"))
+        ItemId::from(format!("{turn_id}-plan"))
     }
 }
