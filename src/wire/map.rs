@@ -156,8 +156,18 @@ impl From<WireUsage> for TokenUsage {
 /// The end-of-stream marker some providers send; not JSON, not an event.
 const DONE_MARKER: &str = "[DONE]";
 
-/// Maps the data of one frame to what it means.
+/// Maps the data of one frame to what it means. Text deltas, most of a stream, are read by a
+/// dedicated reader first ([`super::text_delta`]); whatever it is not sure of takes the general
+/// path, which decides every frame exactly as the reader would.
 pub fn map_frame(data: &str) -> FrameOutcome {
+    match super::text_delta::text_delta(data) {
+        Some(event) => FrameOutcome::Event(event),
+        None => map_frame_general(data),
+    }
+}
+
+/// [`map_frame`] through the lenient DTO, for every kind of frame.
+pub(super) fn map_frame_general(data: &str) -> FrameOutcome {
     let wire: WireEvent<'_> = match serde_json::from_str(data) {
         Ok(wire) => wire,
         Err(_) if data.trim() == DONE_MARKER => return FrameOutcome::Skip,

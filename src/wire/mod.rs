@@ -14,6 +14,7 @@ pub mod map;
 pub mod request;
 pub mod sse;
 pub mod sse_frame;
+mod text_delta;
 pub mod websocket;
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! - `websocket.rs` — the same transcript over WebSocket messages, and its ending policy.
 //! - `randomized.rs` — mutated transcripts, random chunking: the fuzz properties, bounded.
 //! - `classification.rs` — provider error codes → `ApiError`.
+//! - `text_delta_reader.rs` — the dedicated text-delta reader agrees with the general path.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -19,6 +20,7 @@ mod randomized;
 mod sse_framer;
 mod sse_framing;
 mod stream_policies;
+mod text_delta_reader;
 mod websocket;
 
 use std::convert::Infallible;
