@@ -123,14 +123,19 @@ impl<'a> Reader<'a> {
         self.expect(b'"')?;
         let mut escaped = false;
         loop {
-            match self.next()? {
+            // One tight scan to the next byte that matters, not a step per byte.
+            let rest = self.bytes.get(self.at..)?;
+            let stop = rest
+                .iter()
+                .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)?;
+            self.at += stop + 1;
+            match rest[stop] {
                 b'"' => return Some((start, self.at, escaped)),
                 b'\\' => {
                     escaped = true;
                     self.next()?;
                 }
-                0..=0x1f => return None,
-                _ => {}
+                _ => return None,
             }
         }
     }
