@@ -2,7 +2,7 @@
 //! whole finished parts), raw reasoning deltas when the thread shows them, and the complete
 //! item, which is what history keeps.
 
-use super::super::super::ids::ItemId;
+use super::super::super::ids::{ItemId, TurnId};
 use crate::core::event::EventMsg;
 use crate::core::items::TurnItem;
 use crate::wire::item::ReasoningContent;
@@ -31,25 +31,18 @@ pub(super) async fn on_summary_delta(
     delta: String,
     summary_index: i64,
 ) {
-    if state.sequential_cutoff {
-        return;
-    }
-    match state
-        .active
-        .reasoning_for_delta("reasoning_summary_text.delta")
-    {
-        Ok(active) => {
-            let item_id = active.id.clone();
-            turn.emit(EventMsg::ReasoningSummaryDelta {
-                turn_id: turn.turn_id.clone(),
-                item_id,
-                delta,
-                summary_index,
-            })
-            .await;
-        }
-        Err(error) => warn_protocol_error(turn, &error).await,
-    }
+    to_active_reasoning(
+        turn,
+        state,
+        "reasoning_summary_text.delta",
+        |turn_id, item_id| EventMsg::ReasoningSummaryDelta {
+            turn_id,
+            item_id,
+            delta,
+            summary_index,
+        },
+    )
+    .await;
 }
 
 pub(super) async fn on_summary_part(
@@ -57,21 +50,35 @@ pub(super) async fn on_summary_part(
     state: &mut ResponseState,
     summary_index: i64,
 ) {
+    to_active_reasoning(
+        turn,
+        state,
+        "reasoning_summary_part.added",
+        |turn_id, item_id| EventMsg::ReasoningSummaryPartAdded {
+            turn_id,
+            item_id,
+            summary_index,
+        },
+    )
+    .await;
+}
+
+/// Streaming mode: emits the event `wire_event` means for the active reasoning item, or warns
+/// when no reasoning item is active (a protocol error). In sequential-cutoff mode parts are
+/// shown whole when done, so nothing streams.
+async fn to_active_reasoning(
+    turn: &TurnContext,
+    state: &mut ResponseState,
+    wire_event: &'static str,
+    event: impl FnOnce(TurnId, ItemId) -> EventMsg,
+) {
     if state.sequential_cutoff {
         return;
     }
-    match state
-        .active
-        .reasoning_for_delta("reasoning_summary_part.added")
-    {
+    match state.active.reasoning_for_delta(wire_event) {
         Ok(active) => {
             let item_id = active.id.clone();
-            turn.emit(EventMsg::ReasoningSummaryPartAdded {
-                turn_id: turn.turn_id.clone(),
-                item_id,
-                summary_index,
-            })
-            .await;
+            turn.emit(event(turn.turn_id.clone(), item_id)).await;
         }
         Err(error) => warn_protocol_error(turn, &error).await,
     }
