@@ -10,7 +10,8 @@
 //!
 //! Beside them: [`exec`] is `openturn exec`, a headless client of the server run in-process;
 //! [`rollout`] persists threads as JSONL; [`config`] resolves `config.toml` and overrides;
-//! [`mcp`] is the MCP client (a thread's tool servers); [`sandbox`] confines command children (Landlock + seccomp, OS only); [`demo`] is the offline
+//! [`mcp`] is the MCP client (a thread's tool servers); [`sandbox`] confines command children (Landlock + seccomp, OS only); [`supervisor`] owns every
+//! OS child (commands and MCP servers) and kills only what descends from a command; [`demo`] is the offline
 //! scripted session; [`mock_provider`] is the loopback Responses server used by `openturn demo`, tests
 //! and benchmarks.
 
@@ -25,4 +26,5 @@ pub mod protocol;
 pub mod rollout;
 pub mod sandbox;
 pub mod server;
+pub mod supervisor;
 pub mod wire;

@@ -109,6 +109,8 @@ fn main() -> std::process::ExitCode {
 
 /// Runs the command; returns the process exit code.
 fn start(cli: Cli) -> anyhow::Result<u8> {
+    // Before anything is spawned: the children the process already has are not its to kill.
+    openturn::supervisor::start();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

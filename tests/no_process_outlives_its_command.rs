@@ -132,6 +132,51 @@ async fn what_a_tool_command_started_is_gone_when_its_item_completes() {
     assert!(left.is_empty(), "outlived their item: {left:?}");
 }
 
+/// Where no cgroup can be made for a command (or cgroups are turned off), its processes are
+/// still found: by the marker in their environment, and by their process group when they
+/// cleared their environment (`env -i`).
+#[tokio::test]
+async fn what_a_tool_command_started_is_gone_when_its_item_completes_even_without_cgroups() {
+    let workdir = tempfile::tempdir().unwrap();
+    let dir = workdir.path();
+    let escapes = [ESCAPES, &[("cleared", "env -i ")]].concat();
+    let mut calls = ResponseBuilder::new("r1").created();
+    for (n, (name, prefix)) in escapes.iter().enumerate() {
+        calls = calls.exec_call(
+            &format!("fc_{n}"),
+            &format!("call_{name}"),
+            json!({"cmd": start_background(dir, name, prefix, false), "login": false}),
+        );
+    }
+    let script = Script::new([
+        calls.completed(Usage::small(), None).build(),
+        message_reply("r2", "msg_f", &["after"]),
+    ]);
+    let provider = MockProvider::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut daemon = Daemon::spawn_with_env(
+        home.path(),
+        &mock_overrides(&provider),
+        &[
+            ("OPENTURN_TEST_KEY", "sk-test-secret-key"),
+            ("OPENTURN_COMMAND_CGROUPS", "off"),
+        ],
+    );
+    daemon.initialize().await;
+    let thread_id = daemon.start_thread(full_access(dir)).await;
+    let all = text_turn(&mut daemon, &thread_id, "start things").await;
+    single_turn_end(&all, "completed");
+    let completed = items_of(&all, "item/completed", "commandExecution");
+    assert_eq!(completed.len(), escapes.len());
+    let pids: Vec<(String, u32)> = escapes
+        .iter()
+        .map(|(name, _)| (name.to_string(), read_pid(dir, name)))
+        .collect();
+    let left = survivors(&pids, true);
+    assert!(left.is_empty(), "outlived their item: {left:?}");
+    daemon.exit_cleanly().await;
+}
+
 #[tokio::test]
 async fn what_a_running_tool_command_started_is_gone_when_the_daemon_exits() {
     let workdir = tempfile::tempdir().unwrap();

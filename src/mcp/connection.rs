@@ -1,11 +1,12 @@
-//! Opening one MCP connection: spawn the child (or reach the URL), shake hands, list what the
-//! server offers. Bounded by the caller's start-up timeout; nothing here waits on its own.
+//! Opening one MCP connection: spawn the child (through the supervisor, which knows it for an
+//! MCP server) or reach the URL, shake hands, list what the server offers. Bounded by the
+//! caller's start-up timeout; nothing here waits on its own.
 
 use std::path::Path;
 
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -14,14 +15,15 @@ use super::config::{McpServerConfig, McpTransportConfig};
 use super::events::McpEvent;
 use super::handler::{OpenturnClient, ProgressRoutes};
 use super::status::McpTool;
+use crate::supervisor::{self, ServerProcess};
 
 pub(crate) type Service = RunningService<RoleClient, OpenturnClient>;
 
 /// A server that answered the handshake and listed its tools.
 pub(crate) struct Connected {
     pub service: Service,
-    /// The child's pid (stdio servers), so shutdown can make sure it is gone.
-    pub child_pid: Option<u32>,
+    /// The child (stdio servers), so the connection's end can make sure it is gone.
+    pub process: Option<ServerProcess>,
     pub server_info: Option<Value>,
     pub capabilities: Option<Value>,
     pub tools: Vec<McpTool>,
@@ -42,7 +44,7 @@ pub(crate) async fn connect(
         events_tx,
         progress_routes,
     };
-    let (service, child_pid) = match &config.transport {
+    let (service, process) = match &config.transport {
         McpTransportConfig::Stdio {
             command,
             args,
@@ -53,17 +55,18 @@ pub(crate) async fn connect(
             child
                 .args(args)
                 .envs(env)
-                .current_dir(cwd.as_deref().unwrap_or(thread_cwd))
-                // Whatever else happens, a dropped transport must not leave the server behind.
-                .kill_on_drop(true);
-            let transport = TokioChildProcess::new(child)
+                .current_dir(cwd.as_deref().unwrap_or(thread_cwd));
+            // Dropped on any early return below, the process kills the server.
+            let mut process = supervisor::spawn_server(&config.name, &mut child)
                 .map_err(|error| format!("could not start `{command}`: {error}"))?;
-            let pid = transport.id();
+            let stdio = process
+                .take_stdio()
+                .ok_or_else(|| format!("could not start `{command}`: no pipes to it"))?;
             let service = client
-                .serve(transport)
+                .serve(stdio)
                 .await
                 .map_err(|error| format!("handshake with the server failed: {error}"))?;
-            (service, pid)
+            (service, Some(process))
         }
         McpTransportConfig::Http {
             url,
@@ -91,7 +94,7 @@ pub(crate) async fn connect(
     let listed = list_offers(config, &service).await;
     match listed {
         Ok(offers) => Ok(Connected {
-            child_pid,
+            process,
             server_info: offers.server_info,
             capabilities: offers.capabilities,
             tools: offers.tools,

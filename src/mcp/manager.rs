@@ -408,7 +408,7 @@ async fn run_server(
     };
     let Connected {
         service,
-        child_pid,
+        process,
         server_info,
         capabilities,
         tools,
@@ -442,12 +442,12 @@ async fn run_server(
                 fail(&slot, &events_tx, "the server exited".to_string()).await;
             }
         }
-        _ = cancel.cancelled() => {
-            stop.cancel();
-            if tokio::time::timeout(SHUTDOWN_GRACE, &mut ended).await.is_err() {
-                kill(child_pid);
-            }
-        }
+        // The service drops its pipes to the server as it ends, which asks a stdio server to
+        // exit; one that ignores its closed stdin is killed after the grace.
+        _ = cancel.cancelled() => stop.cancel(),
+    }
+    if let Some(process) = process {
+        process.stop(SHUTDOWN_GRACE).await;
     }
 }
 
@@ -480,18 +480,5 @@ fn set_route(routes: &ProgressRoutes, entry: Option<(String, String)>, key: &str
         None => {
             routes.remove(key);
         }
-    }
-}
-
-/// The last resort for a child that ignored its closed stdin.
-fn kill(pid: Option<u32>) {
-    let Some(pid) = pid.and_then(|pid| libc::pid_t::try_from(pid).ok()) else {
-        return;
-    };
-    // SAFETY: kill(2) touches no memory. The pid is our child's and cannot have been reused:
-    // its transport still owns the unreaped child (the connection task has not ended), and a
-    // pid is only handed out again after its process was reaped.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
     }
 }

@@ -202,6 +202,6 @@ impl Lifecycle {
         }
         // Phase 7. Turns and command/exec requests killed their commands as they ended; this
         // catches what is left (a command whose task never got to clean up).
-        crate::core::tools::process_tree::kill_all().await;
+        crate::supervisor::kill_all().await;
     }
 }

@@ -11,7 +11,6 @@ pub(crate) mod head_tail;
 pub(crate) mod mcp;
 pub(crate) mod output;
 pub(crate) mod process;
-pub(crate) mod process_tree;
 pub(crate) mod request_user_input;
 pub(crate) mod shell;
 pub(crate) mod update_plan;

@@ -1,6 +1,6 @@
 //! A tool's child process as it runs: its exit code, and its stdout and stderr read as they
 //! arrive, decoded as UTF-8 without ever splitting a character between two pieces. Starting it
-//! and killing everything it started is [`super::process_tree`]'s job.
+//! and killing everything it started is the supervisor's job (`crate::supervisor`).
 
 use tokio::io::AsyncReadExt;
 use tokio::process::{ChildStderr, ChildStdout};

@@ -11,8 +11,8 @@
 //! (`sandbox_permissions: "require_escalated"`) and the user approves runs unconfined. Where the
 //! kernel cannot enforce the thread's sandbox, the rules (see [`gate`]) fall back to what needs
 //! no sandbox: plain known read-only commands run, anything else only after the user approved
-//! it, and with approval `never` it is refused. Every command's processes are tracked
-//! ([`super::process_tree`]): when its leader exits, times out or is interrupted, everything it
+//! it, and with approval `never` it is refused. Every command is started by the
+//! supervisor (`crate::supervisor`): when its leader exits, times out or is interrupted, everything it
 //! started is killed, even what left its process group.
 
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ use super::handle::TurnHandle;
 use super::head_tail::HeadTail;
 use super::output::ToolOutput;
 use super::process::{exit_code_of, OutputPipes};
-use super::process_tree;
+use crate::supervisor;
 
 pub(crate) const TOOL_NAME: &str = "exec_command";
 
@@ -559,9 +559,9 @@ async fn run_process(turn: &TurnHandle, invocation: &Invocation, announced: bool
             return result;
         }
     };
-    prepared.install(&mut command);
-    // A tracked tree, so everything the command starts can be found and killed.
-    let spawned = process_tree::spawn(&mut command);
+    // Started by the supervisor, so everything the command starts can be found and killed; the
+    // sandbox's hooks run in the child after the supervisor's.
+    let spawned = supervisor::spawn_command(&mut command, |command| prepared.install(command));
     result.process_id = spawned.as_ref().ok().and_then(|(child, _)| child.id());
     if !announced {
         let started = invocation.item_with_process(ToolItemStatus::InProgress, result.process_id);
@@ -592,12 +592,12 @@ async fn run_process(turn: &TurnHandle, invocation: &Invocation, announced: bool
                 tree.end().await;
             }
             _ = &mut deadline => {
-                tree.kill();
+                tree.kill().await;
                 result.timed_out = true;
                 break;
             }
             _ = turn.cancel.cancelled() => {
-                tree.kill();
+                tree.kill().await;
                 result.cancelled = true;
                 break;
             }

@@ -1,7 +1,7 @@
 //! `command/exec`: runs an argv outside any thread and answers with its exit code and output.
 //!
 //! Runs on its own task (a long command never holds up other requests). The child's process tree
-//! is tracked (`core::tools::process_tree`), so when it exits, times out (exit code 124) or
+//! is the supervisor's (`crate::supervisor`), so when it exits, times out (exit code 124) or
 //! shutdown begins, everything it started is killed — even what left its process group — and
 //! its pipes close. Output beyond the cap is read and discarded, so the child never blocks on a full
 //! pipe. With `processId` + `streamStdoutStderr`, output goes out as `command/exec/outputDelta`
@@ -30,12 +30,12 @@ use tokio::process::Command;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::tools::process_tree::{self, ProcessTree};
 use crate::core::CommandSandbox;
 use crate::protocol::command::{CommandExecParams, CommandExecResponse};
 use crate::protocol::common::SandboxPolicy;
 use crate::protocol::notification::{CommandExecOutputDeltaNotification, ServerNotification};
 use crate::sandbox::SandboxError;
+use crate::supervisor::{self, CommandTree};
 
 use super::super::context::ServerContext;
 use super::super::convert;
@@ -68,10 +68,10 @@ async fn run(
     let mut command = build_command(&params)?;
     // Built here, applied in the child; kept until the command is over (it owns its TMPDIR).
     let prepared = prepare_sandbox(context, &params)?;
-    prepared.install(&mut command);
     let program = params.command.first().map_or("", String::as_str);
-    let (mut child, mut tree) = process_tree::spawn(&mut command)
-        .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
+    let (mut child, mut tree) =
+        supervisor::spawn_command(&mut command, |command| prepared.install(command))
+            .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
     let cap = (!params.disable_output_cap).then(|| {
         params
             .output_bytes_cap
@@ -143,7 +143,7 @@ fn check_params(params: &CommandExecParams) -> Result<Option<String>, HandlerErr
     }
 }
 
-/// The child: piped output, no stdin, the requested cwd and env. [`process_tree::spawn`] gives
+/// The child: piped output, no stdin, the requested cwd and env. [`supervisor::spawn_command`] gives
 /// it its own process group and tracks what it starts.
 fn build_command(params: &CommandExecParams) -> Result<Command, HandlerError> {
     let Some((program, args)) = params.command.split_first() else {
@@ -186,7 +186,7 @@ fn stream(
 async fn wait_for_exit(
     context: &ServerContext,
     child: &mut tokio::process::Child,
-    tree: &ProcessTree,
+    tree: &CommandTree,
     timeout: Option<Duration>,
 ) -> Result<i32, HandlerError> {
     let deadline = async {
@@ -198,12 +198,12 @@ async fn wait_for_exit(
     let status = tokio::select! {
         status = child.wait() => status,
         _ = deadline => {
-            tree.kill();
+            tree.kill().await;
             let _ = child.wait().await;
             return Ok(TIMEOUT_EXIT_CODE);
         }
         _ = context.lifecycle.handlers_stop.cancelled() => {
-            tree.kill();
+            tree.kill().await;
             child.wait().await
         }
     };
