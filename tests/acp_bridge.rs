@@ -7,7 +7,9 @@
 //! running prompt with `cancelled`; and a patch the model writes shown to the client as an
 //! `edit` tool call with each file's diff, applied unasked in the bridge's workspace-write mode
 //! and after `session/request_permission` in its read-only mode. Its `/compact` command
-//! compacts the thread.
+//! compacts the thread. Every bridge runs openturn the way users wrap agent binaries, behind a
+//! bash script that logs its stdio through two `tee`s (which become the daemon's own children),
+//! with an MCP server configured; commands and an MCP tool call run side by side through it.
 //!
 //! `scripts/test` installs the bridge into `tests/acp/node_modules`. Without node or the
 //! package the test is skipped with the reason printed, except under `CI=true`, where it fails:
@@ -61,6 +63,8 @@ struct AcpClient {
     /// The `session/request_permission` requests answered so far.
     permission_requests: Vec<Value>,
     stderr: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// Where the wrapper writes the pids of its `tee`s (`tee.pids`) and their logs.
+    home: PathBuf,
 }
 
 impl AcpClient {
@@ -116,6 +120,7 @@ impl AcpClient {
             transcript: Vec::new(),
             permission_requests: Vec::new(),
             stderr: stderr_lines,
+            home: home.to_path_buf(),
         }
     }
 
@@ -224,6 +229,8 @@ impl AcpClient {
         self.ok("initialize", params).await.0
     }
 
+    /// Closes the bridge and waits for it, then for the wrapper's `tee`s, so the traffic logs
+    /// are complete.
     async fn shutdown(mut self) {
         drop(self.stdin);
         if tokio::time::timeout(TIMEOUT, self.child.wait())
@@ -232,17 +239,29 @@ impl AcpClient {
         {
             let _ = self.child.kill().await;
         }
+        let deadline = std::time::Instant::now() + TIMEOUT;
+        while tee_pids(&self.home).into_iter().any(running) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the wrapper's tees did not end after the bridge"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 }
 
 /// A `CODEX_PATH` script that runs the real openturn binary with the bridge's arguments and
 /// copies both directions of the app-server traffic into `home/bridge-in.jsonl` and
-/// `home/bridge-out.jsonl`, so the test can check every call the bridge made was answered.
+/// `home/bridge-out.jsonl`, so the test can check every call the bridge made was answered. It
+/// logs the way users wrap agent binaries, with `exec` and process substitution, so the `tee`s
+/// are the daemon's own children; their pids go to `home/tee.pids`.
 fn traffic_recorder(home: &Path) -> PathBuf {
     let script = home.join("openturn-recorded");
     let text = format!(
-        "#!/bin/sh
-tee -a '{home}/bridge-in.jsonl' | '{bin}' \"$@\" | tee -a '{home}/bridge-out.jsonl'\n",
+        "#!/bin/bash
+exec '{bin}' \"$@\" \\
+  < <(echo $BASHPID >> '{home}/tee.pids'; exec tee -a '{home}/bridge-in.jsonl') \\
+  > >(echo $BASHPID >> '{home}/tee.pids'; exec tee -a '{home}/bridge-out.jsonl')\n",
         home = home.display(),
         bin = openturn_bin().display(),
     );
@@ -251,6 +270,29 @@ tee -a '{home}/bridge-in.jsonl' | '{bin}' \"$@\" | tee -a '{home}/bridge-out.jso
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(&script, permissions).unwrap();
     script
+}
+
+/// The pids of every `tee` the wrapper started so far.
+fn tee_pids(home: &Path) -> Vec<u32> {
+    std::fs::read_to_string(home.join("tee.pids"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// `(state, parent)` of a process, `None` when it is gone.
+fn process_status(pid: u32) -> Option<(char, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    Some((state, fields.next()?.parse().ok()?))
+}
+
+/// Alive and not a zombie.
+fn running(pid: u32) -> bool {
+    process_status(pid).is_some_and(|(state, _)| !matches!(state, 'Z' | 'X'))
 }
 
 /// The JSON lines of a recorded traffic file.
@@ -279,12 +321,15 @@ fn chunk_text(updates: &[&Value]) -> String {
         .collect()
 }
 
-/// `config.toml` pointing openturn at the mock provider (no key needed).
+/// `config.toml` pointing openturn at the mock provider (no key needed), with the test MCP
+/// server configured as `kb`.
 fn write_config(home: &Path, provider: &MockProvider) {
     let config = format!(
         "model = \"gpt-5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\n\
-         base_url = \"{}\"\nrequest_max_retries = 0\nstream_max_retries = 0\n",
-        provider.base_url()
+         base_url = \"{}\"\nrequest_max_retries = 0\nstream_max_retries = 0\n\n\
+         [mcp_servers.kb]\ncommand = \"python3\"\nargs = [{}]\n",
+        provider.base_url(),
+        serde_json::to_string(&support::mcp::server_script()).unwrap(),
     );
     std::fs::write(home.join("config.toml"), config).unwrap();
 }
@@ -750,4 +795,162 @@ async fn the_acp_bridge_shows_a_patch_as_an_edit_with_its_diffs() {
         .unwrap_or_else(|| panic!("no tool_call for the second patch: {seen:#?}"));
     assert_eq!(asked_call["content"][0]["newText"], "allowed\n");
     client.shutdown().await;
+}
+
+/// Shell text that starts `sleep 1000` in the background through `prefix` (output discarded),
+/// writes its pid to `<name>.pid` in `dir` and waits for the file.
+fn start_background(dir: &Path, name: &str, prefix: &str) -> String {
+    let pid_file = dir.join(format!("{name}.pid"));
+    let pid_file = pid_file.display();
+    format!(
+        "{prefix}sh -c 'echo $$ > {pid_file}; exec sleep 1000' > /dev/null 2>&1 & \
+         while [ ! -s {pid_file} ]; do sleep 0.01; done"
+    )
+}
+
+/// A response running three commands (a plain one, one leaving a process in the background,
+/// one whose process leaves the session), then, in its follow-up, a call of the `kb` MCP
+/// server's `echo` tool.
+fn commands_then_mcp(n: usize, dir: &Path) -> [Reply; 3] {
+    let mut commands = ResponseBuilder::new(format!("r_cmd{n}")).created();
+    let lines = [
+        format!("echo plain{n}"),
+        start_background(dir, &format!("bg{n}"), ""),
+        start_background(dir, &format!("setsid{n}"), "setsid "),
+    ];
+    for (i, cmd) in lines.iter().enumerate() {
+        commands = commands.exec_call(
+            &format!("fc_{n}_{i}"),
+            &format!("call_{n}_{i}"),
+            json!({"cmd": cmd, "login": false}),
+        );
+    }
+    let item = |arguments: &str| {
+        json!({"type": "function_call", "id": format!("fc_kb{n}"), "call_id": format!("call_kb{n}"),
+               "name": "echo", "namespace": "mcp__kb", "arguments": arguments})
+    };
+    let mcp = ResponseBuilder::new(format!("r_kb{n}"))
+        .created()
+        .output_item_added(item(""))
+        .output_item_done(item(&json!({"text": format!("kb answer {n}")}).to_string()))
+        .completed(Usage::small(), None)
+        .build();
+    [
+        commands.completed(Usage::small(), None).build(),
+        mcp,
+        message_reply(
+            format!("r_done{n}"),
+            &format!("m_done{n}"),
+            &[&format!("Done {n}")],
+        ),
+    ]
+}
+
+/// What users run: the bridge, openturn behind a stdio-logging wrapper whose `tee`s are the
+/// daemon's children, an MCP server configured. Two prompts each run commands (one leaving a
+/// process behind, one leaving the session) and then the MCP tool: every prompt ends with
+/// `end_turn`, the MCP call succeeds after the commands ended, what the commands left is gone,
+/// the `tee`s live on through every command, and both logs hold the traffic.
+#[tokio::test]
+async fn the_acp_bridge_runs_commands_and_an_mcp_tool_behind_a_stdio_logging_wrapper() {
+    let entry = match bridge_entry() {
+        Ok(entry) => entry,
+        Err(reason) => {
+            assert!(
+                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+                "CI=true but the ACP bridge cannot run: {reason}"
+            );
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let mut replies = vec![
+        message_reply("r1", "m1", &["Hello"]),
+        message_reply("r_title", "m_title", &["{\"title\": \"Wrapped\"}"]),
+    ];
+    replies.extend(commands_then_mcp(1, &root));
+    replies.extend(commands_then_mcp(2, &root));
+    let provider = MockProvider::start(Script::new(replies)).await.unwrap();
+    write_config(home.path(), &provider);
+    let cwd = root.display().to_string();
+
+    let mut client = AcpClient::spawn(&entry, home.path());
+    client.initialize().await;
+    let (session, _) = client
+        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let session_id = session["sessionId"].clone();
+    let prompt =
+        |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
+    let (result, _) = client.ok("session/prompt", prompt("Say hello")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    provider.wait_for_requests(2, TIMEOUT).await;
+    // The wrapper's tees are the daemon's own children.
+    let tees = tee_pids(home.path());
+    assert_eq!(tees.len(), 2, "{tees:?}");
+    for tee in &tees {
+        let parent = process_status(*tee).map(|(_, parent)| parent).unwrap();
+        let exe = std::fs::read_link(format!("/proc/{parent}/exe")).unwrap();
+        assert_eq!(exe, openturn_bin(), "a tee's parent is not the daemon");
+    }
+
+    for n in [1, 2] {
+        let (result, seen) = client
+            .ok("session/prompt", prompt(&format!("Run things {n}")))
+            .await;
+        assert_eq!(
+            result["stopReason"],
+            "end_turn",
+            "{result}\n{}",
+            client.context()
+        );
+        assert_eq!(
+            chunk_text(&updates(&seen, "agent_message_chunk")),
+            format!("Done {n}")
+        );
+        for tee in &tees {
+            assert!(running(*tee), "a tee of the wrapper died in prompt {n}");
+        }
+        for name in [format!("bg{n}"), format!("setsid{n}")] {
+            let pid = std::fs::read_to_string(root.join(format!("{name}.pid"))).unwrap();
+            let pid: u32 = pid.trim().parse().unwrap();
+            assert!(!running(pid), "{name} outlived its command");
+        }
+    }
+    // Each MCP call, made after its prompt's commands had ended, reached the server and its
+    // answer went back to the model.
+    let requests = provider.requests();
+    for n in [1, 2] {
+        let follow_up = requests
+            .iter()
+            .map(|r| r.body.to_string())
+            .find(|body| {
+                body.contains(&format!("call_kb{n}")) && body.contains("function_call_output")
+            })
+            .unwrap_or_default();
+        assert!(
+            follow_up.contains(&format!("kb answer {n}")),
+            "the MCP call {n} failed: {follow_up}"
+        );
+    }
+    client.shutdown().await;
+
+    let sent = recorded(&home.path().join("bridge-in.jsonl"));
+    let answers = recorded(&home.path().join("bridge-out.jsonl"));
+    assert!(
+        sent.iter().any(|m| m["method"] == "turn/start"),
+        "{sent:#?}"
+    );
+    let completed = answers
+        .iter()
+        .filter(|m| m["method"] == "turn/completed")
+        .count();
+    assert_eq!(completed, 4, "turns logged on the way out (title included)");
+    assert!(
+        answers.iter().all(|m| m.get("error").is_none()),
+        "{answers:#?}"
+    );
 }
