@@ -169,7 +169,12 @@ pub(crate) async fn handle(context: &Arc<ServerContext>, to: Responder, request:
             send(context, to, compact::thread_compact_start(context, params)).await
         }
         ClientRequest::McpServerStatusList(params) => {
-            respond(context, to, mcp::mcp_server_status_list(context, params)).await
+            respond(
+                context,
+                to,
+                mcp::mcp_server_status_list(context, params).await,
+            )
+            .await
         }
         ClientRequest::ThreadGoalGet(params) => {
             respond(
