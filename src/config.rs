@@ -455,10 +455,16 @@ const REFERENCE_FEATURES: &str = include_str!("reference_features.txt");
 
 /// Whether `name` is a feature the reference CLI knows.
 pub fn is_known_feature(name: &str) -> bool {
+    known_features().any(|known| known == name)
+}
+
+/// Every feature name the reference CLI knows.
+pub(crate) fn known_features() -> impl Iterator<Item = &'static str> {
     REFERENCE_FEATURES
         .lines()
         .filter(|line| !line.starts_with('#'))
-        .any(|line| line.trim() == name)
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
 }
 
 /// `--enable NAME` / `--disable NAME` as the `-c features.NAME=true|false` overrides they stand

@@ -9,6 +9,8 @@
 //!   `sandbox_mode` nothing enforces (accepted but not acted on is never silent);
 //! - `thread/start`'s `config` object gets the same check: a bad value is -32602 naming the key,
 //!   an unknown key a `configWarning`;
+//! - the reference's keys that clients send with every thread (`features`, `projects`, `tools`,
+//!   as the ACP bridge does) are accepted without a word, while a misspelt one still warns;
 //! - `-c` given to a command that does not read configuration is refused, not dropped.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
@@ -254,4 +256,72 @@ async fn an_empty_model_param_is_invalid_params() {
         .await;
     assert_eq!(error["code"], -32602, "{error}");
     assert_eq!(provider.requests().len(), 0, "nothing was sent");
+}
+
+#[tokio::test]
+async fn the_keys_reference_clients_send_with_every_thread_pass_silently_and_typos_still_warn() {
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    daemon.initialize().await;
+    // What the ACP bridge sends on every `thread/start`, plus the tool switches the reference reads.
+    let bridge_config = json!({
+        "features": {"cwd_relative_turn_diffs": false, "goals": true},
+        "projects": {"/some/project": {"trust_level": "trusted"}},
+        "tools": {"web_search": true, "view_image": {"enabled": false}},
+        "skills": {"config": [{"name": "imagegen", "enabled": false}]},
+        "sandbox_workspace_write": {"writable_roots": ["/some/project"]},
+    });
+    daemon
+        .start_thread(json!({"config": bridge_config.clone()}))
+        .await;
+    daemon.start_thread(json!({"config": bridge_config})).await;
+    // Warnings go out before the response they belong to: none arrived.
+    assert!(
+        !methods(&daemon.transcript).contains(&"configWarning".to_string()),
+        "{:#?}",
+        daemon.transcript
+    );
+
+    daemon
+        .start_thread(json!({"config": {
+            "featurs": {"goals": true},
+            "features": {"golas": true},
+            "tools": {"web_serch": true},
+        }}))
+        .await;
+    let warnings = config_warnings(&mut daemon, 3).await;
+    let mut summaries: Vec<&str> = warnings
+        .iter()
+        .map(|w| w["summary"].as_str().unwrap_or_default())
+        .collect();
+    summaries.sort();
+    assert_eq!(
+        summaries,
+        vec![
+            "unknown configuration key `featurs` in the request's `config` is ignored; did you \
+             mean `features`?",
+            "unknown configuration key `tools.web_serch` in the request's `config` is ignored; \
+             did you mean `tools.web_search`?",
+            "unknown feature `features.golas` in the request's `config` is ignored; did you mean \
+             `features.goals`?",
+        ]
+    );
+
+    // A switch that is neither on nor off, or a trust level the reference does not have, is
+    // refused like any value of the wrong kind.
+    let error = daemon
+        .err(
+            "thread/start",
+            json!({"config": {"features": {"goals": "yes"}}}),
+        )
+        .await;
+    assert_eq!(error["data"]["key"], "features.goals", "{error}");
+    let error = daemon
+        .err(
+            "thread/start",
+            json!({"config": {"projects": {"/p": {"trust_level": "somewhat"}}}}),
+        )
+        .await;
+    assert_eq!(error["data"]["key"], "projects./p.trust_level", "{error}");
 }

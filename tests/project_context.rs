@@ -1,8 +1,10 @@
 //! What the model is told about where it works, through the real binary: the `AGENTS.md` files
-//! from the repository root down to the cwd (root first) and an `<environment_context>` block go
-//! as one user message before the first user input; the block is told again only when a
-//! `turn/start` override changes it; a cut `AGENTS.md` is said in the text and in a `warning`;
-//! and a thread resumed after a daemon restart sends exactly the context the original recorded.
+//! (the user's own in openturn's home, then the project's from the repository root down to the
+//! cwd) and an `<environment_context>` block go as one user message before the first user
+//! input; the block is told again only when a `turn/start` override changes it, with the new
+//! cwd's `AGENTS.md` when the cwd moved; a cut `AGENTS.md` is said in the text and in a
+//! `warning`; and a thread resumed after a daemon restart sends exactly the context the original
+//! recorded.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
 
@@ -133,13 +135,22 @@ async fn agents_md_root_first_and_the_environment_precede_the_first_input_and_ch
     }
 
     // The override changed the cwd and the sandbox: a new block, after the first turn's items
-    // and before the second input; AGENTS.md is not repeated.
+    // and before the second input, with the new cwd's AGENTS.md (the root's only) replacing the
+    // earlier ones.
     let second = user_texts(&bodies[1]);
     assert_eq!(second.len(), 4, "{second:#?}");
     assert_eq!(second[..2], first[..]);
     assert_eq!(second[3], vec!["second".to_string()]);
-    assert_eq!(second[2].len(), 1);
-    let changed = &second[2][0];
+    assert_eq!(second[2].len(), 2, "{:#?}", second[2]);
+    let replaced = &second[2][0];
+    assert!(
+        replaced.starts_with(&format!(
+            "# AGENTS.md instructions for {}\n\n<INSTRUCTIONS>\nThe working directory changed",
+            root.display()
+        )) && replaced.ends_with("\n\nRoot rule: run the tests.\n</INSTRUCTIONS>"),
+        "{replaced}"
+    );
+    let changed = &second[2][1];
     assert!(
         changed.contains(&format!("  <cwd>{}</cwd>\n", root.display())),
         "{changed}"
@@ -257,4 +268,126 @@ async fn the_base_instructions_are_our_own_unless_config_or_thread_start_says_ot
     turn(&mut configured, &id, "three", json!({})).await;
     let bodies = mock.wait_for_requests(3, TIMEOUT).await;
     assert_eq!(bodies[2].body["instructions"], "Be terse.");
+}
+
+/// The one `AGENTS.md` piece of each context message of a request, in order.
+fn docs_pieces(body: &Value) -> Vec<String> {
+    user_texts(body)
+        .into_iter()
+        .flatten()
+        .filter(|text| text.starts_with("# AGENTS.md instructions"))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_users_own_agents_md_comes_before_the_projects_and_a_new_cwd_brings_its_own() {
+    let (dir, _root, sub) = repository();
+    let elsewhere = dir.path().canonicalize().unwrap().join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join(".git")).unwrap();
+    std::fs::write(elsewhere.join("AGENTS.md"), "Elsewhere rule: use tabs.").unwrap();
+    let bare = dir.path().canonicalize().unwrap().join("bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    let mock = provider((0..5).map(|n| text_reply(n, "ok")).collect()).await;
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("AGENTS.md"),
+        "User rule: answer briefly.\n",
+    )
+    .unwrap();
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&mock));
+    daemon.initialize().await;
+    let id = daemon.start_thread(json!({"cwd": sub})).await;
+    turn(&mut daemon, &id, "one", json!({})).await;
+    // The same cwd again: nothing new is told.
+    turn(&mut daemon, &id, "two", json!({})).await;
+    turn(&mut daemon, &id, "three", json!({"cwd": elsewhere})).await;
+    // Moving off to a folder with no project file: the user's file alone, still replacing.
+    turn(&mut daemon, &id, "four", json!({"cwd": bare})).await;
+    let bodies: Vec<Value> = mock
+        .wait_for_requests(4, TIMEOUT)
+        .await
+        .into_iter()
+        .map(|request| request.body)
+        .collect();
+
+    let first = docs_pieces(&bodies[0]);
+    assert_eq!(
+        first,
+        vec![format!(
+            "# AGENTS.md instructions for {}\n\n<INSTRUCTIONS>\nUser rule: answer briefly.\n\n\
+             --- project-doc ---\n\nRoot rule: run the tests.\n\nSub rule: keep functions \
+             short.\n</INSTRUCTIONS>",
+            sub.display()
+        )],
+        "{:#?}",
+        bodies[0]
+    );
+    assert_eq!(
+        docs_pieces(&bodies[1]),
+        first,
+        "an unchanged cwd tells nothing new"
+    );
+    let third = docs_pieces(&bodies[2]);
+    assert_eq!(third.len(), 2, "{third:#?}");
+    assert!(
+        third[1].starts_with(&format!(
+            "# AGENTS.md instructions for {}\n\n<INSTRUCTIONS>\nThe working directory changed",
+            elsewhere.display()
+        )) && third[1].ends_with(
+            "User rule: answer briefly.\n\n--- project-doc ---\n\nElsewhere rule: use \
+             tabs.\n</INSTRUCTIONS>"
+        ),
+        "{}",
+        third[1]
+    );
+    assert!(!third[1].contains("Root rule"), "{}", third[1]);
+    let fourth = docs_pieces(&bodies[3]);
+    assert_eq!(fourth.len(), 3, "{fourth:#?}");
+    assert!(
+        fourth[2].starts_with(
+            "# AGENTS.md instructions\n\n<INSTRUCTIONS>\nThe working directory changed"
+        ) && fourth[2].ends_with("\n\nUser rule: answer briefly.\n</INSTRUCTIONS>")
+            && !fourth[2].contains("project-doc"),
+        "{}",
+        fourth[2]
+    );
+    // Each new cwd's docs travel with its environment block, in one message.
+    let messages = user_texts(&bodies[3]);
+    let last_context = &messages[messages.len() - 2];
+    assert_eq!(last_context.len(), 2, "{last_context:#?}");
+    assert!(last_context[1].contains(&format!("<cwd>{}</cwd>", bare.display())));
+}
+
+#[tokio::test]
+async fn leaving_every_agents_md_behind_says_they_no_longer_apply() {
+    let (dir, _root, sub) = repository();
+    let bare = dir.path().canonicalize().unwrap().join("bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    let other_bare = dir.path().canonicalize().unwrap().join("other");
+    std::fs::create_dir_all(&other_bare).unwrap();
+    let mock = provider((0..4).map(|n| text_reply(n, "ok")).collect()).await;
+    let home = tempfile::tempdir().unwrap();
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&mock));
+    daemon.initialize().await;
+    let id = daemon.start_thread(json!({"cwd": sub})).await;
+    turn(&mut daemon, &id, "one", json!({})).await;
+    turn(&mut daemon, &id, "two", json!({"cwd": bare})).await;
+    turn(&mut daemon, &id, "three", json!({"cwd": other_bare})).await;
+    let bodies: Vec<Value> = mock
+        .wait_for_requests(3, TIMEOUT)
+        .await
+        .into_iter()
+        .map(|request| request.body)
+        .collect();
+    let second = docs_pieces(&bodies[1]);
+    assert_eq!(second.len(), 2, "{second:#?}");
+    assert!(
+        second[1].starts_with("# AGENTS.md instructions\n\n<INSTRUCTIONS>\n")
+            && second[1].contains("no longer apply"),
+        "{}",
+        second[1]
+    );
+    // Nothing was in force any more: the next move tells no AGENTS.md at all.
+    assert_eq!(docs_pieces(&bodies[2]).len(), 2);
+    assert_eq!(environment_blocks(&bodies[2]).len(), 3);
 }

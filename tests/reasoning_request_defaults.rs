@@ -100,5 +100,14 @@ async fn configured_models_override_the_families_in_requests_and_in_model_list()
         .flatten()
         .map(|effort| effort["reasoningEffort"].clone())
         .collect();
-    assert_eq!(efforts, vec![json!("low"), json!("medium"), json!("high")]);
+    // gpt-5 is in the shipped catalogue: its own efforts, `minimal` included.
+    assert_eq!(
+        efforts,
+        vec![
+            json!("minimal"),
+            json!("low"),
+            json!("medium"),
+            json!("high")
+        ]
+    );
 }

@@ -12,6 +12,7 @@ pub mod auth;
 pub mod error;
 mod headers;
 mod http;
+pub mod models;
 pub mod provider;
 mod request_context;
 pub mod retry;

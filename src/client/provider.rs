@@ -101,4 +101,9 @@ impl ProviderInfo {
     pub fn responses_url(&self) -> String {
         format!("{}/responses", self.base_url.trim_end_matches('/'))
     }
+
+    /// `{base_url}/models`: where an OpenAI-style provider lists its models.
+    pub fn models_url(&self) -> String {
+        format!("{}/models", self.base_url.trim_end_matches('/'))
+    }
 }

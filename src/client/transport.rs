@@ -46,6 +46,11 @@ impl ModelClient {
         Ok(ModelClient { http })
     }
 
+    /// The connection pool, shared by every exchange with providers.
+    pub(super) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     /// Sends `request` on the provider's transport and returns the stream of its events, retrying
     /// before the stream exists as the module docs describe. Cancel by dropping the future.
     pub async fn stream(

@@ -7,6 +7,11 @@
 //! key, since a typo (`modle`) would otherwise silently leave the setting at its default. A key
 //! the Codex CLI reads but openturn does not act on is ignored with a warning saying so.
 //!
+//! Clients built for the reference send some of its keys with every thread (the ACP bridge:
+//! `features`, `projects`, `tools`). Those are accepted silently when the reference would
+//! accept them (a known feature name, a trust level, a tool switch) and kept in the merged table,
+//! so `config/read` shows them; a name neither knows still warns.
+//!
 //! Adding a configuration key means adding it to [`TOP_LEVEL`] (or the provider or model keys)
 //! with the kind of value it takes.
 
@@ -64,6 +69,11 @@ enum Expect {
     MapOf(&'static Expect),
     /// A duration in seconds: a whole or fractional number, not negative.
     Seconds,
+    /// `[features]`: the reference's feature names (`--enable`/`--disable`), each on or off.
+    Features,
+    /// A tool switch (`[tools] web_search = …`): on or off, or a table of the tool's options
+    /// whose `enabled`, when given, is on or off.
+    Switch,
 }
 
 const U32: Expect = Expect::Count(u32::MAX as u64);
@@ -138,8 +148,21 @@ const SKILL_TOGGLE_KEYS: &[(&str, Expect)] = &[
     ("enabled", Expect::Bool),
 ];
 
+/// One `[projects."<path>"]` table: how far the reference trusts the folder.
+const PROJECT_KEYS: &[(&str, Expect)] =
+    &[("trust_level", Expect::OneOf(&["trusted", "untrusted"]))];
+
+/// `[tools]`: the reference's switches for its optional tools.
+const TOOL_KEYS: &[(&str, Expect)] = &[
+    ("web_search", Expect::Switch),
+    ("view_image", Expect::Switch),
+];
+
 const TOP_LEVEL: &[(&str, Expect)] = &[
     ("model", Expect::NonEmptyText),
+    ("features", Expect::Features),
+    ("projects", Expect::MapOf(&Expect::Keys(PROJECT_KEYS, &[]))),
+    ("tools", Expect::Keys(TOOL_KEYS, &[])),
     ("model_provider", Expect::NonEmptyText),
     ("openai_base_url", Expect::NonEmptyText),
     (
@@ -196,9 +219,6 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
 /// Settings the Codex CLI reads that openturn accepts and ignores (a config.toml shared with
 /// Codex should not stop openturn), each said once so the user knows it has no effect here.
 const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
-    // `--enable`/`--disable` set these; openturn accepts the reference's feature names and
-    // acts on none of them, which the warning says.
-    "features",
     "profile",
     "profiles",
     "model_verbosity",
@@ -208,10 +228,8 @@ const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
     "file_opener",
     "notify",
     "shell_environment_policy",
-    "tools",
     "tui",
     "otel",
-    "projects",
     "preferred_auth_method",
     "forced_login_method",
     "chatgpt_base_url",
@@ -296,6 +314,20 @@ impl Checker<'_> {
                 }
                 return Ok(());
             }
+            (Expect::Features, Value::Table(inner)) => {
+                for (name, item) in inner {
+                    self.feature(name, item, &join(path, name))?;
+                }
+                return Ok(());
+            }
+            (Expect::Switch, Value::Boolean(_)) => true,
+            // The options of a tool are the reference's; only the switch itself is checked.
+            (Expect::Switch, Value::Table(options)) => {
+                if let Some(enabled) = options.get("enabled") {
+                    self.value(enabled, &join(path, "enabled"), Expect::Bool)?;
+                }
+                return Ok(());
+            }
             _ => false,
         };
         if fits {
@@ -307,6 +339,22 @@ impl Checker<'_> {
             expected: expected(expect),
             got: shown(path, value),
         })
+    }
+
+    /// One `features.NAME = on/off`: a name the reference does not know is a warning (the
+    /// value is still kept, as `--enable` keeps it), a value that is not on or off an error.
+    fn feature(&mut self, name: &str, value: &Value, path: &str) -> Result<(), ConfigError> {
+        self.value(value, path, Expect::Bool)?;
+        if !super::is_known_feature(name) {
+            let hint = closest(name, super::known_features())
+                .map(|known| format!("; did you mean `features.{known}`?"))
+                .unwrap_or_default();
+            self.warn(format!(
+                "unknown feature `{path}` in {} is ignored{hint}",
+                self.source
+            ));
+        }
+        Ok(())
     }
 
     fn unknown(&mut self, path: &str, key: &str, known: &[(&str, Expect)]) {
@@ -372,7 +420,8 @@ fn expected(expect: Expect) -> String {
         Expect::OneOf(options) => format!("one of {}", options.join(", ")),
         Expect::TextList => "an array of strings".to_string(),
         Expect::TableList(_) => "an array of tables".to_string(),
-        Expect::Keys(..) | Expect::MapOf(_) => "a table".to_string(),
+        Expect::Keys(..) | Expect::MapOf(_) | Expect::Features => "a table".to_string(),
+        Expect::Switch => "true or false, or a table of the tool's options".to_string(),
     }
 }
 

@@ -1,5 +1,6 @@
-//! What the model is told about where it works, besides the base instructions: the project's
-//! `AGENTS.md` files and the environment (working directory, shell, date, time zone, policies).
+//! What the model is told about where it works, besides the base instructions: the `AGENTS.md`
+//! files (the user's own in openturn's home, then the project's) and the environment (working
+//! directory, shell, date, time zone, policies).
 //!
 //! Both travel as user-role messages recorded in the thread's history — and so in its rollout —
 //! rather than being rebuilt for every request: a resumed thread then sends exactly what the
@@ -15,16 +16,39 @@ use crate::wire::ResponseItem;
 
 use super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
 
-/// The file name looked for in every folder from the repository root down to the cwd.
-const PROJECT_DOC_FILE: &str = "AGENTS.md";
+/// The file name looked for in openturn's home and in every folder from the repository root
+/// down to the cwd.
+pub const AGENTS_FILE: &str = "AGENTS.md";
 const ENVIRONMENT_OPEN: &str = "<environment_context>";
 const ENVIRONMENT_CLOSE: &str = "</environment_context>";
+/// How every `AGENTS.md` text begins, whether it names a folder or not.
+const DOCS_HEADING: &str = "# AGENTS.md instructions";
+/// Between the user's own file and the project's: the label the reference uses, so a model
+/// tuned on it reads the two parts the same way.
+const PROJECT_DOCS_SEPARATOR: &str = "\n\n--- project-doc ---\n\n";
+/// Opens the text told after a change of working directory, when earlier files were told.
+const REPLACES_NOTE: &str =
+    "The working directory changed: these AGENTS.md instructions take the place of any given earlier.";
+/// The whole text told when the new working directory has no `AGENTS.md` and earlier ones were
+/// told.
+const NO_DOCS_NOTE: &str =
+    "The working directory changed and no AGENTS.md applies there: the AGENTS.md instructions given earlier no longer apply.";
 
 /// The `AGENTS.md` text for the model, and a warning when it had to be cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectDocs {
     pub text: String,
     pub cut_warning: Option<String>,
+}
+
+/// When the `AGENTS.md` text is built: decides whether it says it replaces earlier ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocsOccasion {
+    /// The thread's first turn: nothing was told before.
+    FirstTurn,
+    /// A turn moved the working directory; `earlier_in_force` says whether the model holds
+    /// `AGENTS.md` instructions from before the move.
+    CwdChanged { earlier_in_force: bool },
 }
 
 /// The folders whose `AGENTS.md` apply to `cwd`, root first: from the nearest ancestor holding
@@ -43,75 +67,172 @@ fn doc_folders(cwd: &Path) -> Vec<PathBuf> {
     folders
 }
 
-/// Reads the applicable `AGENTS.md` files, root first, keeping at most `max_bytes` bytes of their
-/// joined text. `None` when there are none (or `max_bytes` is 0, which turns them off).
-pub fn project_docs(cwd: &Path, max_bytes: usize) -> Option<ProjectDocs> {
-    if max_bytes == 0 {
-        return None;
-    }
-    let mut joined = String::new();
-    let mut total: u64 = 0;
-    for folder in doc_folders(cwd) {
-        let path = folder.join(PROJECT_DOC_FILE);
-        let Ok(file) = std::fs::File::open(&path) else {
-            continue;
+/// The files' texts joined as they are read, within one byte budget shared by all of them.
+struct JoinedDocs {
+    text: String,
+    /// Bytes of every file read or skipped for room, plus separators: what the cut note reports.
+    total: u64,
+    max_bytes: usize,
+}
+
+impl JoinedDocs {
+    /// Appends the file at `path` after `separator` (when something precedes it); `false` when
+    /// the file adds nothing (absent, unreadable, blank).
+    fn push(&mut self, path: &Path, separator: &str) -> bool {
+        let Ok(file) = std::fs::File::open(path) else {
+            return false;
         };
         let Ok(metadata) = file.metadata() else {
-            continue;
+            return false;
         };
         if !metadata.is_file() {
-            continue;
+            return false;
         }
         // Read no more than could still be kept (plus one byte to see a cut), however big the file.
-        let room = (max_bytes + 1).saturating_sub(joined.len()) as u64;
+        let room = (self.max_bytes + 1).saturating_sub(self.text.len()) as u64;
         if room == 0 {
-            total += metadata.len() + 2;
-            continue;
+            self.total += metadata.len() + separator.len() as u64;
+            return false;
         }
         let mut bytes = Vec::new();
         if file.take(room).read_to_end(&mut bytes).is_err() {
             tracing::warn!(path = %path.display(), "AGENTS.md could not be read");
-            continue;
+            return false;
         }
         let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim_end();
         if text.trim().is_empty() {
-            continue;
+            return false;
         }
-        if !joined.is_empty() {
-            joined.push_str("\n\n");
-            total += 2;
+        if !self.text.is_empty() {
+            self.text.push_str(separator);
+            self.total += separator.len() as u64;
         }
-        total += metadata.len();
-        joined.push_str(&text);
+        self.total += metadata.len();
+        self.text.push_str(text);
+        true
     }
-    if joined.is_empty() {
-        return None;
-    }
-    let mut cut_warning = None;
-    if total > max_bytes as u64 {
-        let mut end = max_bytes.min(joined.len());
-        while !joined.is_char_boundary(end) {
+
+    /// The text cut to the budget with a note saying so, and the warning for the client.
+    fn finish(mut self, cwd: &Path) -> (String, Option<String>) {
+        if self.total <= self.max_bytes as u64 {
+            return (self.text, None);
+        }
+        let (max_bytes, total) = (self.max_bytes, self.total);
+        let mut end = max_bytes.min(self.text.len());
+        while !self.text.is_char_boundary(end) {
             end -= 1;
         }
-        joined.truncate(end);
-        joined.truncate(joined.trim_end().len());
-        joined.push_str(&format!(
+        self.text.truncate(end);
+        self.text.truncate(self.text.trim_end().len());
+        self.text.push_str(&format!(
             "\n\n[AGENTS.md cut: only the first {max_bytes} of {total} bytes are included]"
         ));
-        cut_warning = Some(format!(
+        let warning = format!(
             "The AGENTS.md files for {} total {total} bytes; the model was given the first \
              {max_bytes} (raise project_doc_max_bytes in config.toml to give it more)",
             cwd.display()
-        ));
+        );
+        (self.text, Some(warning))
     }
+}
+
+/// Reads the `AGENTS.md` files that apply to `cwd` — `user_file` (the user's own) first, then
+/// the project's from the repository root down — keeping at most `max_bytes` bytes of their
+/// joined text. `None` when there is nothing to tell (or `max_bytes` is 0, which turns them off);
+/// after a change of working directory that left earlier instructions in force, a note that
+/// they no longer apply.
+pub fn agents_docs(
+    cwd: &Path,
+    user_file: Option<&Path>,
+    max_bytes: usize,
+    occasion: DocsOccasion,
+) -> Option<ProjectDocs> {
+    let earlier_in_force = occasion
+        == DocsOccasion::CwdChanged {
+            earlier_in_force: true,
+        };
+    let mut joined = JoinedDocs {
+        text: String::new(),
+        total: 0,
+        max_bytes,
+    };
+    let from_user = max_bytes > 0 && user_file.is_some_and(|file| joined.push(file, ""));
+    let mut from_project = false;
+    for folder in doc_folders(cwd).iter().filter(|_| max_bytes > 0) {
+        let separator = match (from_user, from_project) {
+            (true, false) => PROJECT_DOCS_SEPARATOR,
+            _ => "\n\n",
+        };
+        from_project |= joined.push(&folder.join(AGENTS_FILE), separator);
+    }
+    if !from_user && !from_project {
+        return earlier_in_force.then(|| ProjectDocs {
+            text: docs_text(DOCS_HEADING, NO_DOCS_NOTE),
+            cut_warning: None,
+        });
+    }
+    // The user's file alone is not about the folder, so the heading names none.
+    let heading = if from_project {
+        format!("{DOCS_HEADING} for {}", cwd.display())
+    } else {
+        DOCS_HEADING.to_string()
+    };
+    let (text, cut_warning) = joined.finish(cwd);
+    let body = if earlier_in_force {
+        format!("{REPLACES_NOTE}\n\n{text}")
+    } else {
+        text
+    };
     Some(ProjectDocs {
-        text: format!(
-            "# AGENTS.md instructions for {}\n\n<INSTRUCTIONS>\n{}\n</INSTRUCTIONS>",
-            cwd.display(),
-            joined.trim_end()
-        ),
+        text: docs_text(&heading, &body),
         cut_warning,
     })
+}
+
+fn docs_text(heading: &str, body: &str) -> String {
+    format!(
+        "{heading}\n\n<INSTRUCTIONS>\n{}\n</INSTRUCTIONS>",
+        body.trim_end()
+    )
+}
+
+/// Whether the model holds `AGENTS.md` instructions from `history`: some were told, and the
+/// last told was not the note that they no longer apply.
+pub fn agents_docs_in_force(history: &[ResponseItem]) -> bool {
+    history
+        .iter()
+        .rev()
+        .find_map(agents_docs_piece)
+        .is_some_and(|text| !text.contains(NO_DOCS_NOTE))
+}
+
+/// Whether `item` is a context message carrying an `AGENTS.md` text (or the note that none
+/// applies any more): compaction keeps the last such message.
+pub fn carries_agents_docs(item: &ResponseItem) -> bool {
+    is_context_message(item) && agents_docs_piece(item).is_some()
+}
+
+/// The `AGENTS.md` piece of a user-role message, if it holds one.
+fn agents_docs_piece(item: &ResponseItem) -> Option<&str> {
+    match item {
+        ResponseItem::Message { role, content, .. } if role == "user" => {
+            content.iter().find_map(|piece| match piece {
+                ContentItem::InputText { text } if text.starts_with(DOCS_HEADING) => {
+                    Some(text.as_str())
+                }
+                _ => None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The working directory an environment block names (escaped as in the block), if any.
+pub fn environment_cwd(block: &str) -> Option<&str> {
+    let start = block.find("<cwd>")? + "<cwd>".len();
+    let end = start + block[start..].find("</cwd>")?;
+    Some(&block[start..end])
 }
 
 /// The environment block for `settings`, as of now.
@@ -251,6 +372,64 @@ mod tests {
         std::fs::write(path, text).unwrap();
     }
 
+    /// The project's docs for a first turn, with no user file.
+    fn first(cwd: &Path, max_bytes: usize) -> Option<ProjectDocs> {
+        agents_docs(cwd, None, max_bytes, DocsOccasion::FirstTurn)
+    }
+
+    #[test]
+    fn the_users_file_comes_first_and_a_change_of_cwd_says_what_replaces_what() {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, repo, bare) = (
+            dir.path().join("home"),
+            dir.path().join("repo"),
+            dir.path().join("bare"),
+        );
+        for folder in [&home, &repo.join(".git"), &bare] {
+            std::fs::create_dir_all(folder).unwrap();
+        }
+        let user_file = home.join(AGENTS_FILE);
+        write(&user_file, "mine\n");
+        write(&repo.join(AGENTS_FILE), "theirs\n");
+        let both = agents_docs(&repo, Some(&user_file), 1024, DocsOccasion::FirstTurn).unwrap();
+        assert_eq!(
+            both.text,
+            format!(
+                "# AGENTS.md instructions for {}\n\n<INSTRUCTIONS>\nmine\n\n--- project-doc ---\n\n\
+                 theirs\n</INSTRUCTIONS>",
+                repo.display()
+            )
+        );
+        let moved = DocsOccasion::CwdChanged {
+            earlier_in_force: true,
+        };
+        let alone = agents_docs(&bare, Some(&user_file), 1024, moved).unwrap();
+        assert_eq!(
+            alone.text,
+            format!("# AGENTS.md instructions\n\n<INSTRUCTIONS>\n{REPLACES_NOTE}\n\nmine\n</INSTRUCTIONS>")
+        );
+        let none = agents_docs(&bare, None, 1024, moved).unwrap();
+        assert_eq!(
+            none.text,
+            format!("# AGENTS.md instructions\n\n<INSTRUCTIONS>\n{NO_DOCS_NOTE}\n</INSTRUCTIONS>")
+        );
+        let nothing_before = DocsOccasion::CwdChanged {
+            earlier_in_force: false,
+        };
+        assert_eq!(agents_docs(&bare, None, 1024, nothing_before), None);
+        let history = |text: &str| {
+            vec![context_message(vec![
+                text.to_string(),
+                "<environment_context>\n</environment_context>".into(),
+            ])]
+        };
+        assert!(agents_docs_in_force(&history(&both.text)));
+        assert!(agents_docs_in_force(&history(&alone.text)));
+        assert!(!agents_docs_in_force(&history(&none.text)));
+        assert!(!agents_docs_in_force(&[]));
+        assert!(carries_agents_docs(&history(&none.text)[0]));
+    }
+
     #[test]
     fn docs_run_from_the_repository_root_down_to_the_cwd() {
         let dir = tempfile::tempdir().unwrap();
@@ -259,10 +438,10 @@ mod tests {
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::create_dir_all(root.join(".git")).unwrap();
         // Above the repository: not part of it, never read.
-        write(&dir.path().join(PROJECT_DOC_FILE), "outside");
-        write(&root.join(PROJECT_DOC_FILE), "root rules");
-        write(&sub.join(PROJECT_DOC_FILE), "sub rules");
-        let docs = project_docs(&sub, 1024).expect("no docs");
+        write(&dir.path().join(AGENTS_FILE), "outside");
+        write(&root.join(AGENTS_FILE), "root rules");
+        write(&sub.join(AGENTS_FILE), "sub rules");
+        let docs = first(&sub, 1024).expect("no docs");
         assert_eq!(
             docs.text,
             format!(
@@ -271,7 +450,7 @@ mod tests {
             )
         );
         assert_eq!(docs.cut_warning, None);
-        let cut = project_docs(&sub, 12).expect("no docs");
+        let cut = first(&sub, 12).expect("no docs");
         assert!(
             cut.text
                 .contains("root rules\n\n[AGENTS.md cut: only the first 12 of 21 bytes"),
@@ -279,7 +458,7 @@ mod tests {
             cut.text
         );
         assert!(cut.cut_warning.is_some());
-        assert_eq!(project_docs(&sub, 0), None);
+        assert_eq!(first(&sub, 0), None);
     }
 
     #[test]
@@ -287,10 +466,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sub = dir.path().join("x");
         std::fs::create_dir_all(&sub).unwrap();
-        write(&dir.path().join(PROJECT_DOC_FILE), "parent");
-        assert_eq!(project_docs(&sub, 1024), None);
-        write(&sub.join(PROJECT_DOC_FILE), "here");
-        let docs = project_docs(&sub, 1024).expect("no docs");
+        write(&dir.path().join(AGENTS_FILE), "parent");
+        assert_eq!(first(&sub, 1024), None);
+        write(&sub.join(AGENTS_FILE), "here");
+        let docs = first(&sub, 1024).expect("no docs");
         assert!(docs.text.contains("<INSTRUCTIONS>\nhere\n</INSTRUCTIONS>"));
     }
 
@@ -312,5 +491,6 @@ mod tests {
         ];
         assert_eq!(last_environment_context(&history), Some(block.as_str()));
         assert_eq!(last_environment_context(&history[1..]), None);
+        assert_eq!(environment_cwd(&block), Some("/"));
     }
 }

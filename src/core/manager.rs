@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::ModelClient;
+use crate::client::{ModelClient, ProviderInfo};
 use crate::rollout::archive;
 use crate::rollout::fork::fork_items;
 use crate::rollout::paths::rollout_path;
@@ -20,6 +20,7 @@ use crate::wire::{ResponseItem, TokenUsage};
 use super::error::CoreError;
 use super::event::EventMsg;
 use super::ids::{ThreadId, TurnId};
+use super::provider_models::ProviderModelLists;
 use super::record::ForkedTurnLines;
 use super::settings::{PersistedSettings, ThreadSettings};
 use super::thread::Thread;
@@ -41,6 +42,8 @@ pub struct ThreadManager {
     shutdown: CancellationToken,
     /// The thread index shared with other processes on this home; rollout writers keep it current.
     index: Arc<ThreadIndex>,
+    /// What each provider said it serves, for `model/list`.
+    provider_models: ProviderModelLists,
 }
 
 impl ThreadManager {
@@ -54,7 +57,14 @@ impl ThreadManager {
             shutdown,
             index: Arc::new(ThreadIndex::new(&home)),
             home,
+            provider_models: ProviderModelLists::default(),
         })
+    }
+
+    /// The models `provider` says it serves (asked at most every few minutes, briefly);
+    /// `None` when it could not say.
+    pub async fn provider_model_ids(&self, provider: &ProviderInfo) -> Option<Vec<String>> {
+        self.provider_models.model_ids(&self.client, provider).await
     }
 
     pub fn index(&self) -> &Arc<ThreadIndex> {

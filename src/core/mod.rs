@@ -16,6 +16,8 @@ pub mod items;
 pub mod manager;
 mod mcp;
 pub mod models;
+pub mod openai_models;
+pub mod provider_models;
 pub mod record;
 pub mod sandboxing;
 pub mod settings;

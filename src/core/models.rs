@@ -4,12 +4,15 @@
 //! model that does not reason gets neither, because providers reject both for such models.
 //!
 //! The catalogue is configuration (`[models.<id>]` tables: `supports_reasoning`,
-//! `default_reasoning_summary`, `apply_patch_tool_type`) over built-in knowledge of model
-//! families; it also says how the `apply_patch` tool is offered. A model that neither
-//! names is treated as a reasoning model, which is what the reference assumes of every model.
-//! `model/list` shows the same answer (no reasoning efforts for a model that does not reason).
+//! `default_reasoning_summary`, `apply_patch_tool_type`) over the OpenAI models openturn knows
+//! by name (`openai_models.rs`), then over built-in knowledge of model families; it also says
+//! how the `apply_patch` tool is offered. A model that none of them names is treated as a
+//! reasoning model, which is what the reference assumes of every model. `model/list` shows the
+//! same answer (no reasoning efforts for a model that does not reason).
 
 use std::collections::BTreeMap;
+
+use super::openai_models::known_model;
 
 /// How the `apply_patch` tool is offered: models that take custom tools get the freeform
 /// definition. A property of the model, so it lives with the catalogue, not with the tool.
@@ -67,8 +70,9 @@ impl ModelCatalog {
     }
 
     /// How `apply_patch` is offered to `model`: the configured form (`apply_patch_tool_type`
-    /// for the model, then for every model), else freeform with a grammar to the families that
-    /// take custom tools and a JSON function tool (one `input` string) to every other model.
+    /// for the model, then for every model), else the form a known model was trained on, else
+    /// freeform with a grammar to the families that take custom tools and a JSON function tool
+    /// (one `input` string) to every other model.
     pub fn apply_patch_form(&self, model: &str) -> ApplyPatchForm {
         if let Some(form) = self
             .apply_patch_per_model
@@ -76,6 +80,13 @@ impl ModelCatalog {
             .or(self.apply_patch_default.as_ref())
         {
             return *form;
+        }
+        if let Some(known) = known_model(model) {
+            return if known.freeform_apply_patch {
+                ApplyPatchForm::Freeform
+            } else {
+                ApplyPatchForm::Function
+            };
         }
         let slug = model
             .rsplit('/')
@@ -96,6 +107,15 @@ impl ModelCatalog {
     pub fn reasoning(&self, model: &str) -> ModelReasoning {
         if let Some(configured) = self.configured.get(model) {
             return configured.clone();
+        }
+        if let Some(known) = known_model(model) {
+            return if known.efforts.is_empty() {
+                ModelReasoning::Unsupported
+            } else {
+                ModelReasoning::Supported {
+                    default_summary: Some(DEFAULT_REASONING_SUMMARY.to_string()),
+                }
+            };
         }
         // A provider prefix (`openai/gpt-4o`) does not change the family.
         let slug = model
@@ -129,8 +149,11 @@ const CONTEXT_WINDOWS: &[(&str, i64)] = &[
 
 impl ModelCatalog {
     /// The usable context window of `model` (95% of its full window, the rest left for the
-    /// model's own overhead), when its family is known.
+    /// model's own overhead), when the model or its family is known.
     pub fn context_window(&self, model: &str) -> Option<i64> {
+        if let Some(known) = known_model(model) {
+            return Some(known.context_window / 100 * 95);
+        }
         let slug = model
             .rsplit('/')
             .next()
@@ -144,7 +167,7 @@ impl ModelCatalog {
 }
 
 /// Model families that take freeform (custom) tools with a grammar (slug prefixes, lowercase).
-const FREEFORM_TOOL_FAMILIES: &[&str] = &["gpt-5"];
+const FREEFORM_TOOL_FAMILIES: &[&str] = &["gpt-5", "gpt-6"];
 
 #[cfg(test)]
 mod tests {
@@ -193,6 +216,17 @@ mod tests {
             families.apply_patch_form("gpt-4.1"),
             ApplyPatchForm::Function
         );
+        assert_eq!(families.apply_patch_form("o3"), ApplyPatchForm::Function);
+        assert_eq!(
+            families.apply_patch_form("gpt-6.2-sol"),
+            ApplyPatchForm::Freeform
+        );
+        assert_eq!(
+            families.apply_patch_form("gpt-6-later"),
+            ApplyPatchForm::Freeform
+        );
+        assert_eq!(families.context_window("gpt-6.2-sol"), Some(475_000));
+        assert_eq!(families.context_window("gpt-5"), Some(258_400));
         let configured = ModelCatalog::default().with_apply_patch_forms(
             Some(ApplyPatchForm::Function),
             BTreeMap::from([("local".to_string(), ApplyPatchForm::Freeform)]),

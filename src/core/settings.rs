@@ -86,6 +86,8 @@ pub struct ThreadSettings {
     pub max_sampling_requests_per_turn: u32,
     /// `project_doc_max_bytes` in config.toml: how much of the `AGENTS.md` files the model gets.
     pub project_doc_max_bytes: usize,
+    /// The user's own `AGENTS.md` (`$OPENTURN_HOME/AGENTS.md`), told before the project's.
+    pub user_agents_file: Option<PathBuf>,
     /// Which models reason; consulted for every request, since `turn/start` may switch models.
     pub model_catalog: std::sync::Arc<super::models::ModelCatalog>,
     /// Folders searched for user skills (`$OPENTURN_HOME/skills` and a client's extra roots);
@@ -227,6 +229,7 @@ pub struct ConfiguredSettings {
     pub reasoning_summary_mode: ReasoningSummaryMode,
     pub max_sampling_requests_per_turn: u32,
     pub project_doc_max_bytes: usize,
+    pub user_agents_file: Option<PathBuf>,
     pub model_catalog: std::sync::Arc<super::models::ModelCatalog>,
     pub user_skill_roots: Vec<PathBuf>,
     pub skill_toggles: Vec<super::skills::SkillToggle>,
@@ -354,6 +357,7 @@ pub fn resolve_thread_settings<E>(
             .unwrap_or_default(),
         max_sampling_requests_per_turn: configured.max_sampling_requests_per_turn,
         project_doc_max_bytes: configured.project_doc_max_bytes,
+        user_agents_file: configured.user_agents_file,
         model_catalog: configured.model_catalog,
         user_skill_roots: configured.user_skill_roots,
         service_tier: requested.service_tier,
@@ -478,6 +482,7 @@ impl ThreadSettings {
             mcp_servers: Vec::new(),
             max_sampling_requests_per_turn: 1000,
             project_doc_max_bytes: DEFAULT_PROJECT_DOC_MAX_BYTES,
+            user_agents_file: None,
             model_catalog: Default::default(),
             user_skill_roots: Vec::new(),
             service_tier: None,
@@ -539,6 +544,7 @@ mod tests {
             reasoning_summary_mode: ReasoningSummaryMode::default(),
             max_sampling_requests_per_turn: 10,
             project_doc_max_bytes: 1,
+            user_agents_file: None,
             model_catalog: base.model_catalog,
             user_skill_roots: Vec::new(),
             skill_toggles: Vec::new(),

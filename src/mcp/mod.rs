@@ -7,15 +7,19 @@
 //! - `connection`: spawn or reach one server, shake hands, list its tools and resources.
 //! - `handler`: the client side of a connection (elicitation, progress).
 //! - `manager`: a thread's servers, started concurrently, each bounded by its timeouts.
+//! - `probe`: servers started only to be looked at (a status listing without a thread), then
+//!   stopped.
 
 pub mod config;
 mod connection;
 mod events;
 mod handler;
 mod manager;
+mod probe;
 mod status;
 
 pub use config::{McpServerConfig, McpTransportConfig};
 pub use events::McpEvent;
 pub use manager::{McpCallError, McpServers};
+pub use probe::probe_servers;
 pub use status::{McpServerSnapshot, McpTool, StartupState};

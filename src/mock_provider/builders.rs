@@ -518,3 +518,12 @@ pub fn error_status(status: u16, code: &str, message: &str) -> Reply {
         body: body.to_string(),
     }
 }
+
+/// An OpenAI-style model list (`GET …/models`) naming `ids`, in order.
+pub fn model_list(ids: &[&str]) -> Reply {
+    let data: Vec<_> = ids
+        .iter()
+        .map(|id| json!({"id": id, "object": "model", "owned_by": "mock"}))
+        .collect();
+    Reply::status(200, json!({"object": "list", "data": data}).to_string())
+}

@@ -4,10 +4,12 @@
 //! [`MockProvider::start`] binds `127.0.0.1:0` and serves a [`Script`]: each
 //! `POST …/responses` takes the next [`Reply`] (an SSE stream, or any status
 //! with a body), and so does each `response.create` message on a WebSocket
-//! opened at `…/responses`; `GET …/models` answers an empty list; anything
+//! opened at `…/responses`; `GET …/models` answers the list a test set with
+//! [`MockProvider::serve_model_list`] (an empty list until then); anything
 //! else is 404.
 //! Every request is recorded, with its JSON body parsed, before it is
-//! answered. SSE replies can be paced, cut into arbitrary HTTP chunks, cut off
+//! answered; model-list requests apart ([`MockProvider::model_list_requests`]),
+//! since a client may list models at any moment and tests index the others. SSE replies can be paced, cut into arbitrary HTTP chunks, cut off
 //! or stalled mid-body, or held open after their last event.
 //!
 //! Layout, along the data path:
@@ -44,8 +46,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use builders::{
-    error_status, many_deltas, rate_limited, simple_text_response, split_text, stamped_deltas,
-    ResponseBuilder, Usage,
+    error_status, many_deltas, model_list, rate_limited, simple_text_response, split_text,
+    stamped_deltas, ResponseBuilder, Usage,
 };
 pub use recorded::RecordedRequest;
 pub use script::{Chunking, Fault, Reply, Script, ScriptError, SseEvent, SseReply};
@@ -127,6 +129,17 @@ impl MockProvider {
     /// Number of TCP connections accepted so far.
     pub fn accepted_connections(&self) -> usize {
         self.shared.accepted_connections()
+    }
+
+    /// Answers every later `GET …/models` with `reply`: [`model_list`] for an OpenAI-style
+    /// list, any other [`Reply`] for a provider that fails to list.
+    pub fn serve_model_list(&self, reply: Reply) {
+        self.shared.set_model_list(reply);
+    }
+
+    /// Every `GET …/models` received so far, in arrival order.
+    pub fn model_list_requests(&self) -> Vec<RecordedRequest> {
+        self.shared.model_list_requests()
     }
 
     /// Adds a reply at the end of the queue.

@@ -137,8 +137,13 @@ async fn serve_one_exchange(connection: &mut Connection, shared: &Shared) -> Aft
     tracing::debug!(method = %request.method, path = %request.path, "mock provider: request");
     // Recorded before answering, so a test can inspect the request even
     // while the reply stalls forever.
-    let reply = route(&request, shared);
-    shared.record(request);
+    let reply = if is_model_list(&request) {
+        shared.answer_model_list(request)
+    } else {
+        let reply = route(&request, shared);
+        shared.record(request);
+        reply
+    };
     let after = match reply {
         Reply::Status {
             status,
@@ -243,14 +248,16 @@ fn route(request: &RecordedRequest, shared: &Shared) -> Reply {
             )
         });
     }
-    if method == "GET" && request.path.ends_with("/models") {
-        return Reply::status(200, r#"{"object":"list","data":[]}"#);
-    }
     json_error(
         404,
         "not_found",
         &format!("the mock provider does not serve {method} {}", request.path),
     )
+}
+
+/// `GET …/models`: answered with the list the test set (see [`Shared::answer_model_list`]).
+fn is_model_list(request: &RecordedRequest) -> bool {
+    request.method == "GET" && request.path.ends_with("/models")
 }
 
 /// Answers an unreadable request, when the error leaves anything to say.

@@ -20,6 +20,11 @@ pub(super) struct Shared {
     request_count: watch::Sender<usize>,
     replies: Mutex<VecDeque<Reply>>,
     when_exhausted: Option<Reply>,
+    /// The answer to every `GET …/models`; an empty list until a test sets one.
+    model_list: Mutex<Reply>,
+    /// The `GET …/models` requests, kept apart from `requests`: a client may list models at
+    /// any moment, and tests count and index the Responses requests.
+    model_list_requests: Mutex<Vec<RecordedRequest>>,
     closed_connections: AtomicUsize,
     accepted_connections: AtomicUsize,
 }
@@ -37,6 +42,8 @@ impl Shared {
             request_count: watch::Sender::new(0),
             replies: Mutex::new(script.replies),
             when_exhausted: script.when_exhausted,
+            model_list: Mutex::new(Reply::status(200, r#"{"object":"list","data":[]}"#)),
+            model_list_requests: Mutex::new(Vec::new()),
             closed_connections: AtomicUsize::new(0),
             accepted_connections: AtomicUsize::new(0),
         }
@@ -57,6 +64,20 @@ impl Shared {
         // Updated under the lock so a waiter that sees `count` also sees the
         // request when it reads the list.
         self.request_count.send_replace(count);
+    }
+
+    pub(super) fn set_model_list(&self, reply: Reply) {
+        *lock(&self.model_list) = reply;
+    }
+
+    /// Records a `GET …/models` and returns its answer.
+    pub(super) fn answer_model_list(&self, request: RecordedRequest) -> Reply {
+        lock(&self.model_list_requests).push(request);
+        lock(&self.model_list).clone()
+    }
+
+    pub(super) fn model_list_requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.model_list_requests).clone()
     }
 
     pub(super) fn push_reply(&self, reply: Reply) {

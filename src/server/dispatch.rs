@@ -224,6 +224,9 @@ fn runs_concurrently(request: &ClientRequest) -> bool {
             | ClientRequest::ThreadLoadedList(_)
             | ClientRequest::ModelList(_)
             | ClientRequest::ConfigRead(_)
+            // Without a thread it starts the configured servers to look at them, which can
+            // take each its start-up timeout.
+            | ClientRequest::McpServerStatusList(_)
     )
 }
 

@@ -47,16 +47,16 @@ pub fn replacement_history(
     out
 }
 
-/// The first context message (it carries the project docs) and the last one (the environment
-/// the model was last told), once each.
+/// The last context message carrying `AGENTS.md` (a change of cwd may have replaced the first
+/// one's) and the last one (the environment the model was last told), once each.
 fn kept_context(history: &[ResponseItem]) -> Vec<ResponseItem> {
-    let first = history.iter().position(context::is_context_message);
+    let docs = history.iter().rposition(context::carries_agents_docs);
     let last = history.iter().rposition(context::is_context_message);
-    [first, last]
+    [docs, last]
         .into_iter()
         .flatten()
         .enumerate()
-        .filter(|(index, position)| *index == 0 || Some(*position) != first)
+        .filter(|(index, position)| *index == 0 || Some(*position) != docs)
         .map(|(_, position)| history[position].clone())
         .collect()
 }

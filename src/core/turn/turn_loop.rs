@@ -218,29 +218,42 @@ async fn announce_retry(
     }
 }
 
-/// Tells the model where it works, before the turn's input: the first time, the project's
-/// `AGENTS.md` and the environment; afterwards the environment again only when it changed (a new
-/// cwd, sandbox or policy, a new day). The last block told is read back from history, so a
-/// resumed thread decides exactly as the original would have.
+/// Tells the model where it works, before the turn's input: the first time, the `AGENTS.md`
+/// files (the user's, then the project's) and the environment; afterwards the environment again
+/// only when it changed (a new cwd, sandbox or policy, a new day), with the new cwd's
+/// `AGENTS.md` when the cwd moved. What was told is read back from history, so a resumed thread
+/// decides exactly as the original would have.
 async fn record_context(turn: &TurnContext) {
     let settings = turn.thread.settings();
     let environment = context::environment_context(&settings);
-    let told_before = {
+    let (told_before, earlier_in_force) = {
         let state = turn.thread.state();
-        context::last_environment_context(&state.history).map(str::to_string)
+        (
+            context::last_environment_context(&state.history).map(str::to_string),
+            context::agents_docs_in_force(&state.history),
+        )
+    };
+    let occasion = match &told_before {
+        Some(told) if *told == environment => return,
+        None => Some(context::DocsOccasion::FirstTurn),
+        Some(told) if context::environment_cwd(told) != context::environment_cwd(&environment) => {
+            Some(context::DocsOccasion::CwdChanged { earlier_in_force })
+        }
+        Some(_) => None,
     };
     let mut texts = Vec::new();
-    match told_before {
-        Some(told) if told == environment => return,
-        Some(_) => {}
-        None => {
-            if let Some(docs) = context::project_docs(&settings.cwd, settings.project_doc_max_bytes)
-            {
-                if let Some(message) = docs.cut_warning {
-                    turn.emit(EventMsg::Warning { message }).await;
-                }
-                texts.push(docs.text);
+    if let Some(occasion) = occasion {
+        let docs = context::agents_docs(
+            &settings.cwd,
+            settings.user_agents_file.as_deref(),
+            settings.project_doc_max_bytes,
+            occasion,
+        );
+        if let Some(docs) = docs {
+            if let Some(message) = docs.cut_warning {
+                turn.emit(EventMsg::Warning { message }).await;
             }
+            texts.push(docs.text);
         }
     }
     texts.push(environment);

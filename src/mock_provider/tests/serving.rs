@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::super::{Chunking, Fault, MockProvider, Reply, Script, SseEvent, SseReply};
+use super::super::{model_list, Chunking, Fault, MockProvider, Reply, Script, SseEvent, SseReply};
 use super::{body_text, eventually, parse_sse, within, Chunk, RawClient};
 
 /// Literal data, so the expected bytes do not depend on JSON key order.
@@ -349,14 +349,25 @@ async fn models_list_and_unknown_paths() {
     let body: serde_json::Value = serde_json::from_str(&client.fixed_body(&head).await).unwrap();
     assert_eq!(body["data"], json!([]));
 
+    // A list the test sets is what later requests get.
+    mock.serve_model_list(model_list(&["local-a", "local-b"]));
+    client
+        .send(b"GET /v1/models HTTP/1.1\r\nHost: mock\r\n\r\n")
+        .await;
+    let head = client.read_head().await;
+    let body: serde_json::Value = serde_json::from_str(&client.fixed_body(&head).await).unwrap();
+    assert_eq!(body["data"][1]["id"], "local-b");
+
     client
         .send(b"GET /v1/responses HTTP/1.1\r\nHost: mock\r\n\r\n")
         .await;
     let head = client.read_head().await;
     assert_eq!(head.status, 404);
     client.fixed_body(&head).await;
-    assert_eq!(mock.requests().len(), 2);
-    assert_eq!(mock.requests()[1].body, serde_json::Value::Null);
+    // Model lists are recorded apart from the other requests.
+    assert_eq!(mock.model_list_requests().len(), 2);
+    assert_eq!(mock.requests().len(), 1);
+    assert_eq!(mock.requests()[0].body, serde_json::Value::Null);
 }
 
 #[tokio::test]

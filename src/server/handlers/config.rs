@@ -1,11 +1,4 @@
-//! `model/list` and `config/read`: what configuration offers and says.
-//!
-//! Models come from a `[models.<id>]` table in config.toml (keys: `display_name`, `description`,
-//! `hidden`, `default_reasoning_effort`, `supported_reasoning_efforts`, `input_modalities`,
-//! `model_provider`, `supports_reasoning`, `default_reasoning_summary`), plus the configured
-//! `model`, which is always listed and is the default. A model the catalogue says does not
-//! reason lists no reasoning efforts (and `none` as its default), matching what its requests
-//! carry.
+//! `config/read`: what configuration says.
 //!
 //! `config/read` reports each leaf key's origin (the user's config.toml or the `-c` session
 //! flags, whichever set it last) with a `sha256:` version of what that layer was read from, and
@@ -18,17 +11,12 @@
 use serde_json::{json, Map, Value};
 
 use crate::config::{ConfigLayers, ConfigWarning};
-use crate::core::models::ModelReasoning;
-
 use crate::protocol::config::{ConfigReadParams, ConfigReadResponse};
-use crate::protocol::model::{Model, ModelListParams, ModelListResponse, ReasoningEffortOption};
 use crate::protocol::notification::{ConfigWarningNotification, ServerNotification};
 
 use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
-
-const DEFAULT_EFFORTS: &[&str] = &["low", "medium", "high"];
 
 /// One `configWarning` notification per warning, in the order they were found.
 pub(crate) fn config_warnings(warnings: &[ConfigWarning]) -> Vec<ServerNotification> {
@@ -42,113 +30,6 @@ pub(crate) fn config_warnings(warnings: &[ConfigWarning]) -> Vec<ServerNotificat
             })
         })
         .collect()
-}
-
-pub(crate) fn model_list(
-    context: &ServerContext,
-    params: ModelListParams,
-) -> Result<ModelListResponse, HandlerError> {
-    let config = &context.config;
-    let table = config.table.get("models").and_then(toml::Value::as_table);
-    let mut models: Vec<(Model, Option<String>)> = Vec::new();
-    if table.is_none_or(|t| !t.contains_key(&config.model)) {
-        let entry = model_entry(&config.model, None, true, config);
-        models.push((entry, None));
-    }
-    for (id, spec) in table.into_iter().flatten() {
-        let provider = spec
-            .get("model_provider")
-            .and_then(toml::Value::as_str)
-            .map(str::to_string);
-        let entry = model_entry(id, Some(spec), id == &config.model, config);
-        models.push((entry, provider));
-    }
-    let include_hidden = params.include_hidden.unwrap_or(false);
-    let visible: Vec<Model> = models
-        .into_iter()
-        .filter(|(model, _)| include_hidden || !model.hidden || model.is_default)
-        .filter(|(_, provider)| match (&params.model_provider, provider) {
-            (Some(wanted), Some(provider)) => wanted == provider,
-            _ => true,
-        })
-        .map(|(model, _)| model)
-        .collect();
-    let start = match params.cursor.as_deref() {
-        Some(cursor) => cursor
-            .parse::<usize>()
-            .map_err(|_| HandlerError::InvalidRequest(format!("invalid cursor: {cursor}")))?,
-        None => 0,
-    };
-    let limit = params
-        .limit
-        .map(|l| (l as usize).max(1))
-        .unwrap_or(usize::MAX);
-    let data: Vec<Model> = visible.iter().skip(start).take(limit).cloned().collect();
-    let end = start + data.len();
-    Ok(ModelListResponse {
-        data,
-        next_cursor: (end < visible.len()).then(|| end.to_string()),
-    })
-}
-
-fn model_entry(
-    id: &str,
-    spec: Option<&toml::Value>,
-    is_default: bool,
-    config: &crate::config::Config,
-) -> Model {
-    let reasons = config.model_catalog.reasoning(id) != ModelReasoning::Unsupported;
-    let text = |key: &str| spec.and_then(|s| s.get(key)).and_then(toml::Value::as_str);
-    let strings = |key: &str| -> Option<Vec<String>> {
-        spec.and_then(|s| s.get(key))
-            .and_then(toml::Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-    };
-    let (efforts, default_effort) = if reasons {
-        let efforts = strings("supported_reasoning_efforts")
-            .unwrap_or_else(|| DEFAULT_EFFORTS.iter().map(|e| e.to_string()).collect());
-        (
-            efforts,
-            text("default_reasoning_effort").unwrap_or("medium"),
-        )
-    } else {
-        (Vec::new(), "none")
-    };
-    Model {
-        id: id.to_string(),
-        model: id.to_string(),
-        display_name: text("display_name").unwrap_or(id).to_string(),
-        description: text("description").unwrap_or("").to_string(),
-        hidden: spec
-            .and_then(|s| s.get("hidden"))
-            .and_then(toml::Value::as_bool)
-            .unwrap_or(false),
-        is_default,
-        default_reasoning_effort: default_effort.to_string(),
-        supported_reasoning_efforts: efforts
-            .into_iter()
-            .map(|effort| ReasoningEffortOption {
-                description: format!("{effort} reasoning effort"),
-                reasoning_effort: effort,
-            })
-            .collect(),
-        input_modalities: strings("input_modalities")
-            .unwrap_or_else(|| vec!["text".to_string(), "image".to_string()]),
-        supports_personality: false,
-        upgrade: None,
-        upgrade_info: None,
-        availability_nux: None,
-        model_specialty: None,
-        multi_agent_version: None,
-        additional_speed_tiers: Vec::new(),
-        service_tiers: Vec::new(),
-        default_service_tier: None,
-        available_access_programs: None,
-    }
 }
 
 /// Key names whose values never leave the daemon: anything named like a key, token, secret,

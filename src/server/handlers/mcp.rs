@@ -1,5 +1,10 @@
 //! `mcpServerStatus/list`: the MCP servers of a thread (or the configured ones), with their
 //! runtime state, tools (with input schemas) and resources, paged and filtered by name.
+//!
+//! Without a thread, a server some loaded thread runs is shown as that thread sees it; any other
+//! is probed (started, listed and stopped again, [`crate::mcp::probe_servers`]) so the listing
+//! shows its tools, `serverInfo`, or why it failed to start, with no runtime state. Editors draw
+//! their MCP settings this way before any thread exists.
 
 use std::collections::BTreeMap;
 
@@ -15,11 +20,21 @@ use super::super::errors::HandlerError;
 /// Servers per page when the client names no limit.
 const DEFAULT_PAGE: usize = 100;
 
-pub(crate) fn mcp_server_status_list(
+/// Where a listed server's state came from.
+enum Seen {
+    /// A thread runs it: the state is that thread's.
+    Running(McpServerSnapshot),
+    /// Started for this listing and stopped again: what it offered, no runtime state.
+    Probed(McpServerSnapshot),
+    /// The thread asked about has not started it.
+    NotStarted,
+}
+
+pub(crate) async fn mcp_server_status_list(
     context: &ServerContext,
     params: ListMcpServerStatusParams,
 ) -> Result<ListMcpServerStatusResponse, HandlerError> {
-    let (configs, snapshots) = match &params.thread_id {
+    let (configs, running) = match &params.thread_id {
         Some(thread_id) => {
             let thread = context.threads.get(&ThreadId::parse(thread_id)?)?;
             let snapshots = thread
@@ -33,8 +48,8 @@ pub(crate) fn mcp_server_status_list(
             loaded_snapshots(context),
         ),
     };
-    let mut statuses: Vec<McpServerStatus> = configs
-        .iter()
+    let mut listed: Vec<McpServerConfig> = configs
+        .into_iter()
         .filter(|config| config.enabled)
         .filter(|config| {
             params
@@ -42,12 +57,8 @@ pub(crate) fn mcp_server_status_list(
                 .as_ref()
                 .is_none_or(|name| *name == config.name)
         })
-        .map(|config| {
-            let snapshot = snapshots.iter().find(|s| s.name == config.name);
-            status(config, snapshot)
-        })
         .collect();
-    statuses.sort_by(|a, b| a.name.cmp(&b.name));
+    listed.sort_by(|a, b| a.name.cmp(&b.name));
     let start = match &params.cursor {
         Some(cursor) => cursor.parse::<usize>().map_err(|_| {
             HandlerError::InvalidParams(format!(
@@ -60,10 +71,51 @@ pub(crate) fn mcp_server_status_list(
         .limit
         .map(|limit| limit.max(1) as usize)
         .unwrap_or(DEFAULT_PAGE);
-    let end = start.saturating_add(limit).min(statuses.len());
-    let next_cursor = (end < statuses.len()).then(|| end.to_string());
-    let data = statuses.drain(start.min(end)..end).collect();
+    let end = start.saturating_add(limit).min(listed.len());
+    let next_cursor = (end < listed.len()).then(|| end.to_string());
+    // Only the page's servers are looked at: a probe starts processes.
+    let page: Vec<McpServerConfig> = listed.drain(start.min(end)..end).collect();
+    let seen = seen_servers(context, &page, running, params.thread_id.is_none()).await;
+    let data = page
+        .iter()
+        .zip(seen)
+        .map(|(config, seen)| status(config, &seen))
+        .collect();
     Ok(ListMcpServerStatusResponse { data, next_cursor })
+}
+
+/// What is known of each server of `page`, in its order: a running thread's view, else (when
+/// `probe` allows, i.e. no thread was named) a probe's.
+async fn seen_servers(
+    context: &ServerContext,
+    page: &[McpServerConfig],
+    mut running: Vec<McpServerSnapshot>,
+    probe: bool,
+) -> Vec<Seen> {
+    let unseen: Vec<McpServerConfig> = page
+        .iter()
+        .filter(|config| probe && !running.iter().any(|s| s.name == config.name))
+        .cloned()
+        .collect();
+    let mut probed = if unseen.is_empty() {
+        Vec::new()
+    } else {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| context.config.home.clone());
+        crate::mcp::probe_servers(&unseen, &cwd, &context.lifecycle.handlers_stop).await
+    };
+    page.iter()
+        .map(|config| {
+            let take = |snapshots: &mut Vec<McpServerSnapshot>| {
+                let index = snapshots.iter().position(|s| s.name == config.name)?;
+                Some(snapshots.swap_remove(index))
+            };
+            match (take(&mut running), take(&mut probed)) {
+                (Some(snapshot), _) => Seen::Running(snapshot),
+                (None, Some(snapshot)) => Seen::Probed(snapshot),
+                (None, None) => Seen::NotStarted,
+            }
+        })
+        .collect()
 }
 
 /// The newest loaded thread's view of each server, for a listing without a thread.
@@ -89,13 +141,20 @@ fn loaded_snapshots(context: &ServerContext) -> Vec<McpServerSnapshot> {
     found
 }
 
-fn status(config: &McpServerConfig, snapshot: Option<&McpServerSnapshot>) -> McpServerStatus {
+fn status(config: &McpServerConfig, seen: &Seen) -> McpServerStatus {
+    let (snapshot, runtime) = match seen {
+        Seen::Running(snapshot) => (Some(snapshot), true),
+        Seen::Probed(snapshot) => (Some(snapshot), false),
+        Seen::NotStarted => (None, true),
+    };
     let (runtime_status, tools_error) = match snapshot.map(|s| &s.state) {
         None => ("notStarted", None),
         Some(StartupState::Starting) => ("starting", None),
         Some(StartupState::Ready) => ("connected", None),
         Some(StartupState::Failed(reason)) => ("failed", Some(reason.clone())),
     };
+    // A probed server ran for this answer only: it has no runtime state to report.
+    let runtime_status = runtime.then(|| runtime_status.to_string());
     let (http_origin, auth_status) = match &config.transport {
         McpTransportConfig::Stdio { .. } => (None, "unsupported"),
         McpTransportConfig::Http {
@@ -125,7 +184,7 @@ fn status(config: &McpServerConfig, snapshot: Option<&McpServerSnapshot>) -> Mcp
         .unwrap_or_default();
     McpServerStatus {
         name: config.name.clone(),
-        runtime_status: Some(runtime_status.to_string()),
+        runtime_status,
         plugin_id: None,
         http_origin,
         server_info: snapshot.and_then(|s| s.server_info.clone()),

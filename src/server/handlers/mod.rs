@@ -9,6 +9,7 @@ mod compact;
 mod config;
 mod initialize;
 mod mcp;
+mod model;
 mod params;
 mod permission_profile;
 pub(crate) mod reply;
@@ -112,7 +113,7 @@ pub(crate) async fn handle(context: &Arc<ServerContext>, to: Responder, request:
             respond(context, to, turn::turn_interrupt(context, params)).await
         }
         ClientRequest::ModelList(params) => {
-            respond(context, to, config::model_list(context, params)).await
+            respond(context, to, model::model_list(context, params).await).await
         }
         ClientRequest::ConfigRead(params) => {
             respond(context, to, config::config_read(context, params)).await
@@ -169,7 +170,12 @@ pub(crate) async fn handle(context: &Arc<ServerContext>, to: Responder, request:
             send(context, to, compact::thread_compact_start(context, params)).await
         }
         ClientRequest::McpServerStatusList(params) => {
-            respond(context, to, mcp::mcp_server_status_list(context, params)).await
+            respond(
+                context,
+                to,
+                mcp::mcp_server_status_list(context, params).await,
+            )
+            .await
         }
         ClientRequest::ThreadGoalGet(params) => {
             respond(

@@ -370,6 +370,7 @@ fn configured_settings(context: &ServerContext, config: &Config) -> ConfiguredSe
         mcp_servers: config.mcp_servers.clone(),
         max_sampling_requests_per_turn: config.max_sampling_requests_per_turn,
         project_doc_max_bytes: config.project_doc_max_bytes,
+        user_agents_file: Some(protected_home(config).join(crate::core::context::AGENTS_FILE)),
         model_catalog: config.model_catalog.clone(),
         user_skill_roots,
         skill_toggles: config.skill_toggles(),
