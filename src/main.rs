@@ -107,8 +107,15 @@ fn main() -> std::process::ExitCode {
     exit_with(start(cli))
 }
 
-/// Runs the command; returns the process exit code.
-fn start(cli: Cli) -> anyhow::Result<u8> {
+/// How the process ends: with an exit code, or by a signal's default action (`openturn exec`
+/// after SIGTERM or SIGHUP, as the reference's exec does).
+enum Ending {
+    Code(u8),
+    Signal(i32),
+}
+
+/// Runs the command; returns how the process ends.
+fn start(cli: Cli) -> anyhow::Result<Ending> {
     // Before anything is spawned: the children the process already has are not its to kill.
     openturn::supervisor::start();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -125,14 +132,30 @@ fn start(cli: Cli) -> anyhow::Result<u8> {
 /// Prints an error and its causes on one line and exits 1. Returning the error from `main`
 /// instead would print a backtrace whenever RUST_BACKTRACE is set, which for a mistake in
 /// the user's configuration only buries the one line that says what to fix.
-fn exit_with(result: anyhow::Result<u8>) -> std::process::ExitCode {
+fn exit_with(result: anyhow::Result<Ending>) -> std::process::ExitCode {
     match result {
-        Ok(code) => std::process::ExitCode::from(code),
+        Ok(Ending::Code(code)) => std::process::ExitCode::from(code),
+        Ok(Ending::Signal(signal)) => die_by(signal),
         Err(error) => {
             eprintln!("openturn: {error:#}");
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Ends the process by `signal`'s default action, so the parent sees it killed by that signal.
+/// Called once everything is written and the runtime is down.
+fn die_by(signal: i32) -> std::process::ExitCode {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // SAFETY: restores the default action of a signal of our own (the runtime's handler would
+    // otherwise catch it) and raises it in this process; nothing else runs any more.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+    // Only reached if the signal did not end the process: the shell's convention for it.
+    std::process::ExitCode::from(u8::try_from(128 + signal).unwrap_or(1))
 }
 
 /// `-c` only means something to a command that loads the configuration; elsewhere it would
@@ -148,7 +171,7 @@ fn refuse_unused_overrides(cli: &Cli, command: &str) -> anyhow::Result<()> {
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<u8> {
+async fn run(cli: Cli) -> anyhow::Result<Ending> {
     let home = default_home();
     match &cli.command {
         Command::Demo => refuse_unused_overrides(&cli, "demo")?,
@@ -184,13 +207,17 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             exec_overrides.extend(overrides);
             let config = Config::load(&home, &exec_overrides).context("loading configuration")?;
             let serve = move |input, output| openturn::server::serve(config, input, output);
-            let code = openturn::exec::run(*args, serve).await?;
-            return Ok(u8::try_from(code).unwrap_or(1));
+            return Ok(match openturn::exec::run(*args, serve).await? {
+                openturn::exec::ExecEnd::Code(code) => {
+                    Ending::Code(u8::try_from(code).unwrap_or(1))
+                }
+                openturn::exec::ExecEnd::Signal(signal) => Ending::Signal(signal),
+            });
         }
         Command::Schema { out } => {
             openturn::server::schema::write_schema(&out)
                 .with_context(|| format!("writing the schema into {}", out.display()))?;
         }
     }
-    Ok(0)
+    Ok(Ending::Code(0))
 }

@@ -1,8 +1,10 @@
 //! `account/*` and `skills/*` through the real binary, with every answer checked against the
 //! reference schema by the test support:
 //! - an API key given with `account/login/start` is stored 0600 in `$OPENTURN_HOME/auth.json`,
-//!   reported by `account/read`, sent to a provider that has no key of its own, never echoed on
-//!   stdout or stderr, and removed by `account/logout`; the notifications follow the answer;
+//!   reported by `account/read`, sent to a provider that takes OpenAI sign-in
+//!   (`requires_openai_auth = true`) and has no key of its own, never to one that does not, never
+//!   echoed on stdout or stderr, and removed by `account/logout`; the notifications follow the
+//!   answer; `requiresOpenaiAuth` is the active provider's `requires_openai_auth`;
 //! - ChatGPT sign-in is refused with an error that says what to use instead;
 //! - `skills/list` lists the `SKILL.md` files on disk (user and repo scope) and reports a bad
 //!   one as an error entry; `skills/extraRoots/set` adds a folder; `[[skills.config]]` turns a
@@ -20,12 +22,20 @@ use turn_support::*;
 
 const SECRET: &str = "sk-stored-by-login-0123456789";
 
-/// The mock provider with no `env_key`: only a stored key can authenticate to it.
+/// The mock provider with no `env_key`.
 fn keyless_overrides(provider: &MockProvider) -> Vec<String> {
     mock_overrides(provider)
         .into_iter()
         .filter(|o| !o.starts_with("model_providers.mock.env_key"))
         .collect()
+}
+
+/// The mock provider with no `env_key`, taking OpenAI sign-in: only a stored key can
+/// authenticate to it.
+fn signed_in_overrides(provider: &MockProvider) -> Vec<String> {
+    let mut overrides = keyless_overrides(provider);
+    overrides.push("model_providers.mock.requires_openai_auth=true".to_string());
+    overrides
 }
 
 #[tokio::test]
@@ -37,7 +47,7 @@ async fn an_api_key_login_is_stored_used_reported_and_removed_by_logout() {
     .await
     .unwrap();
     let home = tempfile::tempdir().unwrap();
-    let mut daemon = Daemon::spawn(home.path(), &keyless_overrides(&provider));
+    let mut daemon = Daemon::spawn(home.path(), &signed_in_overrides(&provider));
     daemon.initialize().await;
 
     let before = daemon
@@ -45,7 +55,7 @@ async fn an_api_key_login_is_stored_used_reported_and_removed_by_logout() {
         .await;
     assert_eq!(
         before,
-        json!({"account": null, "userId": null, "requiresOpenaiAuth": false})
+        json!({"account": null, "userId": null, "requiresOpenaiAuth": true})
     );
 
     let login = daemon
@@ -76,7 +86,7 @@ async fn an_api_key_login_is_stored_used_reported_and_removed_by_logout() {
     let after = daemon.ok("account/read", json!({})).await;
     assert_eq!(after["account"], json!({"type": "apiKey"}));
 
-    // A provider without `env_key` authenticates with the stored key.
+    // A provider taking sign-in, without `env_key`, authenticates with the stored key.
     let thread_id = daemon.start_thread(json!({})).await;
     daemon
         .ok(
@@ -123,28 +133,64 @@ async fn an_api_key_login_is_stored_used_reported_and_removed_by_logout() {
     );
 }
 
-#[tokio::test]
-async fn a_provider_key_variable_wins_and_missing_keys_ask_for_login() {
-    let home = tempfile::tempdir().unwrap();
-    let provider = MockProvider::start(Script::new([])).await.unwrap();
-    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+/// A daemon with `overrides` in `home`: what `account/read` reports, then one turn.
+async fn read_and_run_a_turn(home: &std::path::Path, overrides: Vec<String>) -> Value {
+    let mut daemon = Daemon::spawn(home, &overrides);
     daemon.initialize().await;
-    // `env_key` names a variable that is not set: a client should offer to log in.
-    let mut without_variable = Daemon::spawn_with_env(
-        home.path(),
-        &[
-            mock_overrides(&provider),
-            vec!["model_providers.mock.env_key=\"OPENTURN_UNSET_TEST_KEY\"".to_string()],
-        ]
-        .concat(),
-        &[],
-    );
-    without_variable.initialize().await;
-    let read = without_variable.ok("account/read", json!({})).await;
-    assert_eq!(read["requiresOpenaiAuth"], true, "{read}");
-    // With the variable set (the test support sets OPENTURN_TEST_KEY), nothing is required.
     let read = daemon.ok("account/read", json!({})).await;
+    let thread_id = daemon.start_thread(json!({})).await;
+    daemon
+        .ok(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]}),
+        )
+        .await;
+    daemon.until_turn_completed().await;
+    read
+}
+
+#[tokio::test]
+async fn requires_openai_auth_decides_who_gets_the_stored_key_and_what_account_read_says() {
+    let provider = MockProvider::start(Script::new([
+        message_reply("r1", "m1", &["keyless"]),
+        message_reply("r2", "m2", &["own key"]),
+        message_reply("r3", "m3", &["signed in"]),
+    ]))
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("auth.json"),
+        format!(r#"{{"auth_mode": "apikey", "OPENAI_API_KEY": "{SECRET}"}}"#),
+    )
+    .unwrap();
+    // A provider that does not take sign-in never receives the stored key and has no account.
+    let read = read_and_run_a_turn(home.path(), keyless_overrides(&provider)).await;
+    assert_eq!(
+        read,
+        json!({"account": null, "userId": null, "requiresOpenaiAuth": false})
+    );
+    // Its own `env_key` still authenticates it, and sign-in is still not its business.
+    let read = read_and_run_a_turn(home.path(), mock_overrides(&provider)).await;
     assert_eq!(read["requiresOpenaiAuth"], false, "{read}");
+    // With `requires_openai_auth = true` the stored key is its key, no `env_key` needed.
+    let read = read_and_run_a_turn(home.path(), signed_in_overrides(&provider)).await;
+    assert_eq!(
+        read,
+        json!({"account": {"type": "apiKey"}, "userId": null, "requiresOpenaiAuth": true})
+    );
+
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0].header("authorization"), None);
+    assert_eq!(
+        requests[1].header("authorization"),
+        Some("Bearer sk-test-secret-key")
+    );
+    assert_eq!(
+        requests[2].header("authorization"),
+        Some(format!("Bearer {SECRET}").as_str())
+    );
 }
 
 #[tokio::test]

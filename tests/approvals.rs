@@ -323,3 +323,72 @@ async fn a_client_that_disconnects_during_an_approval_ends_the_turn_and_the_daem
     assert_eq!(s.daemon.wait_exit().await, Some(0));
     assert!(!workdir.path().join("gone.txt").exists());
 }
+
+/// The `thread/status/changed` flags in `messages`, in order.
+fn status_flags(messages: &[Value]) -> Vec<Value> {
+    params_of(messages, "thread/status/changed")
+        .iter()
+        .map(|p| p["status"]["activeFlags"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn waiting_on_approval_stays_set_until_the_last_of_parallel_approvals_is_answered() {
+    let workdir = tempfile::tempdir().unwrap();
+    // Two escalated commands in one response: their tools run in parallel, both ask.
+    let calls = |b: ResponseBuilder| {
+        b.exec_call("fc_1", "call_1", escalated("echo one"))
+            .exec_call("fc_2", "call_2", escalated("echo two"))
+    };
+    let mut s = approval_session("on-request", calls, workdir.path()).await;
+    s.start_turn("two commands", json!({})).await;
+    let mut asked = until_approval(&mut s).await;
+    asked.extend(until_approval(&mut s).await);
+    let requests: Vec<Value> = asked
+        .iter()
+        .filter(|m| m["method"] == COMMAND_APPROVAL)
+        .cloned()
+        .collect();
+    assert_eq!(requests.len(), 2, "{asked:#?}");
+    // The flag went up once, with the first question.
+    let waiting = json!(["waitingOnApproval"]);
+    assert_eq!(status_flags(&asked), vec![json!([]), waiting.clone()]);
+
+    // One answered: its command runs and completes while the other still waits.
+    let (first, second) = (&requests[0], &requests[1]);
+    let first_item = first["params"]["itemId"].clone();
+    s.answer(&first["id"], json!({"decision": "accept"})).await;
+    let after_first = s
+        .daemon
+        .collect_until(|m| {
+            m["method"] == "item/completed"
+                && m["params"]["item"]["type"] == "commandExecution"
+                && m["params"]["item"]["id"] == first_item
+        })
+        .await;
+    assert!(
+        status_flags(&after_first).is_empty(),
+        "the status changed while an approval was still open: {after_first:#?}"
+    );
+
+    // The last one answered: the flag comes down, before its command completes.
+    let second_item = second["params"]["itemId"].clone();
+    s.answer(&second["id"], json!({"decision": "accept"})).await;
+    let rest = s.daemon.until_turn_completed().await;
+    single_turn_end(&rest, "completed");
+    let cleared = rest.iter().position(|m| {
+        m["method"] == "thread/status/changed" && m["params"]["status"]["activeFlags"] == json!([])
+    });
+    let second_done = rest
+        .iter()
+        .position(|m| m["method"] == "item/completed" && m["params"]["item"]["id"] == second_item);
+    assert!(
+        cleared.is_some() && cleared < second_done,
+        "the flag did not come down with the last answer: {rest:#?}"
+    );
+    assert_eq!(
+        status_flags(&rest),
+        vec![json!([]), Value::Null],
+        "cleared once, then idle at the turn's end: {rest:#?}"
+    );
+}

@@ -1,6 +1,7 @@
 //! The official Codex TypeScript SDK (`@openai/codex-sdk` 0.163.0) drives `openturn exec`
 //! unchanged through `codexPathOverride`: `runStreamed`, a tool call, `outputSchema`,
-//! `resumeThread` and a failing turn (tests/ts_sdk/exec.test.mjs, run with `node --test`).
+//! `resumeThread` and a failing turn (tests/ts_sdk/exec.test.mjs, run with `node --test`), and
+//! an aborted run, which rejects with the SDK's own `AbortError` (tests/ts_sdk/abort.test.mjs).
 //! Each scenario gets its own loopback mock provider; every event the SDK parsed is checked
 //! against docs/exec-events.schema.json here.
 //!
@@ -149,4 +150,52 @@ async fn the_official_typescript_sdk_drives_openturn_exec() {
     assert!(bodies[1].body["input"]
         .to_string()
         .contains("remember the number 42"));
+}
+
+/// The SDK's `signal` aborts a run: Node sends exec SIGTERM, exec interrupts the turn (recorded
+/// in the rollout as interrupted) and ends as the reference does, without a `turn.failed`, so
+/// the SDK rejects with its `AbortError` rather than with "turn interrupted".
+#[tokio::test]
+async fn an_aborted_typescript_sdk_run_rejects_with_its_abort_error() {
+    let Some(node) = node_or_skip() else {
+        return;
+    };
+    let stall = provider(vec![stalled_text_reply("msg_s", &["still ", "going"])]).await;
+    let home = tempfile::tempdir().unwrap();
+    let events_file = home.path().join("sdk-events.jsonl");
+    let mut command = Command::new(node);
+    command
+        .args(["--test", "abort.test.mjs"])
+        .current_dir(sdk_dir())
+        .env("OPENTURN_BIN", openturn_bin())
+        .env("OPENTURN_HOME", home.path())
+        .env("OPENTURN_SCHEMA_EVENTS_FILE", &events_file)
+        .env("OPENTURN_MOCK_STALL_URL", stall.base_url())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("CODEX_API_KEY");
+    let output = tokio::time::timeout(
+        TIMEOUT * 3,
+        tokio::task::spawn_blocking(move || command.output()),
+    )
+    .await
+    .expect("node --test did not finish in time")
+    .unwrap()
+    .expect("running node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "node --test failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("# pass 1"), "{stdout}");
+    let recorded = std::fs::read_to_string(&events_file).unwrap();
+    let events: Vec<Value> = recorded
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    for event in &events {
+        check_event(event);
+    }
+    let thread_id = events[0]["thread_id"].as_str().unwrap_or_default();
+    assert_one_turn_recorded_interrupted(home.path(), thread_id);
 }

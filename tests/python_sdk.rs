@@ -122,7 +122,7 @@ async fn the_official_python_sdk_logs_in_runs_a_tiered_turn_and_logs_out() {
         serde_json::json!({
             "server_version": "0.169.0",
             "account_before": null,
-            "requires_auth_before": false,
+            "requires_auth_before": true,
             "account_after_login": "apiKey",
             "final_response": "Tiered hello",
             "status": "completed",
@@ -131,8 +131,8 @@ async fn the_official_python_sdk_logs_in_runs_a_tiered_turn_and_logs_out() {
             "account_after_logout": null,
         })
     );
-    // The turn went out with the logged-in key (the provider has no key of its own) and the
-    // turn's service tier.
+    // The turn went out with the logged-in key (the provider takes sign-in and has no key of its
+    // own) and the turn's service tier.
     let requests = provider.requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(

@@ -45,6 +45,11 @@ pub struct ProviderInfo {
     pub stream_max_retries: u32,
     #[serde(default = "default_stream_idle_timeout_ms")]
     pub stream_idle_timeout_ms: u64,
+    /// The provider takes OpenAI sign-in: the key stored by `account/login/start` when its own
+    /// `env_key` gives none, and `account/read` reports it as needing one. True for the built-in
+    /// `openai` provider; other providers never receive the stored key unless they set it.
+    #[serde(default)]
+    pub requires_openai_auth: bool,
     /// Where a key stored by `account/login/start` lives (`$OPENTURN_HOME/auth.json`); filled in
     /// by the config loader, never read from config.toml.
     #[serde(skip)]
@@ -80,6 +85,7 @@ impl ProviderInfo {
             request_max_retries: default_request_max_retries(),
             stream_max_retries: default_stream_max_retries(),
             stream_idle_timeout_ms: default_stream_idle_timeout_ms(),
+            requires_openai_auth: true,
             stored_key_file: None,
         }
     }

@@ -94,6 +94,7 @@ const PROVIDER_KEYS: &[(&str, Expect)] = &[
     ("request_max_retries", U32),
     ("stream_max_retries", U32),
     ("stream_idle_timeout_ms", U64),
+    ("requires_openai_auth", Expect::Bool),
 ];
 
 const MODEL_KEYS: &[(&str, Expect)] = &[
@@ -242,11 +243,7 @@ const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
     "personality",
 ];
 
-const CODEX_ONLY_PROVIDER: &[&str] = &[
-    "experimental_bearer_token",
-    "requires_openai_auth",
-    "supports_websockets",
-];
+const CODEX_ONLY_PROVIDER: &[&str] = &["experimental_bearer_token", "supports_websockets"];
 
 /// What checking one source found: everything wrong with a value is an error, returned at once.
 pub fn check_source(

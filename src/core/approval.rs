@@ -1,5 +1,6 @@
-//! The questions core asks the client while a turn runs — command approvals and client-tool
-//! calls — and the answers it understands. Core never sees JSON-RPC: it emits a
+//! The questions core asks the client while a turn runs — approvals, elicitations, the model's
+//! questions, client-tool calls — and the answers it understands (asked through the one `ask`,
+//! `core/ask.rs`). Core never sees JSON-RPC: it emits a
 //! [`ClientRequest`] event in turn order and waits on its [`ReplySlot`]; the server sends the
 //! request, routes the reply back into the slot, and fills it with [`ClientReply::Cancelled`]
 //! when the turn ends, the client goes away or the request times out. A dropped slot reads as
@@ -159,7 +160,9 @@ pub struct ClientRequest {
 }
 
 impl ClientRequest {
-    /// A request of `turn_id` and the receiver its answer arrives on.
+    /// A request of `turn_id` and the receiver its answer arrives on (tests build requests
+    /// with it; core asks through `core/ask.rs`).
+    #[cfg(test)]
     pub(crate) fn new(
         turn_id: TurnId,
         kind: ClientRequestKind,

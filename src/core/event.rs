@@ -83,10 +83,12 @@ pub enum EventMsg {
         item_id: ItemId,
         delta: String,
     },
-    /// The turn waits on (or stopped waiting on) the user's approval.
-    WaitingOnApproval {
-        turn_id: TurnId,
-        waiting: bool,
+    /// What the thread waits on the client for changed: an approval (any open approval or
+    /// elicitation) and the user's input (any open question of the model). Emitted by the one
+    /// `ask` (`core/ask.rs`) when a flag goes up or comes down.
+    WaitingOnClient {
+        approval: bool,
+        user_input: bool,
     },
     /// A question for the client (approval, client tool); the server sends it in event order and
     /// answers through the request's reply slot.

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::{McpEvent, McpServers};
 
-use super::approval::{await_reply, ClientReply, ClientRequest, ClientRequestKind};
+use super::approval::{ClientReply, ClientRequestKind};
 use super::event::EventMsg;
 use super::ids::{ItemId, TurnId};
 use super::thread::Thread;
@@ -104,22 +104,16 @@ async fn forward(
     }
 }
 
-/// Puts an elicitation to the client and returns the MCP `ElicitResult` to give the server.
-pub(crate) async fn ask(thread: &Thread, server: String, params: Value) -> Value {
+/// Puts an elicitation to the client and returns the MCP `ElicitResult` to give the server. It
+/// belongs to the turn running now, if any; a server may also ask between turns, and the
+/// question then belongs to no turn and lasts until the thread shuts down.
+async fn ask(thread: &Thread, server: String, params: Value) -> Value {
     let (turn_id, cancel) = match thread.active_turn() {
         Some((turn_id, cancel)) => (Some(turn_id), cancel),
-        // A server may ask between turns: the question then belongs to no turn.
         None => (None, thread.shutdown.clone()),
     };
-    let (request, reply_rx) = ClientRequest::of_turn(
-        turn_id,
-        ClientRequestKind::McpElicitation { server, params },
-    );
-    let _ = thread
-        .events_tx
-        .send(EventMsg::ClientRequest(request))
-        .await;
-    match await_reply(reply_rx, &cancel).await {
+    let question = ClientRequestKind::McpElicitation { server, params };
+    match thread.questions.ask(turn_id, question, &cancel).await {
         ClientReply::Elicitation(answer) => answer,
         ClientReply::Cancelled => json!({"action": "cancel"}),
         ClientReply::Failed(_)

@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod approval;
+pub(crate) mod ask;
 pub mod clock;
 pub mod compact;
 pub mod context;

@@ -10,6 +10,7 @@ use crate::client::ModelClient;
 use crate::rollout::{RolloutItem, RolloutWriter};
 use crate::wire::{ResponseItem, TokenUsage};
 
+use super::ask::Questions;
 use super::error::CoreError;
 use super::event::EventMsg;
 use super::ids::{ThreadId, TurnId};
@@ -131,6 +132,9 @@ pub struct Thread {
     pub forked_from_id: Option<String>,
     pub(crate) rollout: Option<RolloutWriter>,
     pub(crate) events_tx: mpsc::Sender<EventMsg>,
+    /// The thread's open questions to the client: every question, of a turn or between turns,
+    /// is asked through them (`core/ask.rs`).
+    pub(crate) questions: Arc<Questions>,
     pub(crate) client: ModelClient,
     state: Mutex<ThreadState>,
     /// Owns every turn task of this thread; `ThreadManager::shutdown` waits on it.
@@ -165,6 +169,7 @@ impl Thread {
             ephemeral,
             forked_from_id,
             rollout,
+            questions: Questions::new(events_tx.clone()),
             events_tx,
             client,
             state: Mutex::new(ThreadState {

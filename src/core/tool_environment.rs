@@ -1,14 +1,10 @@
 //! How a thread serves as the environment of its turns' tools: settings, session approvals,
 //! sandbox warnings and MCP servers, read and recorded on the thread's state.
 //!
-//! Kept apart from `thread.rs` because answering an MCP elicitation goes through the thread's
-//! MCP glue, which itself builds on the thread; nothing imports this file (it only implements).
+//! Kept apart from `thread.rs` because the MCP servers are the thread's MCP glue's, which itself
+//! builds on the thread; nothing imports this file (it only implements).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-
-use serde_json::Value;
 
 use crate::mcp::McpServers;
 
@@ -35,13 +31,5 @@ impl ToolEnvironment for Thread {
 
     fn mcp_servers(&self) -> Option<Arc<McpServers>> {
         Thread::mcp_servers(self).cloned()
-    }
-
-    fn ask_mcp_elicitation(
-        &self,
-        server: String,
-        params: Value,
-    ) -> Pin<Box<dyn Future<Output = Value> + Send + '_>> {
-        Box::pin(super::mcp::ask(self, server, params))
     }
 }

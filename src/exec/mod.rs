@@ -21,4 +21,4 @@ mod run;
 
 pub use args::{ExecArgs, ExecCommand, CODEX_API_KEY_ENV};
 pub use error::ExecError;
-pub use run::run;
+pub use run::{run, ExecEnd};

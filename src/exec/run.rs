@@ -2,9 +2,13 @@
 //! thread, run one turn to its end, then close the connection so the server shuts down as it
 //! does at EOF (turns ended, rollouts flushed).
 //!
-//! SIGINT and SIGTERM reach the in-process server's own shutdown (it interrupts the running turn
-//! and records it in the rollout); exec also asks for the interruption itself, and reports the
-//! turn as failed with exit code 1.
+//! SIGINT, SIGTERM and SIGHUP reach the in-process server's own shutdown (it interrupts the
+//! running turn and records it in the rollout); exec also asks for the interruption itself. Then
+//! it ends as the reference's `codex exec` does: no end event for the interrupted turn, exit code
+//! 1 after SIGINT, death by the signal itself after SIGTERM or SIGHUP (the reference handles
+//! neither). The official TypeScript SDK relies on that: an aborted run (it sends SIGTERM) must
+//! end without a `turn.failed`, or `run()` rejects with that event's message instead of its
+//! `AbortError`.
 
 use std::future::Future;
 use std::io::Write;
@@ -29,10 +33,19 @@ use super::mapping::{EventMapper, TurnOutcome};
 /// (its own shutdown is bounded well below this).
 const SHUTDOWN_READ_BUDGET: Duration = Duration::from_secs(5);
 
-/// Runs one turn and returns the process exit code: 0 when the turn completed, 1 when it failed
-/// or was interrupted. `serve` serves one connection over (input, output) byte streams; the
-/// binary passes `server::serve` with the loaded configuration.
-pub async fn run<S, F, E>(args: ExecArgs, serve: S) -> Result<i32, ExecError>
+/// How an exec run ends the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecEnd {
+    /// Exit with this code: 0 when the turn completed, 1 when it failed or was interrupted.
+    Code(i32),
+    /// End by this signal's default action (the signal that interrupted the run), once
+    /// everything is flushed: what the parent of the reference sees for SIGTERM and SIGHUP.
+    Signal(i32),
+}
+
+/// Runs one turn and says how the process ends. `serve` serves one connection over (input,
+/// output) byte streams; the binary passes `server::serve` with the loaded configuration.
+pub async fn run<S, F, E>(args: ExecArgs, serve: S) -> Result<ExecEnd, ExecError>
 where
     S: FnOnce(DuplexStream, DuplexStream) -> F,
     F: Future<Output = Result<(), E>>,
@@ -80,7 +93,7 @@ async fn drive(
     args: &ExecArgs,
     inputs: Inputs,
     mut connection: Connection,
-) -> Result<i32, ExecError> {
+) -> Result<ExecEnd, ExecError> {
     let started = Instant::now();
     let mut output = if args.json {
         Output::Json {
@@ -92,8 +105,8 @@ async fn drive(
     let result = run_turn(args, inputs, &mut connection, &mut output).await;
     connection.close();
     drain_until_closed(&mut connection).await;
-    let mapper = match result {
-        Ok(mapper) => mapper,
+    let (mapper, signal) = match result {
+        Ok(ran) => ran,
         Err(error) => {
             if let Output::Json {
                 thread_started: true,
@@ -114,11 +127,29 @@ async fn drive(
     if let (Some(path), TurnOutcome::Completed) = (&args.output_last_message, &outcome) {
         write_last_message(path, mapper.last_agent_message.as_deref())?;
     }
-    Ok(if outcome == TurnOutcome::Completed {
+    if let Some(signal) = signal {
+        return Ok(end_after(signal));
+    }
+    Ok(ExecEnd::Code(if outcome == TurnOutcome::Completed {
         0
     } else {
         1
-    })
+    }))
+}
+
+/// How the reference's exec ends after `signal`: exit code 1 after SIGINT (it handles Ctrl-C),
+/// the signal's own death otherwise.
+fn end_after(signal: &str) -> ExecEnd {
+    #[cfg(unix)]
+    {
+        match signal {
+            "SIGTERM" => return ExecEnd::Signal(libc::SIGTERM),
+            "SIGHUP" => return ExecEnd::Signal(libc::SIGHUP),
+            _ => {}
+        }
+    }
+    let _ = signal;
+    ExecEnd::Code(1)
 }
 
 async fn drain_until_closed(connection: &mut Connection) {
@@ -140,13 +171,14 @@ fn write_last_message(path: &Path, message: Option<&str>) -> Result<(), ExecErro
     })
 }
 
-/// Initialize, open the thread, run the turn; returns the mapper holding the outcome.
+/// Initialize, open the thread, run the turn; returns the mapper holding the outcome, and the
+/// signal that interrupted the turn, if one did.
 async fn run_turn(
     args: &ExecArgs,
     inputs: Inputs,
     connection: &mut Connection,
     output: &mut Output,
-) -> Result<EventMapper, ExecError> {
+) -> Result<(EventMapper, Option<&'static str>), ExecError> {
     // Listen before anything can take long, so a signal is never the process's default death.
     let mut signals = TerminationSignals::new();
     connection
@@ -179,12 +211,12 @@ async fn run_turn(
         .request("turn/start", turn_start_params(&thread_id, &inputs))
         .await?;
     let turn_id = turn["turn"]["id"].as_str().unwrap_or_default().to_string();
-    let mut interrupted = false;
+    let mut interrupted_by = None;
     loop {
         let message = tokio::select! {
             message = connection.next_message() => message?,
-            signal = signals.recv(), if !interrupted => {
-                interrupted = true;
+            signal = signals.recv(), if interrupted_by.is_none() => {
+                interrupted_by = Some(signal);
                 eprintln!("openturn exec: {signal}: interrupting the turn");
                 let params = json!({"threadId": thread_id, "turnId": turn_id});
                 // The in-process server saw the signal too and may already be shutting down;
@@ -196,9 +228,10 @@ async fn run_turn(
         let Some(message) = message else {
             return Err(ExecError::ServerGone);
         };
-        handle_message(connection, &mut mapper, output, &message).await?;
+        let signalled = interrupted_by.is_some();
+        handle_message(connection, &mut mapper, output, &message, signalled).await?;
         if mapper.outcome.is_some() {
-            return Ok(mapper);
+            return Ok((mapper, interrupted_by));
         }
     }
 }
@@ -251,11 +284,14 @@ fn turn_start_params(thread_id: &str, inputs: &Inputs) -> Value {
     params
 }
 
+/// Prints what `message` means. After a signal (`signalled`), the interrupted turn's end is
+/// not printed: the run just stops, as the reference's does.
 async fn handle_message(
     connection: &mut Connection,
     mapper: &mut EventMapper,
     output: &mut Output,
     message: &Value,
+    signalled: bool,
 ) -> Result<(), ExecError> {
     let Some(method) = message["method"].as_str() else {
         return Ok(()); // A response (to turn/interrupt); nothing waits for it.
@@ -267,7 +303,10 @@ async fn handle_message(
     if let Output::Human(human) = output {
         human.notification(method, params);
     }
-    let events = mapper.map(method, params);
+    let mut events = mapper.map(method, params);
+    if signalled && mapper.outcome == Some(TurnOutcome::Interrupted) {
+        events.retain(|event| !matches!(event, ExecEvent::TurnFailed { .. }));
+    }
     output.events(&events);
     Ok(())
 }

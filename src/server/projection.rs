@@ -24,10 +24,19 @@ use super::turn_builder::{ItemsView, TurnBuilder};
 /// Per-thread projection state: when each completed item of the running turn started and
 /// completed, for `turn/completed`'s summary items. Every time is core's stamp from the item's
 /// events, the same one the item's rollout line stores, so an item reads the same live and
-/// replayed; the projection reads no clock.
+/// replayed; the projection reads no clock. And what the thread's status is made of: whether a
+/// turn runs, what core says the thread waits on the client for, and the status it rests in.
 pub(crate) struct ThreadProjection {
     thread_id: String,
     item_times_ms: HashMap<String, (i64, i64)>,
+    turn_running: bool,
+    /// Core's waiting flags (`EventMsg::WaitingOnClient`): approval, user input.
+    waiting: (bool, bool),
+    /// The status with no turn running and nothing to wait on: idle, or the system error a
+    /// failed turn left.
+    resting: ThreadStatus,
+    /// The status `thread/status/changed` last reported.
+    reported: Option<ThreadStatus>,
 }
 
 impl ThreadProjection {
@@ -35,6 +44,10 @@ impl ThreadProjection {
         ThreadProjection {
             thread_id,
             item_times_ms: HashMap::new(),
+            turn_running: false,
+            waiting: (false, false),
+            resting: ThreadStatus::Idle,
+            reported: None,
         }
     }
 
@@ -78,13 +91,17 @@ impl ThreadProjection {
                     },
                 )]
             }
-            EventMsg::WaitingOnApproval { waiting, .. } => {
-                let active_flags = if waiting {
-                    vec![ThreadActiveFlag::WaitingOnApproval]
-                } else {
+            EventMsg::WaitingOnClient {
+                approval,
+                user_input,
+            } => {
+                self.waiting = (approval, user_input);
+                let status = self.current_status();
+                if self.reported.as_ref() == Some(&status) {
                     Vec::new()
-                };
-                vec![self.status(ThreadStatus::Active { active_flags })]
+                } else {
+                    vec![self.report(status)]
+                }
             }
             EventMsg::ModelRerouted {
                 turn_id,
@@ -114,10 +131,10 @@ impl ThreadProjection {
 
     fn turn_started(&mut self, turn_id: String, started_at: i64) -> Vec<ServerNotification> {
         self.item_times_ms.clear();
+        self.turn_running = true;
+        let status = self.current_status();
         vec![
-            self.status(ThreadStatus::Active {
-                active_flags: Vec::new(),
-            }),
+            self.report(status),
             ServerNotification::TurnStarted(TurnNotification {
                 thread_id: self.thread_id.clone(),
                 turn: in_progress_turn(turn_id, Some(started_at)),
@@ -149,11 +166,42 @@ impl ThreadProjection {
         ]
     }
 
-    fn status(&self, status: ThreadStatus) -> ServerNotification {
+    /// Active while a turn runs or the client is asked something (with a flag per kind of
+    /// question open), else the resting status.
+    fn current_status(&self) -> ThreadStatus {
+        let (approval, user_input) = self.waiting;
+        let mut active_flags = Vec::new();
+        if approval {
+            active_flags.push(ThreadActiveFlag::WaitingOnApproval);
+        }
+        if user_input {
+            active_flags.push(ThreadActiveFlag::WaitingOnUserInput);
+        }
+        if self.turn_running || !active_flags.is_empty() {
+            ThreadStatus::Active { active_flags }
+        } else {
+            self.resting.clone()
+        }
+    }
+
+    /// `thread/status/changed` for `status`, remembered as the one last reported.
+    fn report(&mut self, status: ThreadStatus) -> ServerNotification {
+        self.reported = Some(status.clone());
         ServerNotification::ThreadStatusChanged(ThreadStatusChangedNotification {
             thread_id: self.thread_id.clone(),
             status,
         })
+    }
+
+    /// A turn ended: it rests in `resting`. Its questions ended with it (each is cancelled
+    /// with its turn), so the waiting flags are cleared here rather than left to the late
+    /// word of a question torn down with its turn.
+    fn rest(&mut self, resting: ThreadStatus) -> ServerNotification {
+        self.turn_running = false;
+        self.waiting = (false, false);
+        self.resting = resting;
+        let status = self.current_status();
+        self.report(status)
     }
 
     fn turn_ended(
@@ -185,16 +233,16 @@ impl ThreadProjection {
                         convert::thread_item(item, Some(started), Some(completed))
                     })
                     .collect();
-                out.push(self.status(ThreadStatus::Idle));
+                out.push(self.rest(ThreadStatus::Idle));
                 turn.build(ItemsView::Summary, items)
             }
             TurnOutcome::Interrupted => {
-                out.push(self.status(ThreadStatus::Idle));
+                out.push(self.rest(ThreadStatus::Idle));
                 turn.build(ItemsView::NotLoaded, Vec::new())
             }
             TurnOutcome::Failed(_) => {
                 let turn = turn.build(ItemsView::NotLoaded, Vec::new());
-                out.push(self.status(ThreadStatus::SystemError));
+                out.push(self.rest(ThreadStatus::SystemError));
                 if let Some(error) = &turn.error {
                     out.push(ServerNotification::Error(ErrorNotification {
                         thread_id: self.thread_id.clone(),
@@ -360,7 +408,7 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
         EventMsg::TurnStarted { .. }
         | EventMsg::ItemStarted { .. }
         | EventMsg::ItemCompleted { .. }
-        | EventMsg::WaitingOnApproval { .. }
+        | EventMsg::WaitingOnClient { .. }
         | EventMsg::ModelRerouted { .. }
         | EventMsg::TurnEnded { .. }
         | EventMsg::ClientRequest(_) => return None,
@@ -522,11 +570,36 @@ mod tests {
     }
 
     #[test]
+    fn a_question_between_turns_makes_the_thread_active_and_its_answer_idle_again() {
+        let mut projection = ThreadProjection::new("thr".into());
+        let statuses = |projection: &mut ThreadProjection, approval, user_input| {
+            method_and_params(projection.project(EventMsg::WaitingOnClient {
+                approval,
+                user_input,
+            }))
+            .iter()
+            .map(|n| n["params"]["status"].clone())
+            .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            statuses(&mut projection, true, true),
+            vec![serde_json::json!({"type": "active",
+                "activeFlags": ["waitingOnApproval", "waitingOnUserInput"]})]
+        );
+        assert_eq!(
+            statuses(&mut projection, false, false),
+            vec![serde_json::json!({"type": "idle"})]
+        );
+        // Nothing changed: nothing is reported.
+        assert!(statuses(&mut projection, false, false).is_empty());
+    }
+
+    #[test]
     fn approval_waits_plan_deltas_and_command_output_project_to_their_notifications() {
         let mut projection = ThreadProjection::new("thr".into());
-        let waiting = method_and_params(projection.project(EventMsg::WaitingOnApproval {
-            turn_id: "t".into(),
-            waiting: true,
+        let waiting = method_and_params(projection.project(EventMsg::WaitingOnClient {
+            approval: true,
+            user_input: false,
         }));
         assert_eq!(
             waiting,

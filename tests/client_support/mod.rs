@@ -39,6 +39,7 @@ pub fn mock_provider_info(mock: &MockProvider, wire_api: WireApi) -> ProviderInf
         request_max_retries: 0,
         stream_max_retries: 0,
         stream_idle_timeout_ms: 10_000,
+        requires_openai_auth: false,
         stored_key_file: None,
     }
 }

@@ -25,6 +25,8 @@ def main() -> None:
             'model="gpt-5"',
             'model_provider="mock"',
             f'model_providers.mock.base_url="{base_url}"',
+            # Takes OpenAI sign-in: the key login_api_key() stores is its key.
+            'model_providers.mock.requires_openai_auth=true',
             'model_providers.mock.request_max_retries=0',
             'model_providers.mock.stream_max_retries=0',
         ),

@@ -4,10 +4,7 @@
 
 use std::time::Instant;
 
-use super::super::approval::{
-    await_reply, ClientReply, ClientRequest, ClientRequestKind, ClientToolCall, ClientToolResult,
-};
-use super::super::event::EventMsg;
+use super::super::approval::{ClientReply, ClientRequestKind, ClientToolCall, ClientToolResult};
 use super::super::items::{ToolContent, ToolItemStatus, TurnItem};
 use super::handle::TurnHandle;
 use super::output::ToolOutput;
@@ -33,12 +30,7 @@ pub(crate) async fn run(turn: &TurnHandle, call: ClientToolCall) -> Option<ToolO
     let clock = Instant::now();
     turn.item_started(item(&call, ToolItemStatus::InProgress))
         .await;
-    let (request, reply_rx) = ClientRequest::new(
-        turn.turn_id.clone(),
-        ClientRequestKind::ToolCall(call.clone()),
-    );
-    turn.emit(EventMsg::ClientRequest(request)).await;
-    let result = match await_reply(reply_rx, &turn.cancel).await {
+    let result = match turn.ask(ClientRequestKind::ToolCall(call.clone())).await {
         ClientReply::Cancelled => return None,
         ClientReply::ToolResult(result) => result,
         ClientReply::Failed(_) => failure(FAILED_REPLY),

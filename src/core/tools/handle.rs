@@ -1,25 +1,24 @@
 //! What a tool sees of the turn that called it: a small handle, never the turn itself.
 //!
 //! A tool emits events, announces its items' start and completion (stamped once here and
-//! recorded with the item), asks the client and watches for the turn's end through
-//! [`TurnHandle`]; it reads the thread's settings and the approvals already granted
+//! recorded with the item), asks the client (every question through [`TurnHandle::ask`], the
+//! thread's one `ask`) and watches for the turn's end through [`TurnHandle`]; it reads the thread's settings and the approvals already granted
 //! through [`ToolEnvironment`]. The turn builds the handle and depends on the tools through
 //! `tools::run`; the tools depend on this file only, so neither the turn loop nor the thread is
 //! imported by any tool.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::McpServers;
 use crate::rollout::{RolloutItem, RolloutWriter};
 
+use super::super::approval::{ClientReply, ClientRequestKind};
+use super::super::ask::Questions;
 use super::super::clock;
 use super::super::event::EventMsg;
 use super::super::ids::{ItemId, TurnId};
@@ -32,8 +31,8 @@ use super::apply_patch::turn_diff::TurnSnapshots;
 pub(crate) type ApprovalKey = (String, PathBuf);
 
 /// The thread-level things a tool reads or records: the settings in force when it runs, the
-/// approvals granted for the session, the MCP servers, and elicitations (questions an MCP server
-/// has put to the user). The thread implements it; a tool never holds the thread.
+/// approvals granted for the session and the MCP servers. The thread implements it; a tool
+/// never holds the thread.
 pub(crate) trait ToolEnvironment: Send + Sync {
     /// The thread's settings now (cwd, sandbox, approval policy, model).
     fn settings(&self) -> ThreadSettings;
@@ -45,12 +44,6 @@ pub(crate) trait ToolEnvironment: Send + Sync {
     fn first_sandbox_warning(&self, sandbox: &'static str) -> bool;
     /// The thread's MCP servers, once started.
     fn mcp_servers(&self) -> Option<Arc<McpServers>>;
-    /// Asks the client an MCP elicitation and waits for its answer (the answer's JSON).
-    fn ask_mcp_elicitation(
-        &self,
-        server: String,
-        params: Value,
-    ) -> Pin<Box<dyn Future<Output = Value> + Send + '_>>;
 }
 
 /// The turn as a tool sees it. Cloned into each tool task of the turn.
@@ -63,6 +56,8 @@ pub(crate) struct TurnHandle {
     /// (`None`: it did not exist): the base of `turn/diff/updated`.
     pub file_snapshots: Arc<Mutex<TurnSnapshots>>,
     pub env: Arc<dyn ToolEnvironment>,
+    /// The thread's open questions: every question of the turn is asked through them.
+    questions: Arc<Questions>,
     events: mpsc::Sender<EventMsg>,
     rollout: Option<RolloutWriter>,
     /// When each item of the turn that started and has not completed yet started (Unix ms), by
@@ -79,12 +74,14 @@ impl TurnHandle {
         events: mpsc::Sender<EventMsg>,
         rollout: Option<RolloutWriter>,
         env: Arc<dyn ToolEnvironment>,
+        questions: Arc<Questions>,
     ) -> Self {
         TurnHandle {
             turn_id,
             cancel,
             file_snapshots: Arc::default(),
             env,
+            questions,
             events,
             rollout,
             item_starts: Arc::default(),
@@ -133,6 +130,28 @@ impl TurnHandle {
             completed_at_ms: times.completed_at_ms,
         })
         .await;
+    }
+
+    /// Asks the client `kind` for this turn and waits for the answer: the one way a tool asks
+    /// (`core/ask.rs` counts the open questions and keeps the thread's waiting flags true).
+    /// `Cancelled` when the turn ends first or the request is lost.
+    pub(crate) async fn ask(&self, kind: ClientRequestKind) -> ClientReply {
+        self.questions
+            .ask(Some(self.turn_id.clone()), kind, &self.cancel)
+            .await
+    }
+
+    /// [`TurnHandle::ask`], announcing `item` as started once the waiting flag is up and
+    /// before the request goes out (the order the reference shows a command's approval in).
+    pub(crate) async fn ask_about(&self, item: TurnItem, kind: ClientRequestKind) -> ClientReply {
+        self.questions
+            .ask_after(
+                Some(self.turn_id.clone()),
+                kind,
+                &self.cancel,
+                self.item_started(item),
+            )
+            .await
     }
 
     /// Sends an event to the server; waits when the client is slow (bounded channel).

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::mcp::{McpServers, McpTool};
 
-use super::super::event::EventMsg;
+use super::super::approval::{ClientReply, ClientRequestKind};
 use super::super::ids::ItemId;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::settings::{ApprovalPolicy, ThreadSettings};
@@ -315,18 +315,14 @@ async fn approved(turn: &TurnHandle, server: &str, tool: &McpTool, arguments: &V
             "tool_params": arguments,
         },
     });
-    // The thread shows it waits on the user while the question is open.
-    let waiting = |waiting| EventMsg::WaitingOnApproval {
-        turn_id: turn.turn_id.clone(),
-        waiting,
-    };
-    turn.emit(waiting(true)).await;
-    let answer = turn
-        .env
-        .ask_mcp_elicitation(server.to_string(), params)
+    let reply = turn
+        .ask(ClientRequestKind::McpElicitation {
+            server: server.to_string(),
+            params,
+        })
         .await;
-    turn.emit(waiting(false)).await;
-    answer.get("action").and_then(Value::as_str) == Some("accept")
+    matches!(reply, ClientReply::Elicitation(answer)
+        if answer.get("action").and_then(Value::as_str) == Some("accept"))
 }
 
 /// What the model reads for a tool result: the wall time, then the structured content when the

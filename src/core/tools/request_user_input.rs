@@ -6,10 +6,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::super::approval::{
-    await_reply, ClientReply, ClientRequest, ClientRequestKind, UserInputRequest, UserQuestion,
-};
-use super::super::event::EventMsg;
+use super::super::approval::{ClientReply, ClientRequestKind, UserInputRequest, UserQuestion};
 use super::super::ids::ItemId;
 use super::handle::TurnHandle;
 use super::output::ToolOutput;
@@ -89,15 +86,11 @@ pub(crate) async fn run(
     call_id: ItemId,
     args: RequestUserInputArgs,
 ) -> Option<ToolOutput> {
-    let (request, reply_rx) = ClientRequest::new(
-        turn.turn_id.clone(),
-        ClientRequestKind::UserInput(UserInputRequest {
-            call_id: call_id.clone(),
-            questions: args.questions,
-        }),
-    );
-    turn.emit(EventMsg::ClientRequest(request)).await;
-    let text = match await_reply(reply_rx, &turn.cancel).await {
+    let question = ClientRequestKind::UserInput(UserInputRequest {
+        call_id: call_id.clone(),
+        questions: args.questions,
+    });
+    let text = match turn.ask(question).await {
         ClientReply::Cancelled => {
             if turn.cancel.is_cancelled() {
                 return None;

@@ -23,9 +23,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::process::Command;
 
-use super::super::approval::{
-    await_reply, ClientReply, ClientRequest, ClientRequestKind, CommandApproval, CommandDecision,
-};
+use super::super::approval::{ClientReply, ClientRequestKind, CommandApproval, CommandDecision};
 use super::super::event::EventMsg;
 use super::super::ids::ItemId;
 use super::super::items::{ToolItemStatus, TurnItem};
@@ -378,29 +376,18 @@ async fn ask_approval(
     invocation: &Invocation,
     reason: Option<String>,
 ) -> Option<Option<ToolOutput>> {
-    turn.emit(EventMsg::WaitingOnApproval {
-        turn_id: turn.turn_id.clone(),
-        waiting: true,
-    })
-    .await;
-    emit_item(turn, &invocation.item(ToolItemStatus::InProgress), false).await;
-    let (request, reply_rx) = ClientRequest::new(
-        turn.turn_id.clone(),
-        ClientRequestKind::CommandApproval(CommandApproval {
-            item_id: invocation.call_id.clone(),
-            command: invocation.display.clone(),
-            raw_command: invocation.cmd.clone(),
-            cwd: invocation.cwd.display().to_string(),
-            reason,
-        }),
-    );
-    turn.emit(EventMsg::ClientRequest(request)).await;
-    let reply = await_reply(reply_rx, &turn.cancel).await;
-    turn.emit(EventMsg::WaitingOnApproval {
-        turn_id: turn.turn_id.clone(),
-        waiting: false,
-    })
-    .await;
+    let reply = turn
+        .ask_about(
+            invocation.item(ToolItemStatus::InProgress),
+            ClientRequestKind::CommandApproval(CommandApproval {
+                item_id: invocation.call_id.clone(),
+                command: invocation.display.clone(),
+                raw_command: invocation.cmd.clone(),
+                cwd: invocation.cwd.display().to_string(),
+                reason,
+            }),
+        )
+        .await;
     let (status, text) = match reply {
         ClientReply::Decision(CommandDecision::Accept) => return Some(None),
         ClientReply::Decision(CommandDecision::AcceptForSession) => {

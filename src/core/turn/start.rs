@@ -77,6 +77,7 @@ fn launch(thread: &Arc<Thread>, admitted: AdmittedTurn) -> StartedTurn {
             thread.events_tx.clone(),
             thread.rollout.clone(),
             thread.clone(),
+            thread.questions.clone(),
         ),
         thread: thread.clone(),
         pending_input,

@@ -331,6 +331,7 @@ mod tests {
                 thread.events_tx.clone(),
                 thread.rollout.clone(),
                 thread.clone(),
+                thread.questions.clone(),
             ),
             thread: thread.clone(),
             pending_input: Arc::default(),
@@ -376,12 +377,14 @@ mod tests {
             .await
             .unwrap();
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(8);
+        let thread = Arc::new(Thread::for_tests(None, events_tx.clone()));
         let handle = TurnHandle::new(
             "t".into(),
             CancellationToken::new(),
-            events_tx.clone(),
+            events_tx,
             Some(rollout.clone()),
-            Arc::new(Thread::for_tests(None, events_tx)),
+            thread.clone(),
+            thread.questions.clone(),
         );
         let item = TurnItem::AgentMessage {
             id: "msg".into(),

@@ -1,10 +1,11 @@
 //! `account/*`: API-key sign-in. A key given with `account/login/start {"type": "apiKey"}` is
 //! stored in `$OPENTURN_HOME/auth.json` (0600, replaced atomically) and used by providers that
-//! have no key of their own in the environment; `account/logout` removes it. The key is never
+//! take OpenAI sign-in (`requires_openai_auth`) when they have no key of their own in the
+//! environment; `account/logout` removes it. The key is never
 //! echoed: not in answers, notifications, errors or logs. ChatGPT sign-in is not offered.
 
 use crate::core::account::{
-    has_stored_api_key, provider_wants_login, remove_api_key, store_api_key,
+    has_stored_api_key, provider_takes_login, remove_api_key, store_api_key,
 };
 use crate::protocol::account::{
     Account, AccountLoginCompletedNotification, AccountUpdatedNotification,
@@ -32,16 +33,26 @@ pub(crate) async fn account_read(
     context: &ServerContext,
     _params: GetAccountParams,
 ) -> Result<GetAccountResponse, HandlerError> {
+    let provider = context.config.provider(&context.config.model_provider_id)?;
+    let requires_openai_auth = provider_takes_login(&provider);
+    // As the reference: a provider that takes no sign-in has no account, whatever is stored
+    // (it never receives the stored key).
+    if !requires_openai_auth {
+        return Ok(GetAccountResponse {
+            account: None,
+            user_id: None,
+            requires_openai_auth,
+        });
+    }
     let home = context.config.home.clone();
     let stored = tokio::task::spawn_blocking(move || has_stored_api_key(&home))
         .await
         .map_err(|error| HandlerError::Internal(error.to_string()))?
         .map_err(|error| HandlerError::Internal(error.to_string()))?;
-    let provider = context.config.provider(&context.config.model_provider_id)?;
     Ok(GetAccountResponse {
         account: stored.then_some(Account::ApiKey),
         user_id: None,
-        requires_openai_auth: provider_wants_login(&provider),
+        requires_openai_auth,
     })
 }
 
