@@ -138,7 +138,10 @@ async fn open_stream(
             biased;
             _ = turn.cancel.cancelled() => return Err(SamplingError::Interrupted),
             Some(notice) = retries_rx.recv() => announce_request_retry(turn, notice).await,
-            stream = &mut opening => return stream.map_err(SamplingError::Client),
+            stream = &mut opening => {
+                turn.thread.provider_contact.note_attempt(&stream);
+                return stream.map_err(SamplingError::Client);
+            }
         }
     }
 }
