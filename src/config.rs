@@ -5,6 +5,7 @@
 
 mod check;
 mod error;
+mod providers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use crate::core::{ApprovalPolicy, ReasoningSummaryMode, SandboxMode};
 
 pub use check::{ConfigSource, ConfigWarning};
 pub use error::ConfigError;
+pub use providers::DEMO_PROVIDER_ID;
 
 /// The typed view of config.toml (snake_case keys, all optional).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -109,6 +111,8 @@ pub struct Config {
     /// Settings accepted but not acted on as written (unknown keys, Codex-only keys), found
     /// while loading; clients hear them as `configWarning` after `initialize`.
     pub warnings: Vec<ConfigWarning>,
+    /// Where the built-in `demo` provider listens, once the binary started it.
+    pub demo_base_url: Option<String>,
 }
 
 /// The sources of the merged table, lowest precedence first.
@@ -215,16 +219,20 @@ impl Config {
             set_dotted(&mut table, &key, value.clone())?;
             set_dotted(&mut session_flags, &key, value)?;
         }
-        for warning in &warnings {
-            tracing::warn!("{}", warning.summary);
-        }
-        let mut config = Config::from_table(home, table)?;
-        config.layers = ConfigLayers {
+        let layers = ConfigLayers {
             user_file: path,
             user_text,
             user_table,
             session_flags,
         };
+        warnings.extend(providers::check_provider_tables(
+            &table, &layers, overrides,
+        )?);
+        for warning in &warnings {
+            tracing::warn!("{}", warning.summary);
+        }
+        let mut config = Config::from_table(home, table)?;
+        config.layers = layers;
         config.warnings = warnings;
         Ok(config)
     }
@@ -244,9 +252,15 @@ impl Config {
             warnings.extend(check::check_source(&one, &ConfigSource::ThreadConfig)?);
             set_dotted(&mut table, key, value)?;
         }
+        warnings.extend(providers::check_thread_provider_tables(
+            &self.table,
+            &table,
+        )?);
         let mut config = Config::from_table(&self.home, table)?;
         config.layers = self.layers.clone();
         config.warnings = warnings;
+        config.demo_base_url = self.demo_base_url.clone();
+        config.insert_demo_provider();
         Ok(config)
     }
 
@@ -316,6 +330,7 @@ impl Config {
             table,
             layers: ConfigLayers::default(),
             warnings: Vec::new(),
+            demo_base_url: None,
         })
     }
 
@@ -324,7 +339,7 @@ impl Config {
         self.model_providers
             .get(id)
             .cloned()
-            .ok_or_else(|| ConfigError::UnknownProvider(id.to_string()))
+            .ok_or_else(|| providers::unknown_provider(id))
     }
 }
 

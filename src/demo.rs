@@ -32,6 +32,10 @@ const PROMPTS: [&str; 3] = [
     "Run a command that greets us.",
 ];
 
+/// What the demo suggests trying next: a turn of the user's own against the built-in `demo`
+/// provider, with an approval and a file edit.
+pub const NEXT_COMMAND: &str = "openturn -c model_provider=demo exec \"give me the tour\"";
+
 /// No single wait in the demo may take longer than this.
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -88,10 +92,12 @@ async fn drive(
     let init = session
         .request("initialize", json!({"clientInfo": {"name": "openturn-demo", "title": "openturn demo", "version": env!("CARGO_PKG_VERSION")}}), out)
         .await?;
+    // openturn's own version and the protocol it speaks are two different numbers: each is
+    // named, so neither is mistaken for the other.
     writeln!(
         out,
-        "→ initialize\n← {} (protocol {})",
-        init["userAgent"].as_str().unwrap_or("?"),
+        "→ initialize\n← openturn {} · protocol {}",
+        init["openturnVersion"].as_str().unwrap_or("?"),
         init["protocolVersion"].as_str().unwrap_or("?")
     )?;
     session.notify("initialized").await?;
@@ -126,6 +132,10 @@ async fn drive(
     writeln!(
         out,
         "\ndone: 3 turns streamed, rollout written under the demo home (removed on exit)"
+    )?;
+    writeln!(
+        out,
+        "\nnext, the same offline and without a key, one turn of your own:\n  {NEXT_COMMAND}"
     )?;
     Ok(())
 }

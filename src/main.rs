@@ -4,6 +4,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use openturn::config::{default_home, feature_overrides, Config};
+use openturn::mock_provider::{demo_responder, MockProvider, Script};
 
 #[derive(Parser)]
 #[command(
@@ -171,6 +172,30 @@ fn refuse_unused_overrides(cli: &Cli, command: &str) -> anyhow::Result<()> {
     }
 }
 
+/// The built-in `demo` provider, started in this process when the configuration chooses it: the
+/// loopback mock provider (127.0.0.1, a free port) answering every request from the scripted
+/// demo answers, so every command runs without a key or a network.
+async fn start_demo_provider(config: &mut Config) -> anyhow::Result<Option<MockProvider>> {
+    if !config.wants_demo_provider() {
+        return Ok(None);
+    }
+    let provider = MockProvider::start(Script::answering(demo_responder()))
+        .await
+        .context("starting the built-in demo provider")?;
+    config.attach_demo_provider(&provider.base_url());
+    tracing::info!(
+        base_url = %provider.base_url(),
+        "model_provider is `demo`: scripted offline answers from a loopback provider"
+    );
+    Ok(Some(provider))
+}
+
+async fn stop_demo_provider(provider: Option<MockProvider>) {
+    if let Some(provider) = provider {
+        provider.shutdown().await;
+    }
+}
+
 async fn run(cli: Cli) -> anyhow::Result<Ending> {
     let home = default_home();
     match &cli.command {
@@ -194,8 +219,10 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
             if listen != "stdio://" {
                 anyhow::bail!("unsupported --listen `{listen}`: only stdio:// is supported");
             }
-            let config = Config::load(&home, &overrides).context("loading configuration")?;
+            let mut config = Config::load(&home, &overrides).context("loading configuration")?;
+            let demo = start_demo_provider(&mut config).await?;
             openturn::server::run_stdio(config).await?;
+            stop_demo_provider(demo).await;
         }
         Command::Demo => {
             let exe = std::env::current_exe().context("locating the openturn binary")?;
@@ -205,9 +232,13 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
         Command::Exec(args) => {
             let mut exec_overrides = args.config_overrides();
             exec_overrides.extend(overrides);
-            let config = Config::load(&home, &exec_overrides).context("loading configuration")?;
+            let mut config =
+                Config::load(&home, &exec_overrides).context("loading configuration")?;
+            let demo = start_demo_provider(&mut config).await?;
             let serve = move |input, output| openturn::server::serve(config, input, output);
-            return Ok(match openturn::exec::run(*args, serve).await? {
+            let ending = openturn::exec::run(*args, serve).await;
+            stop_demo_provider(demo).await;
+            return Ok(match ending? {
                 openturn::exec::ExecEnd::Code(code) => {
                     Ending::Code(u8::try_from(code).unwrap_or(1))
                 }

@@ -2,9 +2,13 @@
 //! binary: every scenario of `client_packages` runs through the package and its scripted
 //! replies are all consumed, and the requests show what the client sent.
 //!
+//! The Python examples of the READMEs (this package's, and the main README's for it and for the
+//! official Python SDK) run as pasted into a file, offline against the `demo` provider, and exit
+//! non-zero with the reason when the turn fails.
+//!
 //! `OPENTURN_CLIENTS_PYTHON` names a python with the package and its pinned test dependencies
-//! installed (scripts/test creates `.venv-clients`). Without it the test is skipped locally and
-//! fails under `CI=true`.
+//! installed (scripts/test creates `.venv-clients`); `OPENTURN_SDK_PYTHON` one with the official
+//! SDK (`.venv-sdk`). Without them the tests are skipped locally and fail under `CI=true`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
 
@@ -14,6 +18,7 @@ mod turn_support;
 
 use std::time::Duration;
 
+use client_packages::readme_examples::{code_blocks, Example};
 use client_packages::*;
 
 #[tokio::test]
@@ -36,4 +41,77 @@ async fn the_python_client_package_passes_its_suite_against_openturn() {
         "no test of the suite may skip when run from here:\n{stdout}"
     );
     check_scenarios(&scenarios);
+}
+
+/// The runnable Python blocks of `readme` (those that run their `main`) that import `module`.
+fn python_examples(readme: &str, module: &str) -> Vec<(String, String)> {
+    code_blocks(readme, "python")
+        .into_iter()
+        .enumerate()
+        .filter(|(_, block)| block.contains(&format!("from {module} import")))
+        .map(|(index, block)| (format!("{readme}, python block {}", index + 1), block))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_readme_examples_of_the_python_client_run_as_written() {
+    let Some(python) = tool_from_env(
+        "OPENTURN_CLIENTS_PYTHON",
+        "a python with ./clients/python[test] installed",
+    ) else {
+        return;
+    };
+    let mut examples = python_examples("clients/python/README.md", "openturn_client");
+    examples.retain(|(_, block)| block.contains("asyncio.run(main())"));
+    assert_eq!(examples.len(), 1, "the package README's runnable example");
+    for (origin, source) in examples {
+        let example = Example {
+            origin,
+            source,
+            file_name: "example.py",
+            program: &python,
+            node_modules: Vec::new(),
+        };
+        example
+            .check("- the command ran and printed: hello from the openturn demo")
+            .await;
+    }
+    let examples = python_examples("README.md", "openturn_client");
+    assert_eq!(
+        examples.len(),
+        1,
+        "the main README's example of the package"
+    );
+    for (origin, source) in examples {
+        let example = Example {
+            origin,
+            source,
+            file_name: "hello.py",
+            program: &python,
+            node_modules: Vec::new(),
+        };
+        example.check("built-in demo provider").await;
+    }
+}
+
+#[tokio::test]
+async fn the_readme_example_of_the_official_python_sdk_runs_as_written() {
+    let Some(python) = tool_from_env(
+        "OPENTURN_SDK_PYTHON",
+        "a python with openai-codex installed",
+    ) else {
+        return;
+    };
+    let examples = python_examples("README.md", "openai_codex");
+    assert_eq!(examples.len(), 1, "the main README's example of the SDK");
+    for (origin, source) in examples {
+        let example = Example {
+            origin,
+            source,
+            file_name: "sdk_example.py",
+            program: &python,
+            node_modules: Vec::new(),
+        };
+        example.check("built-in demo provider").await;
+    }
 }

@@ -2,6 +2,10 @@
 //! the real binary: every scenario of `client_packages` runs through the package and its
 //! scripted replies are all consumed, and the requests show what the client sent.
 //!
+//! The JavaScript examples of the READMEs (this package's, and the main README's for it and for
+//! the official TypeScript SDK) run as pasted into a file, offline against the `demo` provider,
+//! and exit non-zero with the reason when the turn fails.
+//!
 //! `OPENTURN_CLIENTS_NODE` names the node binary to run the suite with, once
 //! `clients/typescript/node_modules` holds the pinned dev dependencies (scripts/test installs
 //! them with `npm ci`). Without it the test is skipped locally and fails under `CI=true`.
@@ -14,6 +18,7 @@ mod turn_support;
 
 use std::time::Duration;
 
+use client_packages::readme_examples::{code_blocks, Example};
 use client_packages::*;
 
 #[tokio::test]
@@ -47,4 +52,84 @@ async fn the_typescript_client_package_passes_its_suite_against_openturn() {
         "no test of the suite may skip or fail when run from here:\n{stdout}"
     );
     check_scenarios(&scenarios);
+}
+
+/// The JavaScript blocks of `readme` that import `package` and run to their end (they close
+/// what they started or print the final answer).
+fn js_examples(readme: &str, package: &str, ends_with: &str) -> Vec<(String, String)> {
+    code_blocks(readme, "js")
+        .into_iter()
+        .enumerate()
+        .filter(|(_, block)| {
+            block.contains(&format!("from \"{package}\"")) && block.contains(ends_with)
+        })
+        .map(|(index, block)| (format!("{readme}, js block {}", index + 1), block))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_readme_examples_of_the_typescript_client_run_as_written() {
+    let Some(node) = tool_from_env(
+        "OPENTURN_CLIENTS_NODE",
+        "node, with clients/typescript's dev dependencies installed",
+    ) else {
+        return;
+    };
+    let package = package_dir("clients/typescript");
+    let cases = [
+        (
+            "clients/typescript/README.md",
+            "- the command ran and printed: hello from the openturn demo",
+        ),
+        ("README.md", "built-in demo provider"),
+    ];
+    for (readme, expected) in cases {
+        let examples = js_examples(readme, "openturn-client", "await client.close()");
+        assert_eq!(examples.len(), 1, "{readme}: one runnable example");
+        for (origin, source) in examples {
+            let example = Example {
+                origin,
+                source,
+                file_name: "example.mjs",
+                program: &node,
+                node_modules: vec![("openturn-client", package.clone())],
+            };
+            example.check(expected).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_readme_example_of_the_official_typescript_sdk_runs_as_written() {
+    let Some(node) = tool_from_env(
+        "OPENTURN_CLIENTS_NODE",
+        "node, with clients/typescript's dev dependencies installed",
+    ) else {
+        return;
+    };
+    let sdk = package_dir("tests/ts_sdk/node_modules/@openai/codex-sdk");
+    if !sdk.join("package.json").exists() {
+        assert!(
+            std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+            "CI=true but tests/ts_sdk/node_modules is missing: scripts/test must install it"
+        );
+        eprintln!("skipping: needs `npm ci` in tests/ts_sdk (scripts/test does it)");
+        return;
+    }
+    let examples = js_examples(
+        "README.md",
+        "@openai/codex-sdk",
+        "console.log(turn.finalResponse)",
+    );
+    assert_eq!(examples.len(), 1, "the main README's example of the SDK");
+    for (origin, source) in examples {
+        let example = Example {
+            origin,
+            source,
+            file_name: "sdk_example.mjs",
+            program: &node,
+            node_modules: vec![("@openai/codex-sdk", sdk.clone())],
+        };
+        example.check("built-in demo provider").await;
+    }
 }

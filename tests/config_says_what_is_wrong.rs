@@ -11,7 +11,9 @@
 //!   an unknown key a `configWarning`;
 //! - the reference's keys that clients send with every thread (`features`, `projects`, `tools`,
 //!   as the ACP bridge does) are accepted without a word, while a misspelt one still warns;
-//! - `-c` given to a command that does not read configuration is refused, not dropped.
+//! - `-c` given to a command that does not read configuration is refused, not dropped;
+//! - a `[model_providers.X]` table without `base_url` (which would send to OpenAI) is an error
+//!   naming the table and the file or flag, or a warning when the table says it is OpenAI.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
 
@@ -104,6 +106,46 @@ fn a_flag_on_a_command_that_reads_no_configuration_is_refused() {
         let output = run_openturn(home.path(), args);
         assert_user_error(&output, "`-c model=\"x\"` has no effect on `openturn demo`");
     }
+}
+
+#[test]
+fn a_provider_table_without_base_url_names_the_table_and_where_it_was_written() {
+    let home = home_with("model_provider = \"local\"\n[model_providers.local]\nname = \"local\"\n");
+    let file = home.path().join("config.toml");
+    let output = run_openturn(home.path(), &["app-server"]);
+    assert_user_error(
+        &output,
+        &format!(
+            "[model_providers.local] in {} has no `base_url`: without it its requests would go \
+             to OpenAI",
+            file.display()
+        ),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let flag = "model_providers.ollama.env_key=OLLAMA_KEY";
+    let output = run_openturn(home.path(), &["-c", flag, "exec", "hi"]);
+    assert_user_error(
+        &output,
+        &format!("[model_providers.ollama] in `-c {flag}` has no `base_url`"),
+    );
+}
+
+#[tokio::test]
+async fn a_provider_table_that_says_openai_without_base_url_gets_a_warning() {
+    let provider = MockProvider::start(Script::new(Vec::new())).await.unwrap();
+    let home = home_with("[model_providers.proxy]\nname = \"OpenAI via proxy\"\n");
+    let file = home.path().join("config.toml").display().to_string();
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    daemon.initialize().await;
+    let warning = daemon.notification("configWarning").await;
+    assert_eq!(
+        warning["params"]["summary"],
+        format!(
+            "[model_providers.proxy] in {file} has no `base_url`, so it sends to OpenAI \
+             (https://api.openai.com/v1); write base_url to say so"
+        )
+    );
+    assert_eq!(warning["params"]["path"], json!(file));
 }
 
 /// Waits (bounded) until the daemon's stderr has a line containing `text`.

@@ -75,6 +75,60 @@ async fn a_failed_turn_says_why_on_stderr_and_exits_1() {
     );
 }
 
+#[tokio::test]
+async fn each_retry_is_one_line_and_the_final_error_is_said_once() {
+    let home = tempfile::tempdir().unwrap();
+    let provider = MockProvider::start(Script::new([
+        mock_provider::error_status(503, "server_busy", "the upstream is busy"),
+        mock_provider::error_status(503, "server_busy", "the upstream is busy"),
+        mock_provider::error_status(503, "server_busy", "the upstream is busy"),
+    ]))
+    .await
+    .unwrap();
+    let run = exec(
+        home.path(),
+        &provider,
+        &["-c", "model_providers.mock.request_max_retries=2", "hi"],
+        "",
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    let retries: Vec<&&str> = lines
+        .iter()
+        .filter(|line| line.starts_with("Retrying the request ("))
+        .collect();
+    assert_eq!(retries.len(), 2, "{lines:#?}");
+    assert!(
+        retries[0].starts_with("Retrying the request (1/2) in "),
+        "{lines:#?}"
+    );
+    assert!(
+        retries[1].starts_with("Retrying the request (2/2) in "),
+        "{lines:#?}"
+    );
+    assert!(
+        retries
+            .iter()
+            .all(|line| line.contains("the upstream is busy")),
+        "each retry says why: {lines:#?}"
+    );
+    assert!(
+        !run.stderr.contains("WARN") && !run.stderr.contains("INFO"),
+        "no log lines: {lines:#?}"
+    );
+    let mentions = lines
+        .iter()
+        .filter(|line| !line.starts_with("Retrying") && line.contains("the upstream is busy"))
+        .count();
+    assert_eq!(mentions, 1, "the final error is said once: {lines:#?}");
+    let last = lines.last().unwrap();
+    assert!(
+        last.starts_with("failed: ") && last.contains("HTTP 503"),
+        "{lines:#?}"
+    );
+}
+
 /// On a terminal the progress lines are dimmed (ANSI dim), the answer is not. `script` (util-linux)
 /// gives the run a pseudo-terminal; without it the test is skipped.
 #[tokio::test]

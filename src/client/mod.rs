@@ -27,4 +27,4 @@ pub use headers::TurnState;
 pub use provider::{ProviderInfo, WireApi};
 pub use request_context::RequestContext;
 pub use stream::ResponseStream;
-pub use transport::ModelClient;
+pub use transport::{ModelClient, RetryNotice};

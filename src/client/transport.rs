@@ -13,6 +13,8 @@
 
 use std::time::Duration;
 
+use tokio::sync::mpsc;
+
 use crate::wire::ResponsesRequest;
 
 use super::error::ClientError;
@@ -26,6 +28,18 @@ use super::websocket::open_websocket_stream;
 /// How long establishing a TCP (and TLS) connection may take. The whole attempt is bounded too,
 /// by the provider's idle timeout; this keeps a black-holed address from using all of it.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A request failed before its stream existed and is sent again after `delay`.
+#[derive(Debug, Clone)]
+pub struct RetryNotice {
+    /// 1 for the first retry.
+    pub attempt: u32,
+    /// The provider's `request_max_retries`.
+    pub max_retries: u32,
+    pub delay: Duration,
+    /// Why the attempt failed.
+    pub error: ClientError,
+}
 
 /// A connection pool plus the request logic. Cheap to clone.
 #[derive(Clone)]
@@ -59,6 +73,20 @@ impl ModelClient {
         request: &ResponsesRequest,
         context: &RequestContext,
     ) -> Result<ResponseStream, ClientError> {
+        self.stream_reporting_retries(provider, request, context, None)
+            .await
+    }
+
+    /// [`ModelClient::stream`], telling `retries` about each retry before it waits, so the turn
+    /// can tell the user what it is waiting for. A full channel drops the notice: the retry
+    /// itself never waits on who listens.
+    pub async fn stream_reporting_retries(
+        &self,
+        provider: &ProviderInfo,
+        request: &ResponsesRequest,
+        context: &RequestContext,
+        retries_to: Option<&mpsc::Sender<RetryNotice>>,
+    ) -> Result<ResponseStream, ClientError> {
         let body = match provider.wire_api {
             WireApi::Responses => {
                 serde_json::to_vec(request).map_err(|error| ClientError::Config {
@@ -84,7 +112,17 @@ impl ModelClient {
                 Err(error) if error.is_retryable() && retries < provider.request_max_retries => {
                     retries += 1;
                     let delay = backoff(retries, error.retry_after());
-                    tracing::warn!(%error, retries, ?delay, "request failed; retrying");
+                    // Reported to the turn (a client sees it as an `error` that will be retried),
+                    // so the log line is for operators only.
+                    tracing::info!(%error, retries, ?delay, "request failed; retrying");
+                    if let Some(retries_to) = retries_to {
+                        let _ = retries_to.try_send(RetryNotice {
+                            attempt: retries,
+                            max_retries: provider.request_max_retries,
+                            delay,
+                            error,
+                        });
+                    }
                     tokio::time::sleep(delay).await;
                 }
                 Err(error) => return Err(error),

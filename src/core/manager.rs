@@ -131,7 +131,8 @@ impl ThreadManager {
             Some(writer)
         };
         let loaded = LoadedState::from_items(&items);
-        Ok(self.insert_thread(
+        let started_empty = items.is_empty() && forked_from_id.is_none();
+        let spawn = self.insert_thread(
             id,
             now.timestamp(),
             ephemeral,
@@ -139,7 +140,11 @@ impl ThreadManager {
             settings,
             rollout,
             loaded,
-        ))
+        );
+        if started_empty {
+            spawn.thread.provider_contact.mark_started_empty();
+        }
+        Ok(spawn)
     }
 
     #[allow(

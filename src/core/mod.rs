@@ -28,6 +28,7 @@ pub mod thread;
 mod tool_environment;
 pub(crate) mod tools;
 pub mod turn;
+mod unsent;
 
 pub use clock::{now_unix_millis, now_unix_seconds};
 pub use error::{CoreError, TurnError, TurnErrorKind};

@@ -143,6 +143,8 @@ pub struct Thread {
     pub(crate) shutdown: CancellationToken,
     /// The thread's MCP servers, once started (see [`Thread::start_mcp_servers`]).
     pub(crate) mcp: std::sync::OnceLock<Arc<crate::mcp::McpServers>>,
+    /// Whether any request got past this process, to keep or drop the rollout (`unsent.rs`).
+    pub(crate) provider_contact: super::unsent::ProviderContact,
 }
 
 impl Thread {
@@ -187,6 +189,7 @@ impl Thread {
             tasks: TaskTracker::new(),
             shutdown,
             mcp: std::sync::OnceLock::new(),
+            provider_contact: Default::default(),
         }
     }
 
@@ -412,8 +415,12 @@ impl Thread {
         state.ended_turn_ids.push_back(turn_id.clone());
     }
 
-    /// Fsyncs and closes the rollout, releasing its lock (the thread is being unloaded).
+    /// Fsyncs and closes the rollout, releasing its lock (the thread is being unloaded); or
+    /// deletes it when no request of the thread ever left the process.
     pub async fn close_rollout(&self) {
+        if self.discard_rollout_if_never_sent().await {
+            return;
+        }
         if let Some(rollout) = &self.rollout {
             if let Err(error) = rollout.close().await {
                 tracing::debug!(%error, "rollout close");
@@ -430,6 +437,9 @@ impl Thread {
         self.tasks.wait().await;
         if let Some(mcp) = self.mcp.get() {
             mcp.shutdown().await;
+        }
+        if self.discard_rollout_if_never_sent().await {
+            return;
         }
         if let Some(rollout) = &self.rollout {
             if let Err(error) = rollout.flush().await {

@@ -1,6 +1,7 @@
 //! Output for a person (no `--json`): the answer streams to stdout as it arrives; reasoning,
 //! commands and problems go to stderr, dimmed when stderr is a terminal, so `> answer.txt` keeps
-//! only the answer. A one-line summary (tokens, time) ends the run on stderr.
+//! only the answer. A retry is one line saying what is retried and why; the error that ends the
+//! turn is said once, by the one-line summary (outcome, tokens, time) that ends the run on stderr.
 
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
@@ -22,6 +23,8 @@ pub struct HumanOutput {
     open_reasoning: HashSet<String>,
     /// Whether stdout ended with a newline (or nothing was written yet).
     stdout_at_line_start: bool,
+    /// The last error that was not retried, shown by the summary unless it names the same one.
+    final_error: Option<String>,
 }
 
 impl HumanOutput {
@@ -31,6 +34,7 @@ impl HumanOutput {
             streamed_messages: HashSet::new(),
             open_reasoning: HashSet::new(),
             stdout_at_line_start: true,
+            final_error: None,
         }
     }
 
@@ -88,16 +92,27 @@ impl HumanOutput {
                 "warning: {}\n",
                 params["message"].as_str().unwrap_or_default()
             )),
-            "error" => {
-                let message = params["error"]["message"].as_str().unwrap_or_default();
-                let retry = if params["willRetry"].as_bool().unwrap_or(false) {
-                    " (retrying)"
-                } else {
-                    ""
-                };
-                self.note(&format!("error{retry}: {message}\n"));
-            }
+            "error" => self.error(params),
             _ => {}
+        }
+    }
+
+    /// A retry gets one line (what is retried, and why); the error that ends the turn is kept
+    /// for the summary, which says it once.
+    fn error(&mut self, params: &Value) {
+        let error = &params["error"];
+        let message = error["message"].as_str().unwrap_or_default();
+        if !params["willRetry"].as_bool().unwrap_or(false) {
+            self.final_error = Some(message.to_string());
+            return;
+        }
+        self.end_answer_line();
+        match error["additionalDetails"]
+            .as_str()
+            .filter(|d| !d.is_empty())
+        {
+            Some(details) => self.note(&format!("{message}: {details}\n")),
+            None => self.note(&format!("{message}\n")),
         }
     }
 
@@ -153,6 +168,13 @@ impl HumanOutput {
             TurnOutcome::Interrupted => "interrupted".to_string(),
             TurnOutcome::Failed(message) => format!("failed: {message}"),
         };
+        // An error the turn did not end with (a failed compaction the turn got past, say) is
+        // still worth its own line; the one it ended with is in the summary.
+        if let Some(error) = self.final_error.take() {
+            if !matches!(outcome, TurnOutcome::Failed(message) if *message == error) {
+                self.note(&format!("error: {error}\n"));
+            }
+        }
         self.note(&format!(
             "{ended} · tokens: {} in ({} cached), {} out ({} reasoning) · {:.1}s\n",
             usage.input_tokens,

@@ -19,6 +19,8 @@
 //! - `script.rs` — what to answer, and the transcript file format.
 //! - `builders.rs` — [`ResponseBuilder`], the one vocabulary for scripting a
 //!   streamed response, and whole replies built with it.
+//! - `demo_answers.rs` — the built-in `demo` provider's answers, computed from
+//!   each request (a [`Responder`]) instead of listed in a script.
 //! - `websocket.rs` — the Responses WebSocket mode: `GET …/responses` with
 //!   `Upgrade: websocket` on the same listener; each `response.create`
 //!   message takes the next reply, whose events go out one message each.
@@ -27,6 +29,7 @@
 //! in for a remote provider, so it may only know the wire format.
 
 mod builders;
+mod demo_answers;
 mod http;
 mod recorded;
 mod script;
@@ -49,8 +52,9 @@ pub use builders::{
     error_status, many_deltas, model_list, rate_limited, simple_text_response, split_text,
     stamped_deltas, ResponseBuilder, Usage,
 };
+pub use demo_answers::{demo_responder, DEMO_COMMAND, DEMO_FILE};
 pub use recorded::RecordedRequest;
-pub use script::{Chunking, Fault, Reply, Script, ScriptError, SseEvent, SseReply};
+pub use script::{Chunking, Fault, Reply, Responder, Script, ScriptError, SseEvent, SseReply};
 pub use sse::SENT_AT_US_PLACEHOLDER;
 
 use shared::Shared;

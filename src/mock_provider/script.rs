@@ -3,8 +3,9 @@
 //!
 //! This module owns plain data and its loading; it knows nothing about
 //! sockets. A script is a queue of [`Reply`] values taken in order, one per
-//! `POST …/responses` request, plus an optional reply served once the queue is
-//! empty.
+//! `POST …/responses` request, then an optional [`Responder`] that computes a
+//! reply from each further request (the `demo` provider answers this way), then
+//! an optional reply served once the queue is empty.
 //!
 //! # Transcript files
 //!
@@ -46,19 +47,50 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
+
+use super::recorded::RecordedRequest;
 
 /// The replies a [`super::MockProvider`] serves, in order.
 #[derive(Debug, Clone, Default)]
 pub struct Script {
     /// Taken front to back, one per `POST …/responses` request.
     pub replies: VecDeque<Reply>,
-    /// Served (again and again) once `replies` is empty. `None` answers 500
-    /// with a JSON error body, which makes an unexpected extra request visible.
+    /// Asked for each request once `replies` is empty: a reply computed from
+    /// what the request carries.
+    pub responder: Option<Responder>,
+    /// Served (again and again) once `replies` is empty and there is no
+    /// responder. `None` answers 500 with a JSON error body, which makes an
+    /// unexpected extra request visible.
     pub when_exhausted: Option<Reply>,
+}
+
+/// Computes the reply to a request from the request itself, for answers no
+/// script can list in advance (they depend on what the user typed, or on the
+/// tool output a follow-up request carries).
+#[derive(Clone)]
+pub struct Responder(Arc<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>);
+
+impl Responder {
+    /// Wraps `answer`, which is called once per request, on the connection's task.
+    pub fn new(answer: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static) -> Responder {
+        Responder(Arc::new(answer))
+    }
+
+    /// The reply to `request`.
+    pub fn reply(&self, request: &RecordedRequest) -> Reply {
+        (self.0)(request)
+    }
+}
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder(..)")
+    }
 }
 
 impl Script {
@@ -66,7 +98,16 @@ impl Script {
     pub fn new(replies: impl IntoIterator<Item = Reply>) -> Script {
         Script {
             replies: replies.into_iter().collect(),
+            responder: None,
             when_exhausted: None,
+        }
+    }
+
+    /// A script that answers every request with `responder`.
+    pub fn answering(responder: Responder) -> Script {
+        Script {
+            responder: Some(responder),
+            ..Script::default()
         }
     }
 
@@ -101,6 +142,7 @@ impl Script {
             .transpose()?;
         Ok(Script {
             replies,
+            responder: None,
             when_exhausted,
         })
     }

@@ -173,14 +173,15 @@ async fn answer_upgrade(
         query: head.query.clone(),
         headers: head.headers.clone(),
     };
-    shared.record(recorded_request(head, Bytes::new()));
+    let handshake = recorded_request(head, Bytes::new());
+    shared.record(handshake.clone());
     let reply_headers = match shared.peek_reply() {
         Some(Reply::Status { .. }) => {
             let Some(Reply::Status {
                 status,
                 headers,
                 body,
-            }) = shared.next_reply()
+            }) = shared.next_reply(&handshake)
             else {
                 return After::Close;
             };
@@ -240,7 +241,7 @@ fn json_error(status: u16, code: &str, message: &str) -> Reply {
 fn route(request: &RecordedRequest, shared: &Shared) -> Reply {
     let method = request.method.as_str();
     if method == "POST" && request.path.ends_with("/responses") {
-        return shared.next_reply().unwrap_or_else(|| {
+        return shared.next_reply(request).unwrap_or_else(|| {
             json_error(
                 500,
                 "mock_script_exhausted",

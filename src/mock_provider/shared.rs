@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use tokio::sync::watch;
 
 use super::recorded::RecordedRequest;
-use super::script::{Reply, Script};
+use super::script::{Reply, Responder, Script};
 
 /// State shared between the handle and the connection tasks. Plain mutexes
 /// suffice: every critical section is a push or a pop, never held across an
@@ -19,6 +19,7 @@ pub(super) struct Shared {
     /// Mirrors `requests.len()` so waiters can sleep until a count is reached.
     request_count: watch::Sender<usize>,
     replies: Mutex<VecDeque<Reply>>,
+    responder: Option<Responder>,
     when_exhausted: Option<Reply>,
     /// The answer to every `GET …/models`; an empty list until a test sets one.
     model_list: Mutex<Reply>,
@@ -41,6 +42,7 @@ impl Shared {
             requests: Mutex::new(Vec::new()),
             request_count: watch::Sender::new(0),
             replies: Mutex::new(script.replies),
+            responder: script.responder,
             when_exhausted: script.when_exhausted,
             model_list: Mutex::new(Reply::status(200, r#"{"object":"list","data":[]}"#)),
             model_list_requests: Mutex::new(Vec::new()),
@@ -88,15 +90,26 @@ impl Shared {
         lock(&self.replies).len()
     }
 
-    pub(super) fn next_reply(&self) -> Option<Reply> {
+    /// The reply to `request`: the next queued one, else the responder's, else the
+    /// reply for an exhausted script.
+    pub(super) fn next_reply(&self, request: &RecordedRequest) -> Option<Reply> {
         let next = lock(&self.replies).pop_front();
-        next.or_else(|| self.when_exhausted.clone())
+        next.or_else(|| {
+            self.responder
+                .as_ref()
+                .map(|responder| responder.reply(request))
+        })
+        .or_else(|| self.when_exhausted.clone())
     }
 
-    /// The reply the next request would get, without taking it.
+    /// The reply the next request would get, without taking it; `None` when a
+    /// responder would compute it (a WebSocket handshake has no body to answer).
     pub(super) fn peek_reply(&self) -> Option<Reply> {
         let front = lock(&self.replies).front().cloned();
-        front.or_else(|| self.when_exhausted.clone())
+        match &self.responder {
+            Some(_) => front,
+            None => front.or_else(|| self.when_exhausted.clone()),
+        }
     }
 
     pub(super) fn closed_connections(&self) -> usize {

@@ -85,9 +85,10 @@ pub(super) async fn serve(
             Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
             Some(Ok(_)) => continue,
         };
-        shared.record(recorded_message(&upgrade, text));
-        let reply = shared
-            .next_reply()
+        let request = recorded_message(&upgrade, text);
+        let reply = shared.next_reply(&request);
+        shared.record(request);
+        let reply = reply
             .unwrap_or_else(|| Reply::status(500, "the mock provider has no scripted reply left"));
         let end = tokio::select! {
             biased;

@@ -42,6 +42,8 @@ enum WriterCommand {
     Flush(oneshot::Sender<std::io::Result<()>>),
     /// Fsync, release the lock and stop; later appends fail with `WriterStopped`.
     Close(oneshot::Sender<std::io::Result<()>>),
+    /// Delete the file and its index entry, release the lock and stop.
+    Discard(oneshot::Sender<std::io::Result<()>>),
 }
 
 /// What the writer thread owns besides the file.
@@ -154,6 +156,14 @@ impl RolloutWriter {
         self.await_ack(ack_rx).await
     }
 
+    /// Deletes the file and its `thread/list` entry and stops the writer: for a thread whose
+    /// file would only hold turns that failed before any request left the process.
+    pub async fn discard(&self) -> Result<(), RolloutError> {
+        let (ack_tx, ack_rx) = oneshot::channel();
+        self.send(WriterCommand::Discard(ack_tx)).await?;
+        self.await_ack(ack_rx).await
+    }
+
     /// Fsyncs everything written so far.
     pub async fn flush(&self) -> Result<(), RolloutError> {
         let (ack_tx, ack_rx) = oneshot::channel();
@@ -230,6 +240,26 @@ async fn run_writer(file: File, mut commands_rx: mpsc::Receiver<WriterCommand>, 
                     drop(file);
                     drop(state);
                     result
+                })
+                .await;
+                let _ = ack
+                    .send(result.unwrap_or_else(|| Err(std::io::Error::other("writer panicked"))));
+                return;
+            }
+            WriterCommand::Discard(ack) => {
+                // The file is unlinked while its lock is still held, so no other process can
+                // open it for appending in between.
+                let result = blocking(move || {
+                    let removed = std::fs::remove_file(&state.path);
+                    if let (Ok(()), Some(index), Some(entry)) =
+                        (&removed, &state.index, &state.entry)
+                    {
+                        if let Err(error) = index.remove(&entry.id) {
+                            tracing::warn!(%error, "thread index update failed");
+                        }
+                    }
+                    drop(file);
+                    removed
                 })
                 .await;
                 let _ = ack

@@ -10,6 +10,8 @@
 
 #![allow(dead_code)]
 
+pub mod readme_examples;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Output;

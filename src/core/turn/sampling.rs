@@ -7,14 +7,18 @@
 //! output recorded (live history, then rollout); only then is token usage emitted and the result
 //! returned.
 
-use crate::client::{ClientError, RequestContext, ResponseStream};
+use tokio::sync::mpsc;
+
+use crate::client::{ClientError, ProviderInfo, RequestContext, ResponseStream, RetryNotice};
 use crate::wire::event::RateLimitSnapshot;
 use crate::wire::{ResponseEvent, StreamError, TokenUsage};
 
+use super::super::event::EventMsg;
 use super::super::tools;
 use super::request::build_request;
 use super::response::{self, ResponseState, SamplingResult};
 use super::turn_context::TurnContext;
+use super::turn_error::client_turn_error;
 use super::usage::emit_usage;
 
 #[derive(Debug)]
@@ -75,12 +79,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         turn_state: turn.provider_turn_state.clone(),
     };
     let provider = settings.provider.clone();
-    let stream = tokio::select! {
-        _ = turn.cancel.cancelled() => return Err(SamplingError::Interrupted),
-        stream = turn.thread.client.stream(&provider, &request, &context) => {
-            stream.map_err(SamplingError::Client)?
-        }
-    };
+    let stream = open_stream(turn, &provider, &request, &context).await?;
     // The request (tool specs, a copy of the history) is sent: free it before the stream runs.
     drop((request, context, provider));
     let mut state = ResponseState::new(turn, settings);
@@ -113,6 +112,55 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
     )
     .await;
     Ok(state.into_result())
+}
+
+/// Retry notices waiting to be told; more than a few at once cannot happen (each retry first
+/// waits out its backoff), and a lost one only loses a line of progress.
+const RETRY_NOTICES: usize = 4;
+
+/// Opens the response stream. Each retry the client makes before the stream exists is told to
+/// the client as an `error` that will be retried, as a broken stream's is, so a provider that is
+/// down or busy never looks like a hang.
+async fn open_stream(
+    turn: &TurnContext,
+    provider: &ProviderInfo,
+    request: &crate::wire::ResponsesRequest,
+    context: &RequestContext,
+) -> Result<ResponseStream, SamplingError> {
+    let (retries_tx, mut retries_rx) = mpsc::channel(RETRY_NOTICES);
+    let opening =
+        turn.thread
+            .client
+            .stream_reporting_retries(provider, request, context, Some(&retries_tx));
+    tokio::pin!(opening);
+    loop {
+        tokio::select! {
+            biased;
+            _ = turn.cancel.cancelled() => return Err(SamplingError::Interrupted),
+            Some(notice) = retries_rx.recv() => announce_request_retry(turn, notice).await,
+            stream = &mut opening => {
+                turn.thread.provider_contact.note_attempt(&stream);
+                return stream.map_err(SamplingError::Client);
+            }
+        }
+    }
+}
+
+async fn announce_request_retry(turn: &TurnContext, notice: RetryNotice) {
+    let mut error = client_turn_error(&notice.error);
+    error.details = Some(std::mem::take(&mut error.message));
+    error.message = format!(
+        "Retrying the request ({}/{}) in {:.1}s",
+        notice.attempt,
+        notice.max_retries,
+        notice.delay.as_secs_f64()
+    );
+    turn.emit(EventMsg::Error {
+        turn_id: turn.turn_id.clone(),
+        error,
+        will_retry: true,
+    })
+    .await;
 }
 
 /// Reads events until `completed`, an error or an interrupt. The stream is dropped on return,
