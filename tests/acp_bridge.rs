@@ -522,6 +522,16 @@ async fn the_acp_bridge_runs_a_whole_session_against_openturn() {
         errors.is_empty(),
         "openturn refused bridge calls: {errors:#?}"
     );
+    // The reference's keys the bridge sends with every thread (`features`, `projects`) pass
+    // without a warning the bridge would show in every session.
+    let warnings: Vec<&Value> = answers
+        .iter()
+        .filter(|m| m["method"] == "configWarning")
+        .collect();
+    assert!(
+        warnings.is_empty(),
+        "openturn warned about the bridge's config: {warnings:#?}"
+    );
     let methods: std::collections::BTreeSet<&str> = sent
         .iter()
         .filter(|m| m.get("id").is_some())

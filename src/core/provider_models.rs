@@ -13,15 +13,20 @@ use crate::client::{ModelClient, ProviderInfo};
 /// enough that a model loaded into a local server shows up within minutes.
 const LIST_LIFETIME: Duration = Duration::from_secs(5 * 60);
 
-/// The providers' lists, by provider id and base URL (a thread's `config` may point the same id
-/// elsewhere).
+/// A provider's id and base URL: a thread's `config` may point the same id elsewhere.
+type ProviderKey = (String, String);
+
+/// When a list was given, and the ids in it.
+type ListedIds = (Instant, Vec<String>);
+
+/// The providers' lists, by provider.
 #[derive(Default)]
 pub struct ProviderModelLists {
-    lists: Mutex<HashMap<(String, String), (Instant, Vec<String>)>>,
+    lists: Mutex<HashMap<ProviderKey, ListedIds>>,
 }
 
 impl ProviderModelLists {
-    fn lists(&self) -> MutexGuard<'_, HashMap<(String, String), (Instant, Vec<String>)>> {
+    fn lists(&self) -> MutexGuard<'_, HashMap<ProviderKey, ListedIds>> {
         match self.lists.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
