@@ -278,3 +278,70 @@ async fn token_usage_reports_the_configured_context_window_or_95_percent_of_2720
         json!(100_000)
     );
 }
+
+/// A turn whose task dies (here a compaction turn, made to panic as its task begins by the
+/// debug-build hook `OPENTURN_TEST_PANIC_TURN`) still ends once, as failed, and a `turn/start`
+/// sent right behind it — queued while it was ending — still starts and completes.
+#[tokio::test]
+async fn a_turn_queued_behind_one_whose_task_died_still_starts() {
+    let provider = MockProvider::start(Script::new([Reply::Sse(
+        mock_provider::simple_text_response("resp_1", "msg_1", "Still here", 2),
+    )]))
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut daemon = Daemon::spawn_with_env(
+        home.path(),
+        &mock_overrides(&provider),
+        &[
+            ("OPENTURN_TEST_KEY", "sk-test-secret-key"),
+            ("OPENTURN_TEST_PANIC_TURN", "compaction"),
+        ],
+    );
+    daemon.initialize().await;
+    let thread_id = daemon.start_thread(json!({})).await;
+    daemon
+        .ok("thread/compact/start", json!({"threadId": thread_id}))
+        .await;
+    let started = daemon
+        .ok(
+            "turn/start",
+            json!({"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]}),
+        )
+        .await;
+    let queued = started["turn"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let messages = daemon
+        .collect_until(|m| m["method"] == "turn/completed" && m["params"]["turn"]["id"] == queued)
+        .await;
+    let ends: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "turn/completed")
+        .collect();
+    assert_eq!(ends.len(), 2, "{messages:#?}");
+    let died = &ends[0]["params"]["turn"];
+    assert_ne!(died["id"], queued.as_str(), "{messages:#?}");
+    assert_eq!(died["status"], "failed", "{messages:#?}");
+    assert_eq!(
+        died["error"]["message"], "the turn stopped unexpectedly",
+        "{messages:#?}"
+    );
+    // Each turn's start comes before its end, and the queued turn starts after the other ended.
+    let position = |method: &str, id: &Value| {
+        messages
+            .iter()
+            .position(|m| m["method"] == method && m["params"]["turn"]["id"] == *id)
+    };
+    let died_start = position("turn/started", &died["id"]);
+    let died_end = position("turn/completed", &died["id"]);
+    let queued_start = position("turn/started", &json!(queued));
+    assert!(
+        died_start.is_some() && died_start < died_end && died_end < queued_start,
+        "{messages:#?}"
+    );
+    let done = &ends[1]["params"]["turn"];
+    assert_eq!(done["status"], "completed", "{messages:#?}");
+    assert_eq!(done["items"][0]["text"], "Still here", "{messages:#?}");
+}

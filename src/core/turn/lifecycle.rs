@@ -1,11 +1,14 @@
-//! The turn as a state machine that ends exactly once. A [`TurnEnd`] is created when the turn
-//! starts; ending consumes it (so a second end does not compile), and dropping it without an end
-//! — a panic, a task torn down — still emits one `TurnEnded` (failed) and frees the thread for
-//! the next turn. Every path out of a turn therefore produces exactly one terminal event.
+//! The turn as a state machine that ends exactly once. A [`TurnEnd`] is created when the turn is
+//! launched, before its task first runs, and moves into that task; ending consumes it (so a
+//! second end does not compile), and dropping it without an end — a panic or an abort anywhere
+//! in the task, even before the turn began — still emits one `TurnEnded` (failed), frees the
+//! thread's slot and releases a turn queued behind this one. Every path out of a turn therefore
+//! produces exactly one terminal event, and nothing queued behind it waits forever.
 //!
-//! The turn's clock stops once, in [`TurnEnd::stop`]: the rollout's end line and the terminal
-//! event carry the same completion time and duration, so `thread/read` reports what
-//! `turn/completed` did.
+//! The turn's clock starts when the turn begins ([`TurnEnd::begin`]), not while it waits behind
+//! another, and stops once, in [`TurnEnd::stop`]: the rollout's end line and the terminal event
+//! carry the same completion time and duration, so `thread/read` reports what `turn/completed`
+//! did.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,6 +27,13 @@ pub(crate) struct TurnEnd {
     turn_id: TurnId,
     started_at: i64,
     clock: Instant,
+    /// Whether `TurnStarted` went out ([`TurnEnd::begin`]).
+    began: bool,
+    /// Whether the terminal event went out.
+    ended: bool,
+    /// The terminal event while `end` waits for room to send it: delivered by the guard if
+    /// the task is torn down meanwhile.
+    pending: Option<EventMsg>,
     events_tx: mpsc::Sender<EventMsg>,
     /// Frees the thread's active-turn slot; `None` once used.
     thread: Option<Arc<Thread>>,
@@ -44,20 +54,37 @@ pub(crate) struct TurnTimes {
 impl TurnEnd {
     pub(crate) fn new(
         turn_id: TurnId,
-        started_at: i64,
         events_tx: mpsc::Sender<EventMsg>,
         thread: Option<Arc<Thread>>,
         finished: CancellationToken,
     ) -> TurnEnd {
         TurnEnd {
             turn_id,
-            started_at,
+            started_at: now_unix_seconds(),
             clock: Instant::now(),
+            began: false,
+            ended: false,
+            pending: None,
             events_tx,
             thread,
             finished,
             stopped: None,
         }
+    }
+
+    /// The turn begins: its clock starts and `TurnStarted` goes out. Returns the start time.
+    pub(crate) async fn begin(&mut self) -> i64 {
+        self.started_at = now_unix_seconds();
+        self.clock = Instant::now();
+        self.began = true;
+        let started = EventMsg::TurnStarted {
+            turn_id: self.turn_id.clone(),
+            started_at: self.started_at,
+        };
+        if self.events_tx.send(started).await.is_err() {
+            tracing::debug!(turn_id = %self.turn_id, "event receiver gone at turn start");
+        }
+        self.started_at
     }
 
     /// Stops the turn's clock (once; later calls return the same times).
@@ -84,69 +111,108 @@ impl TurnEnd {
         }
     }
 
+    /// The events of a turn that stopped without ending: a start, when it died before it began
+    /// (so its end follows a start), then its end as failed.
+    fn failed_end(&mut self) -> Vec<EventMsg> {
+        tracing::error!(turn_id = %self.turn_id, "turn dropped without ending; ending it as failed");
+        let error = TurnError {
+            message: "the turn stopped unexpectedly".to_string(),
+            kind: TurnErrorKind::Other,
+            details: None,
+        };
+        let mut events = Vec::new();
+        if !self.began {
+            events.push(EventMsg::TurnStarted {
+                turn_id: self.turn_id.clone(),
+                started_at: self.started_at,
+            });
+        }
+        events.push(self.terminal_event(TurnOutcome::Failed(error)));
+        events
+    }
+
     /// Emits the one terminal event. Consumes the guard.
     pub(crate) async fn end(mut self, outcome: TurnOutcome) {
-        let event = self.terminal_event(outcome);
-        if self.events_tx.send(event).await.is_err() {
-            tracing::debug!(turn_id = %self.turn_id, "event receiver gone at turn end");
+        // Kept in the guard while waiting for room: torn down meanwhile, the guard delivers this
+        // event rather than a second one.
+        self.pending = Some(self.terminal_event(outcome));
+        match self.events_tx.reserve().await {
+            Ok(permit) => {
+                if let Some(event) = self.pending.take() {
+                    permit.send(event);
+                }
+            }
+            Err(_) => {
+                self.pending = None;
+                tracing::debug!(turn_id = %self.turn_id, "event receiver gone at turn end");
+            }
         }
-        // Mark as ended: Drop must not emit a second terminal event.
-        self.events_tx = closed_sender();
+        self.ended = true;
         self.finished.cancel();
     }
 }
 
 impl Drop for TurnEnd {
     fn drop(&mut self) {
-        if self.events_tx.is_closed() {
+        if self.ended {
+            // Ended, or dropped while `end` waited to deliver: release what waits behind it.
+            self.finished.cancel();
             return;
         }
-        let error = TurnError {
-            message: "the turn stopped unexpectedly".to_string(),
-            kind: TurnErrorKind::Other,
-            details: None,
+        let events = match self.pending.take() {
+            // Torn down while `end` waited for room: its own event still goes out.
+            Some(event) => vec![event],
+            None => self.failed_end(),
         };
-        tracing::error!(turn_id = %self.turn_id, "turn dropped without ending; ending it as failed");
-        let event = self.terminal_event(TurnOutcome::Failed(error));
+        self.ended = true;
         let finished = self.finished.clone();
-        let event = match self.events_tx.try_send(event) {
-            Ok(()) => {
-                finished.cancel();
-                return;
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                tracing::debug!(turn_id = %self.turn_id, "event receiver gone at turn end");
-                finished.cancel();
-                return;
-            }
-            Err(mpsc::error::TrySendError::Full(event)) => event,
-        };
-        // A full queue (a slow client) must not lose the one terminal event: a task waits for
-        // room, and only then releases the turn queued behind this one, as `end` does.
-        let events_tx = self.events_tx.clone();
-        let turn_id = self.turn_id.clone();
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    if events_tx.send(event).await.is_err() {
-                        tracing::debug!(%turn_id, "event receiver gone at turn end");
-                    }
+        let mut events = events.into_iter();
+        while let Some(event) = events.next() {
+            match self.events_tx.try_send(event) {
+                Ok(()) => continue,
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    tracing::debug!(turn_id = %self.turn_id, "event receiver gone at turn end");
                     finished.cancel();
-                });
-            }
-            Err(_) => {
-                // No runtime left means the daemon is exiting: nobody is left to read it.
-                tracing::warn!(%turn_id, "could not deliver the failed turn end");
-                finished.cancel();
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Full(event)) => {
+                    deliver_later(&self.events_tx, &self.turn_id, event, events, finished);
+                    return;
+                }
             }
         }
+        finished.cancel();
     }
 }
 
-/// A sender whose receiver is gone: the "already ended" marker.
-fn closed_sender() -> mpsc::Sender<EventMsg> {
-    let (events_tx, _) = mpsc::channel(1);
-    events_tx
+/// A full queue (a slow client) must not lose the turn's last events: a task waits for room,
+/// and only then releases the turn queued behind this one, as `end` does.
+fn deliver_later(
+    events_tx: &mpsc::Sender<EventMsg>,
+    turn_id: &TurnId,
+    first: EventMsg,
+    rest: impl Iterator<Item = EventMsg> + Send + 'static,
+    finished: CancellationToken,
+) {
+    let (events_tx, turn_id) = (events_tx.clone(), turn_id.clone());
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn(async move {
+                for event in std::iter::once(first).chain(rest) {
+                    if events_tx.send(event).await.is_err() {
+                        tracing::debug!(%turn_id, "event receiver gone at turn end");
+                        break;
+                    }
+                }
+                finished.cancel();
+            });
+        }
+        Err(_) => {
+            // No runtime left means the daemon is exiting: nobody is left to read it.
+            tracing::warn!(%turn_id, "could not deliver the failed turn end");
+            finished.cancel();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -167,7 +233,7 @@ mod tests {
     #[tokio::test]
     async fn a_turn_ends_exactly_once_when_ended() {
         let (events_tx, mut events_rx) = mpsc::channel(8);
-        let end = TurnEnd::new("t".into(), 0, events_tx, None, CancellationToken::new());
+        let end = TurnEnd::new("t".into(), events_tx, None, CancellationToken::new());
         end.end(TurnOutcome::Interrupted).await;
         assert_eq!(ended(&mut events_rx), vec!["interrupted"]);
     }
@@ -176,27 +242,32 @@ mod tests {
     async fn a_turn_dropped_without_an_end_still_ends_once_as_failed() {
         let (events_tx, mut events_rx) = mpsc::channel(8);
         let task = tokio::spawn(async move {
-            let _end = TurnEnd::new("t".into(), 0, events_tx, None, CancellationToken::new());
+            let mut end = TurnEnd::new("t".into(), events_tx, None, CancellationToken::new());
+            end.begin().await;
             panic!("tool crashed");
         });
         assert!(task.await.is_err());
+        assert!(matches!(
+            events_rx.try_recv(),
+            Ok(EventMsg::TurnStarted { .. })
+        ));
         assert_eq!(ended(&mut events_rx), vec!["failed"]);
     }
 
     #[tokio::test]
     async fn a_turn_dropped_while_the_event_queue_is_full_still_delivers_its_end() {
-        let (events_tx, mut events_rx) = mpsc::channel(1);
+        let (events_tx, mut events_rx) = mpsc::channel(2);
         let finished = CancellationToken::new();
+        let mut end = TurnEnd::new("t".into(), events_tx.clone(), None, finished.clone());
+        end.begin().await;
         // A slow client: the queue is full when the turn dies.
         assert!(events_tx
             .try_send(EventMsg::Warning {
                 message: "queued".into()
             })
             .is_ok());
-        let guard_tx = events_tx.clone();
-        let guard_finished = finished.clone();
         let task = tokio::spawn(async move {
-            let _end = TurnEnd::new("t".into(), 0, guard_tx, None, guard_finished);
+            let _end = end;
             panic!("tool crashed");
         });
         assert!(task.await.is_err());
@@ -204,6 +275,10 @@ mod tests {
             !finished.is_cancelled(),
             "the next turn is released only once the end is delivered"
         );
+        assert!(matches!(
+            events_rx.recv().await,
+            Some(EventMsg::TurnStarted { .. })
+        ));
         assert!(matches!(
             events_rx.recv().await,
             Some(EventMsg::Warning { .. })
@@ -225,9 +300,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_turn_torn_down_before_it_began_still_starts_ends_and_releases_the_next() {
+        let (events_tx, mut events_rx) = mpsc::channel(8);
+        let finished = CancellationToken::new();
+        drop(TurnEnd::new("t".into(), events_tx, None, finished.clone()));
+        assert!(matches!(
+            events_rx.try_recv(),
+            Ok(EventMsg::TurnStarted { .. })
+        ));
+        assert_eq!(ended(&mut events_rx), vec!["failed"]);
+        assert!(finished.is_cancelled());
+
+        // With nobody left to read the events, the next turn is still released.
+        let (events_tx, events_rx) = mpsc::channel(8);
+        drop(events_rx);
+        let finished = CancellationToken::new();
+        drop(TurnEnd::new("t".into(), events_tx, None, finished.clone()));
+        assert!(finished.is_cancelled());
+    }
+
+    #[tokio::test]
     async fn the_clock_stops_once_and_the_terminal_event_carries_the_same_times() {
         let (events_tx, mut events_rx) = mpsc::channel(8);
-        let mut end = TurnEnd::new("t".into(), 0, events_tx, None, CancellationToken::new());
+        let mut end = TurnEnd::new("t".into(), events_tx, None, CancellationToken::new());
         let first = end.stop();
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         assert_eq!(end.stop(), first);

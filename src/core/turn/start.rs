@@ -10,6 +10,7 @@ use super::super::thread::{
     Admission, AdmittedTurn, StartedTurn, Thread, TurnGate, TurnKind, TurnOptions,
 };
 use super::super::tools::handle::TurnHandle;
+use super::lifecycle::TurnEnd;
 use super::turn_context::TurnContext;
 use super::turn_loop::{run_compaction_turn, run_turn};
 
@@ -88,20 +89,45 @@ fn launch(thread: &Arc<Thread>, admitted: AdmittedTurn) -> StartedTurn {
         skills_instructions: None,
         service_tier: options.service_tier,
     };
+    // The guard that ends the turn exists before its task first runs: however the task ends,
+    // even torn down while it waits, the turn ends once and the one queued behind it starts.
+    let end = TurnEnd::new(
+        turn_id.clone(),
+        thread.events_tx.clone(),
+        Some(thread.clone()),
+        context.finished.clone(),
+    );
     thread.tasks.spawn(async move {
         // Either outcome means "go": the caller answered, or gave up the gate.
         let _ = gate_rx.await;
         if let Some(previous) = previous_finished {
             previous.cancelled().await;
         }
+        #[cfg(debug_assertions)]
+        panic_if_a_test_asks(kind);
         match kind {
-            TurnKind::Sampling => run_turn(context).await,
-            TurnKind::Compaction => run_compaction_turn(context).await,
+            TurnKind::Sampling => run_turn(context, end).await,
+            TurnKind::Compaction => run_compaction_turn(context, end).await,
         }
     });
     StartedTurn {
         turn_id,
         steered: false,
         gate: Some(TurnGate(gate_tx)),
+    }
+}
+
+/// A test's stand-in for a turn task that ends abnormally: with `OPENTURN_TEST_PANIC_TURN` set to
+/// `sampling` or `compaction`, a turn of that kind panics as its task begins. Compiled into
+/// debug builds only (the end-to-end tests run `target/debug/openturn`); a release build has no
+/// such path, whatever its environment.
+#[cfg(debug_assertions)]
+fn panic_if_a_test_asks(kind: TurnKind) {
+    let name = match kind {
+        TurnKind::Sampling => "sampling",
+        TurnKind::Compaction => "compaction",
+    };
+    if std::env::var("OPENTURN_TEST_PANIC_TURN").is_ok_and(|wanted| wanted == name) {
+        panic!("OPENTURN_TEST_PANIC_TURN={name}: this turn's task ends abnormally, for a test");
     }
 }

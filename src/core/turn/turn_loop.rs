@@ -11,7 +11,6 @@ use crate::client::retry::backoff;
 
 use crate::wire::ResponseItem;
 
-use super::super::clock::now_unix_seconds;
 use super::super::compact::prompt::TURN_ABORTED_NOTE;
 use super::super::context;
 use super::super::error::{TurnError, TurnErrorKind};
@@ -27,8 +26,8 @@ use super::turn_context::TurnContext;
 use super::turn_error::{client_turn_error, stream_turn_error, too_many_requests_error};
 use super::usage;
 
-pub(crate) async fn run_turn(mut turn: TurnContext) {
-    let mut end = begin_turn(&mut turn, TurnKind::Sampling).await;
+pub(crate) async fn run_turn(mut turn: TurnContext, mut end: TurnEnd) {
+    begin_turn(&mut turn, &mut end, TurnKind::Sampling).await;
     record_context(&turn).await;
     let outcome = sample_until_done(&turn).await;
     // Whatever the outcome, the turn takes no more input from here on.
@@ -45,8 +44,8 @@ pub(crate) async fn run_turn(mut turn: TurnContext) {
 
 /// A turn that only compacts the history (`thread/compact/start`): the compaction is its one
 /// item, and it ends like any turn, exactly once.
-pub(crate) async fn run_compaction_turn(mut turn: TurnContext) {
-    let mut end = begin_turn(&mut turn, TurnKind::Compaction).await;
+pub(crate) async fn run_compaction_turn(mut turn: TurnContext, mut end: TurnEnd) {
+    begin_turn(&mut turn, &mut end, TurnKind::Compaction).await;
     let outcome = match compaction::compact(&turn).await {
         Ok(()) => TurnOutcome::Completed {
             final_items: Vec::new(),
@@ -59,23 +58,12 @@ pub(crate) async fn run_compaction_turn(mut turn: TurnContext) {
     end.end(outcome).await;
 }
 
-/// What every turn does first: reads the skills its requests will name, starts its clock,
-/// announces it and records its start. The returned guard ends the turn exactly once.
-async fn begin_turn(turn: &mut TurnContext, kind: TurnKind) -> TurnEnd {
+/// What every turn does first: reads the skills its requests will name, starts its clock and
+/// announces it (through `end`, the guard that ends the turn exactly once, created at launch),
+/// and records its start.
+async fn begin_turn(turn: &mut TurnContext, end: &mut TurnEnd, kind: TurnKind) {
     turn.skills_instructions = find_skills_instructions(turn).await;
-    let started_at = now_unix_seconds();
-    let end = TurnEnd::new(
-        turn.turn_id.clone(),
-        started_at,
-        turn.thread.events_tx.clone(),
-        Some(turn.thread.clone()),
-        turn.finished.clone(),
-    );
-    turn.emit(EventMsg::TurnStarted {
-        turn_id: turn.turn_id.clone(),
-        started_at,
-    })
-    .await;
+    let started_at = end.begin().await;
     // Sticky overrides this turn brought (or a resume's) are recorded before the turn, so a
     // daemon restart resumes the thread with them. A compaction turn samples nothing with them:
     // they wait for the next sampling turn.
@@ -86,7 +74,6 @@ async fn begin_turn(turn: &mut TurnContext, kind: TurnKind) -> TurnEnd {
     }
     turn.persist(record::turn_started(&turn.turn_id, started_at))
         .await;
-    end
 }
 
 /// Scans the skill folders off the async threads: a slow disk must not stall other turns.
