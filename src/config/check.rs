@@ -47,7 +47,7 @@ pub struct ConfigWarning {
 
 /// The kind of value a key takes.
 #[derive(Debug, Clone, Copy)]
-enum Expect {
+pub(super) enum Expect {
     Text,
     NonEmptyText,
     Bool,
@@ -138,7 +138,7 @@ const SKILL_TOGGLE_KEYS: &[(&str, Expect)] = &[
     ("enabled", Expect::Bool),
 ];
 
-const TOP_LEVEL: &[(&str, Expect)] = &[
+pub(super) const TOP_LEVEL: &[(&str, Expect)] = &[
     ("model", Expect::NonEmptyText),
     ("model_provider", Expect::NonEmptyText),
     ("openai_base_url", Expect::NonEmptyText),
