@@ -5,6 +5,7 @@
 
 mod check;
 mod error;
+mod keys;
 mod providers;
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use crate::core::{ApprovalPolicy, ReasoningSummaryMode, SandboxMode};
 
 pub use check::{ConfigSource, ConfigWarning};
 pub use error::ConfigError;
+pub use keys::known_keys;
 pub use providers::DEMO_PROVIDER_ID;
 
 /// The typed view of config.toml (snake_case keys, all optional).

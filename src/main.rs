@@ -1,16 +1,33 @@
 //! The `openturn` binary: command-line parsing, logging setup, and nothing else.
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use openturn::config::{default_home, feature_overrides, Config};
 use openturn::mock_provider::{demo_responder, MockProvider, Script};
+
+/// Where openturn reads its settings and keys, shown at the end of `--help`.
+const FILES_AND_ENVIRONMENT: &str = "\
+Files and environment:
+  OPENTURN_HOME          openturn's folder, default ~/.openturn: config.toml, sessions/ (threads),
+                         auth.json (a key stored by a client)
+  $OPENTURN_HOME/config.toml
+                         the configuration; -c KEY=VALUE overrides one key for this process
+                         (docs/config.example.toml in the source lists every key)
+  OPENAI_API_KEY         the key of the default provider (OpenAI); another provider's key is the
+                         variable its `env_key` names (e.g. AZURE_OPENAI_API_KEY)
+  CODEX_API_KEY          `exec` only: a key for the default provider (what the TypeScript SDK sends)
+  RUST_LOG, LOG_FORMAT   logging on stderr (e.g. RUST_LOG=debug, LOG_FORMAT=json)
+
+Try it offline, without a key:
+  openturn -c model_provider=demo exec \"give me the tour\"";
 
 #[derive(Parser)]
 #[command(
     name = "openturn",
     version,
-    about = "A Responses-API agent daemon for editors, SDKs and scripts"
+    about = "A Responses-API agent daemon for editors, SDKs and scripts",
+    after_help = FILES_AND_ENVIRONMENT
 )]
 struct Cli {
     /// Override a config.toml key: `-c model="gpt-5"`, `-c model_providers.local.base_url=...`.
@@ -44,6 +61,11 @@ enum Command {
     /// Run one turn headless: JSON events (`--json`) or text for a person. Wire-compatible with
     /// `codex exec --json`, so the official TypeScript SDK drives it.
     Exec(Box<openturn::exec::ExecArgs>),
+    /// Print a shell completion script: `openturn completions bash > /etc/bash_completion.d/openturn`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// Write the protocol's JSON Schema (generated from the protocol types) into a folder.
     Schema {
         /// Output folder; the checked-in copy lives in `schema/`.
@@ -201,6 +223,7 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
     match &cli.command {
         Command::Demo => refuse_unused_overrides(&cli, "demo")?,
         Command::Schema { .. } => refuse_unused_overrides(&cli, "schema")?,
+        Command::Completions { .. } => refuse_unused_overrides(&cli, "completions")?,
         _ => {}
     }
     // Feature flags are config overrides; `-c` given explicitly comes last and so wins. clap
@@ -244,6 +267,19 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
                 }
                 openturn::exec::ExecEnd::Signal(signal) => Ending::Signal(signal),
             });
+        }
+        Command::Completions { shell } => {
+            // Generated into memory first: the generator panics on a write error, and a reader
+            // that stops early (`| head`) is not an error worth a panic.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "openturn", &mut script);
+            let mut stdout = std::io::stdout().lock();
+            match std::io::Write::write_all(&mut stdout, &script) {
+                Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+                    return Err(error).context("writing the completion script");
+                }
+                _ => {}
+            }
         }
         Command::Schema { out } => {
             openturn::server::schema::write_schema(&out)

@@ -52,7 +52,7 @@ pub struct ConfigWarning {
 
 /// The kind of value a key takes.
 #[derive(Debug, Clone, Copy)]
-enum Expect {
+pub(super) enum Expect {
     Text,
     NonEmptyText,
     Bool,
@@ -159,7 +159,7 @@ const TOOL_KEYS: &[(&str, Expect)] = &[
     ("view_image", Expect::Switch),
 ];
 
-const TOP_LEVEL: &[(&str, Expect)] = &[
+pub(super) const TOP_LEVEL: &[(&str, Expect)] = &[
     ("model", Expect::NonEmptyText),
     ("features", Expect::Features),
     ("projects", Expect::MapOf(&Expect::Keys(PROJECT_KEYS, &[]))),

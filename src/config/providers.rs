@@ -8,7 +8,8 @@
 //!
 //! A table without `base_url` would silently send to OpenAI (the field's default), which is
 //! never what a table named `local` or `azure` meant: that is an error naming the table and
-//! where it was written, unless the table's id or `name` says OpenAI, which gets a warning.
+//! where it was written, unless the table's `name` says OpenAI, which gets a warning (and the
+//! table `openai` itself, which is the built-in provider adjusted, gets neither).
 
 use toml::{Table, Value};
 
@@ -124,7 +125,9 @@ fn check_tables(
         let Some(provider) = provider.as_table() else {
             continue;
         };
-        if provider.contains_key("base_url") {
+        // A table named `openai` adjusts the built-in OpenAI provider (exec points its key at
+        // CODEX_API_KEY that way): OpenAI's address is what it means.
+        if provider.contains_key("base_url") || id == "openai" {
             continue;
         }
         let source = source_of(id);
