@@ -97,6 +97,8 @@ fn init_logging(default_filter: &str) {
 }
 
 fn main() -> std::process::ExitCode {
+    // Started by bwrap as the sandbox helper: confine this process and become the command.
+    openturn::sandbox::run_helper_if_asked();
     let cli = Cli::parse();
     // openturn's own info lines (shutdown reasons, index rebuilds) are worth seeing by default,
     // except in exec, where stderr is part of what a person reads.
@@ -170,6 +172,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 anyhow::bail!("unsupported --listen `{listen}`: only stdio:// is supported");
             }
             let config = Config::load(&home, &overrides).context("loading configuration")?;
+            openturn::server::prepare_daemon(&config);
             openturn::server::run_stdio(config).await?;
         }
         Command::Demo => {
@@ -181,6 +184,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             let mut exec_overrides = args.config_overrides();
             exec_overrides.extend(overrides);
             let config = Config::load(&home, &exec_overrides).context("loading configuration")?;
+            openturn::server::prepare_daemon(&config);
             let serve = move |input, output| openturn::server::serve(config, input, output);
             let code = openturn::exec::run(*args, serve).await?;
             return Ok(u8::try_from(code).unwrap_or(1));

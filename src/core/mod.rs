@@ -19,6 +19,7 @@ pub mod models;
 pub mod record;
 pub mod sandboxing;
 pub mod settings;
+pub mod shell_env;
 pub mod skills;
 pub(crate) mod text;
 pub mod thread;

@@ -20,6 +20,9 @@
 //! behind the client's back. `dangerFullAccess` and `externalSandbox` (the client confines the
 //! daemon itself) run unconfined.
 
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,7 +38,7 @@ use crate::core::CommandSandbox;
 use crate::protocol::command::{CommandExecParams, CommandExecResponse};
 use crate::protocol::common::SandboxPolicy;
 use crate::protocol::notification::{CommandExecOutputDeltaNotification, ServerNotification};
-use crate::sandbox::SandboxError;
+use crate::sandbox::{PreparedSandbox, SandboxError};
 
 use super::super::context::ServerContext;
 use super::super::convert;
@@ -65,10 +68,14 @@ async fn run(
     params: CommandExecParams,
 ) -> Result<CommandExecResponse, HandlerError> {
     let stream_id = check_params(&params)?;
-    let mut command = build_command(&params)?;
-    // Built here, applied in the child; kept until the command is over (it owns its TMPDIR).
-    let prepared = prepare_sandbox(context, &params)?;
-    prepared.install(&mut command);
+    let cwd = match &params.cwd {
+        Some(cwd) => std::path::absolute(cwd),
+        None => std::env::current_dir(),
+    }
+    .map_err(|e| HandlerError::InvalidParams(format!("`cwd` cannot be resolved: {e}")))?;
+    // Built here; kept until the command is over (in the fallback it owns its TMPDIR).
+    let prepared = prepare_sandbox(context, &params, &cwd)?;
+    let mut command = build_command(context, &prepared, &params, &cwd)?;
     let program = params.command.first().map_or("", String::as_str);
     let (mut child, mut tree) = process_tree::spawn(&mut command)
         .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
@@ -143,30 +150,39 @@ fn check_params(params: &CommandExecParams) -> Result<Option<String>, HandlerErr
     }
 }
 
-/// The child: piped output, no stdin, the requested cwd and env. [`process_tree::spawn`] gives
-/// it its own process group and tracks what it starts.
-fn build_command(params: &CommandExecParams) -> Result<Command, HandlerError> {
+/// The child, built by the sandbox (in namespace mode, bwrap in front of the program): piped
+/// output, no stdin, the requested cwd, and the environment `shell_environment_policy` gives
+/// with the request's `env` on top. [`process_tree::spawn`] gives it its own process group and
+/// tracks what it starts.
+fn build_command(
+    context: &ServerContext,
+    prepared: &PreparedSandbox,
+    params: &CommandExecParams,
+    cwd: &Path,
+) -> Result<Command, HandlerError> {
     let Some((program, args)) = params.command.split_first() else {
         return Err(HandlerError::InvalidParams(
             "command must not be empty".to_string(),
         ));
     };
-    let mut command = Command::new(program);
+    let mut env: BTreeMap<OsString, OsString> = context
+        .config
+        .shell_environment
+        .environment()
+        .into_iter()
+        .collect();
+    for (key, value) in params.env.iter().flatten() {
+        match value {
+            Some(value) => env.insert(key.into(), value.into()),
+            None => env.remove(OsStr::new(key)),
+        };
+    }
+    let mut command = prepared.command(program, args, cwd, env);
     command
-        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let Some(cwd) = &params.cwd {
-        command.current_dir(cwd);
-    }
-    for (key, value) in params.env.iter().flatten() {
-        match value {
-            Some(value) => command.env(key, value),
-            None => command.env_remove(key),
-        };
-    }
     Ok(command)
 }
 
@@ -228,7 +244,8 @@ fn exit_code(status: &std::process::ExitStatus) -> i32 {
 fn prepare_sandbox(
     context: &ServerContext,
     params: &CommandExecParams,
-) -> Result<crate::sandbox::PreparedSandbox, HandlerError> {
+    cwd: &Path,
+) -> Result<PreparedSandbox, HandlerError> {
     let home = super::thread::protected_home(&context.config);
     let (named, sandbox) = match &params.sandbox_policy {
         Some(policy) => {
@@ -263,6 +280,7 @@ fn prepare_sandbox(
             )
         }
     };
+    let sandbox = sandbox.with_isolation(context.config.sandbox_isolation);
     if let Some(reason) = sandbox.unsupported() {
         return Err(HandlerError::InvalidParams(format!(
             "{named} cannot be enforced on this machine ({reason}), and command/exec will not \
@@ -271,12 +289,7 @@ fn prepare_sandbox(
              confined) to run it with your full access"
         )));
     }
-    let cwd = match &params.cwd {
-        Some(cwd) => std::path::absolute(cwd),
-        None => std::env::current_dir(),
-    }
-    .map_err(|e| HandlerError::InvalidParams(format!("`cwd` cannot be resolved: {e}")))?;
-    sandbox.prepare(&cwd).map_err(|error| match error {
+    sandbox.prepare(cwd).map_err(|error| match error {
         SandboxError::Unsupported { .. } | SandboxError::InvalidPath { .. } => {
             HandlerError::InvalidParams(format!("{named}: {error}"))
         }
