@@ -351,13 +351,17 @@ fn key_variables(
 ) -> Vec<String> {
     let mut names: Vec<String> = vec!["OPENAI_API_KEY".to_string()];
     names.extend(providers.values().filter_map(|p| p.env_key.clone()));
-    names.extend(mcp_servers.iter().filter_map(|server| match &server.transport {
-        crate::mcp::config::McpTransportConfig::Http {
-            bearer_token_env_var,
-            ..
-        } => bearer_token_env_var.clone(),
-        crate::mcp::config::McpTransportConfig::Stdio { .. } => None,
-    }));
+    names.extend(
+        mcp_servers
+            .iter()
+            .filter_map(|server| match &server.transport {
+                crate::mcp::config::McpTransportConfig::Http {
+                    bearer_token_env_var,
+                    ..
+                } => bearer_token_env_var.clone(),
+                crate::mcp::config::McpTransportConfig::Stdio { .. } => None,
+            }),
+    );
     names.retain(|name| !name.is_empty());
     names.sort();
     names.dedup();

@@ -149,7 +149,10 @@ async fn read_only_in(isolation: Isolation) {
         assert_denied(&output, "writing the shared /tmp under read-only");
     }
     // In namespace mode the write lands in the command's private /tmp, never the shared one.
-    assert!(!shared.exists(), "{isolation:?}: the shared /tmp was written");
+    assert!(
+        !shared.exists(),
+        "{isolation:?}: the shared /tmp was written"
+    );
 }
 
 #[tokio::test]
@@ -219,7 +222,11 @@ async fn workspace_write_in(isolation: Isolation) {
     assert!(!cwd.join("src/config-link").exists());
     // Refused by Landlock (fallback) or because `.git` is a mount point (EBUSY).
     let output = sh(&sandbox, cwd, "mv .git .git-moved", "").await;
-    assert!(!output.status.success(), "renaming .git away:\n{}", text(&output));
+    assert!(
+        !output.status.success(),
+        "renaming .git away:\n{}",
+        text(&output)
+    );
     assert!(cwd.join(".git/config").exists());
     let protected = cwd.join("home/state");
     assert_denied(

@@ -13,8 +13,7 @@ use std::path::{Path, PathBuf};
 
 pub use crate::sandbox::Isolation;
 use crate::sandbox::{
-    self, IsolationMode, PreparedSandbox, SandboxError, SandboxPolicy, SandboxSetup,
-    WritableArea,
+    self, IsolationMode, PreparedSandbox, SandboxError, SandboxPolicy, SandboxSetup, WritableArea,
 };
 
 use super::settings::{SandboxMode, ThreadSettings};
@@ -236,7 +235,9 @@ mod tests {
             CommandSandbox::new(mode, false, Vec::new(), Vec::new())
                 .with_isolation(Isolation::Fallback)
         };
-        let workspace = sandbox(SandboxMode::WorkspaceWrite).fallback_gaps().unwrap();
+        let workspace = sandbox(SandboxMode::WorkspaceWrite)
+            .fallback_gaps()
+            .unwrap();
         assert!(workspace.contains("sandbox_isolation"), "{workspace}");
         assert!(workspace.contains("repository root"), "{workspace}");
         assert!(workspace.contains("no size bound"), "{workspace}");

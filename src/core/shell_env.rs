@@ -218,10 +218,7 @@ mod tests {
             ..policy()
         };
         // Named exactly, the key passes; matched by a wildcard only, it does not.
-        assert_eq!(
-            names(&only.apply(vars(DAEMON))),
-            ["OPENAI_API_KEY", "PATH"]
-        );
+        assert_eq!(names(&only.apply(vars(DAEMON))), ["OPENAI_API_KEY", "PATH"]);
     }
 
     #[test]

@@ -102,11 +102,7 @@ pub(super) fn probe_mounts(helper: &Path) -> Vec<OsString> {
 }
 
 fn bind_args(bind: &Bind) -> [OsString; 3] {
-    let flag = if bind.writable {
-        "--bind"
-    } else {
-        "--ro-bind"
-    };
+    let flag = if bind.writable { "--bind" } else { "--ro-bind" };
     [
         flag.into(),
         bind.path.clone().into_os_string(),
@@ -142,13 +138,32 @@ mod tests {
         let args = strings(&mounts(&binds));
         let size = PRIVATE_TMP_BYTES.to_string();
         let expected: Vec<&str> = vec![
-            "--ro-bind", "/", "/",
-            "--bind", "/work/repo", "/work/repo",
-            "--ro-bind", "/work/repo/.git", "/work/repo/.git",
-            "--ro-bind", "/work/repo/sub/.git", "/work/repo/sub/.git",
-            "--dev", "/dev", "--proc", "/proc", "--size", &size, "--tmpfs", "/tmp",
-            "--bind", "/tmp/ws", "/tmp/ws",
-            "--ro-bind", "/tmp/ws/.git", "/tmp/ws/.git",
+            "--ro-bind",
+            "/",
+            "/",
+            "--bind",
+            "/work/repo",
+            "/work/repo",
+            "--ro-bind",
+            "/work/repo/.git",
+            "/work/repo/.git",
+            "--ro-bind",
+            "/work/repo/sub/.git",
+            "/work/repo/sub/.git",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--size",
+            &size,
+            "--tmpfs",
+            "/tmp",
+            "--bind",
+            "/tmp/ws",
+            "/tmp/ws",
+            "--ro-bind",
+            "/tmp/ws/.git",
+            "/tmp/ws/.git",
         ];
         assert_eq!(args, expected);
     }
@@ -167,6 +182,9 @@ mod tests {
             11
         );
         let hidden = strings(&probe_mounts(Path::new("/tmp/x/openturn")));
-        assert_eq!(hidden[hidden.len() - 3..], ["--ro-bind", "/tmp/x/openturn", "/tmp/x/openturn"]);
+        assert_eq!(
+            hidden[hidden.len() - 3..],
+            ["--ro-bind", "/tmp/x/openturn", "/tmp/x/openturn"]
+        );
     }
 }

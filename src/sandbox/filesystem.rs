@@ -270,7 +270,8 @@ mod tests {
         std::fs::write(root.join("deep/file"), "x").unwrap();
         std::os::unix::fs::symlink("/etc", root.join("escape")).unwrap();
         let protected = vec![root.join(".git"), root.join("deep/inner/home")];
-        let grants = plan_grants(std::slice::from_ref(&root), &protected, "workspace-write").unwrap();
+        let grants =
+            plan_grants(std::slice::from_ref(&root), &protected, "workspace-write").unwrap();
         assert_eq!(
             names(&grants, &root),
             vec![
@@ -288,7 +289,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("home/sub")).unwrap();
-        let grants = plan_grants(&[root.join("home/sub")], &[root.join("home")], "workspace-write").unwrap();
+        let grants = plan_grants(
+            &[root.join("home/sub")],
+            &[root.join("home")],
+            "workspace-write",
+        )
+        .unwrap();
         assert!(grants.is_empty(), "{grants:?}");
     }
 }

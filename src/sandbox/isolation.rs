@@ -137,9 +137,8 @@ impl SandboxSetup {
 
 /// Finds `bwrap` on `PATH` and starts the helper under it with the flags every command gets.
 fn probe_namespaces(helper: PathBuf) -> Result<Launcher, String> {
-    let bwrap = find_on_path("bwrap").ok_or_else(|| {
-        "`bwrap` (bubblewrap) is not installed or not on PATH".to_string()
-    })?;
+    let bwrap = find_on_path("bwrap")
+        .ok_or_else(|| "`bwrap` (bubblewrap) is not installed or not on PATH".to_string())?;
     let mut args: Vec<OsString> = bwrap::namespace_flags(false);
     args.extend(bwrap::probe_mounts(&helper));
     args.push("--".into());
@@ -191,7 +190,10 @@ mod tests {
         };
         let active = setup.active().unwrap();
         assert_eq!(active.mode, IsolationMode::Fallback);
-        assert!(active.fallback_reason.unwrap().contains("sandbox_isolation"));
+        assert!(active
+            .fallback_reason
+            .unwrap()
+            .contains("sandbox_isolation"));
     }
 
     #[test]

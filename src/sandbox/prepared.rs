@@ -14,9 +14,9 @@ use super::inner::{InnerSpec, INNER_ARG};
 use super::isolation::{IsolationMode, Launcher, SandboxSetup};
 use super::policy::SandboxPolicy;
 use super::private_tmp::PrivateTmp;
+use super::probe;
 use super::syscalls::{self, Refusals};
 use super::writable::WritableArea;
-use super::probe;
 
 /// The confinement for one command. Keep it alive until the command has exited: in the
 /// fallback, dropping it removes the private temp dir (`TMPDIR`) the command may still use.
@@ -71,12 +71,10 @@ impl PreparedSandbox {
         }
         // Landlock and seccomp are the inner layer in both modes.
         probe::probe().check(&policy)?;
-        let active = setup
-            .active()
-            .map_err(|reason| SandboxError::Unsupported {
-                policy: policy.name(),
-                reason,
-            })?;
+        let active = setup.active().map_err(|reason| SandboxError::Unsupported {
+            policy: policy.name(),
+            reason,
+        })?;
         // The same area in-process writers consult, so they and commands agree on what is writable.
         let area = WritableArea::new(&policy, cwd, writable_roots, protected_paths)?;
         let launch = match active.launcher {

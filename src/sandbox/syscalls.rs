@@ -200,7 +200,10 @@ impl RuleSet {
 
     /// Refuses `number` when argument `arg` (a pid or id) is not 0.
     fn unless_zero(&mut self, number: i64, arg: u8) -> Result<(), SandboxError> {
-        self.when(number, rule(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, 0)?);
+        self.when(
+            number,
+            rule(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, 0)?,
+        );
         Ok(())
     }
 
@@ -220,7 +223,12 @@ fn refused_rules(refusals: &Refusals) -> Result<BTreeMap<i64, Vec<SeccompRule>>,
     }
     for &flag in CLONE_NAMESPACE_FLAGS {
         let flag = u64::from(flag.unsigned_abs());
-        let set = rule(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(flag), flag)?;
+        let set = rule(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(flag),
+            flag,
+        )?;
         rules.when(libc::SYS_clone, set);
     }
     for &request in REFUSED_IOCTLS {
@@ -272,7 +280,12 @@ fn metadata_rules(rules: &mut RuleSet, metadata: Metadata) -> Result<(), Sandbox
         let set_id = [u64::from(libc::S_ISUID), u64::from(libc::S_ISGID)];
         for (number, mode_arg) in chmods {
             for bit in set_id {
-                let sets = rule(mode_arg, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(bit), bit)?;
+                let sets = rule(
+                    mode_arg,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(bit),
+                    bit,
+                )?;
                 rules.when(number, sets);
             }
         }
@@ -356,7 +369,11 @@ mod tests {
     fn the_network_rule_exists_only_when_the_network_is_off() {
         let off = refused_rules(&Refusals::inside_namespaces(false)).unwrap();
         let on = refused_rules(&Refusals::inside_namespaces(true)).unwrap();
-        assert_eq!(off.get(&libc::SYS_socket).map(Vec::len), Some(0), "every socket");
+        assert_eq!(
+            off.get(&libc::SYS_socket).map(Vec::len),
+            Some(0),
+            "every socket"
+        );
         assert!(!on.contains_key(&libc::SYS_socket));
         assert!(off.contains_key(&libc::SYS_ptrace) && on.contains_key(&libc::SYS_ptrace));
     }
@@ -393,7 +410,7 @@ mod tests {
         ] {
             let programs = programs(&refusals).unwrap();
             assert_eq!(programs.len(), 2);
-        // A kernel refuses programs longer than BPF_MAXINSNS (4096) instructions.
+            // A kernel refuses programs longer than BPF_MAXINSNS (4096) instructions.
             assert!(programs.iter().all(|p| !p.is_empty() && p.len() < 4096));
         }
     }
