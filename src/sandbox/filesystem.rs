@@ -103,7 +103,7 @@ pub(super) fn ruleset(
                 GrantKind::Directory => read,
                 GrantKind::File => read_file,
             };
-            created = add(created, &path, access)?;
+            created = add_planned(created, &path, access)?;
         }
     }
 
@@ -133,7 +133,7 @@ pub(super) fn ruleset(
             GrantKind::Directory => write_dir,
             GrantKind::File => write_file,
         };
-        created = add(created, &path, access)?;
+        created = add_planned(created, &path, access)?;
     }
     if let Some(own_tmp) = grants.own_tmp {
         created = add(created, own_tmp, write_dir)?;
@@ -156,6 +156,29 @@ fn add(
     created
         .add_rule(PathBeneath::new(fd, access))
         .map_err(landlock_error("adding a path rule"))
+}
+
+/// [`add`] for a planned grant: an entry removed since the plan listed it (another command's
+/// temp dir, a build's scratch file) grants nothing and is skipped.
+fn add_planned(
+    created: RulesetCreated,
+    path: &Path,
+    access: BitFlags<AccessFs>,
+) -> Result<RulesetCreated, SandboxError> {
+    match PathFd::new(path) {
+        Ok(fd) => created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(landlock_error("adding a path rule")),
+        Err(landlock::PathFdError::OpenCall { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            Ok(created)
+        }
+        Err(error) => Err(SandboxError::InvalidPath {
+            path: path.to_path_buf(),
+            reason: error.to_string(),
+        }),
+    }
 }
 
 fn landlock_error(action: &'static str) -> impl Fn(landlock::RulesetError) -> SandboxError {

@@ -354,6 +354,49 @@ mod tests {
     }
 
     #[test]
+    fn every_nested_repository_and_worktree_link_is_protected_but_not_walked_into() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for d in [
+            ".git/modules/x",
+            "vendor/lib/.git/hooks",
+            "deep/a/b/.git",
+            "src",
+        ] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::create_dir_all(root.join("worktree")).unwrap();
+        std::fs::write(root.join("worktree/.git"), "gitdir: ../.git/worktrees/w\n").unwrap();
+        // A repository inside `.git` itself is never looked for: `.git` is protected whole.
+        std::fs::create_dir_all(root.join(".git/modules/x/.git")).unwrap();
+        let area = WritableArea::new(&WORKSPACE, &root, &[], &[]).unwrap();
+        let (_, protected) = area.parts();
+        let mut found: Vec<String> = protected
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [".git", "deep/a/b/.git", "vendor/lib/.git", "worktree/.git"]
+        );
+        for bad in [
+            "vendor/lib/.git/hooks/pre-commit",
+            "worktree/.git",
+            "deep/a/b/.git/config",
+        ] {
+            assert!(
+                matches!(
+                    area.check(&root.join(bad)),
+                    Err(WriteDenied::Protected { .. })
+                ),
+                "{bad}"
+            );
+        }
+        assert_eq!(area.check(&root.join("vendor/lib/src.rs")), Ok(()));
+    }
+
+    #[test]
     fn read_only_writes_nothing_and_unconfined_policies_write_anything() {
         let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path().canonicalize().unwrap();
