@@ -6,7 +6,12 @@
 //! protected path gets the write grant, the protected path gets none, and the directories on
 //! the way down to it stay read-only themselves (nothing can be created, removed or renamed
 //! directly in them). That is stricter than asked, never weaker; `docs/SANDBOX.md` explains the
-//! cost (no new top-level files in a repository root).
+//! cost (no new top-level files in a repository root). In namespace mode the ruleset is built
+//! inside the namespaces, where existing protected paths are read-only mounts already, so only
+//! a protected path that does not exist yet still splits its root.
+//!
+//! Reads are split the same way in the fallback, around the directory holding every command's
+//! private temp dir, so one command cannot read another's temp files.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,5 @@
-//! The seccomp-BPF programs a confined command runs under, compiled in the daemon.
+//! The seccomp-BPF programs a confined command runs under, compiled where the command is set up
+//! (in the daemon for the fallback, in the helper inside the namespaces).
 //!
 //! Landlock confines paths and TCP ports; it cannot see socket families, other processes'
 //! memory, or interfaces that bypass syscall filtering. These filters refuse exactly those,

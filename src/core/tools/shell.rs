@@ -11,7 +11,10 @@
 //! (`sandbox_permissions: "require_escalated"`) and the user approves runs unconfined. Where the
 //! kernel cannot enforce the thread's sandbox, the rules (see [`gate`]) fall back to what needs
 //! no sandbox: plain known read-only commands run, anything else only after the user approved
-//! it, and with approval `never` it is refused. Every command's processes are tracked
+//! it, and with approval `never` it is refused. Where only the sandbox's fallback mode is
+//! available, the thread is warned once which protections that mode lacks. The command's
+//! environment is what `shell_environment_policy` gives ([`super::super::shell_env`]). Every
+//! command's processes are tracked
 //! ([`super::process_tree`]): when its leader exits, times out or is interrupted, everything it
 //! started is killed, even what left its process group.
 

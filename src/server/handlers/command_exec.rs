@@ -12,6 +12,9 @@
 //! begins, or — if something the child left behind still holds a pipe open — a short grace after
 //! the child exits; dropping the request's task aborts any that remain. No reader outlives it.
 //!
+//! The environment is what `shell_environment_policy` gives (provider keys stripped, see
+//! `core::shell_env`), with the request's `env` on top.
+//!
 //! `sandboxPolicy`: the request is the client's own decision to run the command, so nothing is
 //! asked; the command runs under the policy it names, or the configured `sandbox_mode` when it
 //! names none. `readOnly` and `workspaceWrite` (with its `writableRoots` and `networkAccess`) run
