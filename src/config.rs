@@ -18,6 +18,8 @@ use crate::client::ProviderInfo;
 use crate::core::models::{
     ApplyPatchForm, ModelCatalog, ModelReasoning, DEFAULT_REASONING_SUMMARY,
 };
+use crate::core::sandboxing::Isolation;
+use crate::core::shell_env::ShellEnvironmentPolicy;
 use crate::core::{ApprovalPolicy, ReasoningSummaryMode, SandboxMode};
 
 pub use check::{ConfigSource, ConfigWarning};
@@ -37,6 +39,8 @@ struct ConfigToml {
     approval_policy: Option<ApprovalPolicy>,
     sandbox_mode: Option<SandboxMode>,
     sandbox_workspace_write: Option<SandboxWorkspaceWriteToml>,
+    sandbox_isolation: Option<Isolation>,
+    shell_environment_policy: Option<ShellEnvironmentPolicy>,
     instructions: Option<String>,
     developer_instructions: Option<String>,
     model_reasoning_effort: Option<String>,
@@ -80,6 +84,11 @@ pub struct Config {
     /// `[sandbox_workspace_write] network_access`: whether `workspace-write` commands may use
     /// the network.
     pub sandbox_network_access: bool,
+    /// `sandbox_isolation`: `auto` (namespaces where they work), `namespaces` or `fallback`.
+    pub sandbox_isolation: Isolation,
+    /// `[shell_environment_policy]`, with the variables of the keys openturn uses (provider
+    /// `env_key`s, `OPENAI_API_KEY`, MCP bearer token variables) to strip from commands.
+    pub shell_environment: std::sync::Arc<ShellEnvironmentPolicy>,
     pub instructions: Option<String>,
     pub developer_instructions: Option<String>,
     pub model_reasoning_effort: Option<String>,
@@ -289,6 +298,10 @@ impl Config {
         for provider in model_providers.values_mut() {
             provider.stored_key_file = Some(stored_key_file.clone());
         }
+        let mcp_servers =
+            crate::mcp::config::servers_from_table(&table).map_err(ConfigError::Invalid)?;
+        let mut shell_environment = parsed.shell_environment_policy.unwrap_or_default();
+        shell_environment.key_variables = key_variables(&model_providers, &mcp_servers);
         Ok(Config {
             home: home.to_path_buf(),
             model: parsed.model.unwrap_or_else(|| DEFAULT_MODEL.to_string()),
@@ -307,6 +320,8 @@ impl Config {
                 .sandbox_workspace_write
                 .as_ref()
                 .is_some_and(|table| table.network_access),
+            sandbox_isolation: parsed.sandbox_isolation.unwrap_or_default(),
+            shell_environment: std::sync::Arc::new(shell_environment),
             instructions: parsed.instructions,
             developer_instructions: parsed.developer_instructions,
             model_reasoning_effort: parsed.model_reasoning_effort,
@@ -327,8 +342,7 @@ impl Config {
             model_catalog: std::sync::Arc::new(model_catalog(&table)),
             thread_unload_delay_secs: parsed.thread_unload_delay_secs.unwrap_or(30 * 60),
             ingress_queue_capacity: parsed.ingress_queue_capacity.unwrap_or(256).max(1),
-            mcp_servers: crate::mcp::config::servers_from_table(&table)
-                .map_err(ConfigError::Invalid)?,
+            mcp_servers,
             table,
             layers: ConfigLayers::default(),
             warnings: Vec::new(),
@@ -343,6 +357,32 @@ impl Config {
             .cloned()
             .ok_or_else(|| providers::unknown_provider(id))
     }
+}
+
+/// The environment variables that hold keys openturn itself uses: every provider's `env_key`,
+/// `OPENAI_API_KEY` (the built-in provider's, whatever it is set to), and the MCP servers'
+/// bearer token variables. Commands do not get them unless the policy names them.
+fn key_variables(
+    providers: &BTreeMap<String, ProviderInfo>,
+    mcp_servers: &[crate::mcp::McpServerConfig],
+) -> Vec<String> {
+    let mut names: Vec<String> = vec!["OPENAI_API_KEY".to_string()];
+    names.extend(providers.values().filter_map(|p| p.env_key.clone()));
+    names.extend(
+        mcp_servers
+            .iter()
+            .filter_map(|server| match &server.transport {
+                crate::mcp::config::McpTransportConfig::Http {
+                    bearer_token_env_var,
+                    ..
+                } => bearer_token_env_var.clone(),
+                crate::mcp::config::McpTransportConfig::Stdio { .. } => None,
+            }),
+    );
+    names.retain(|name| !name.is_empty());
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// `key=value` → (key, TOML value); a value that is not TOML is taken as a string.

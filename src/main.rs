@@ -120,6 +120,8 @@ fn init_logging(default_filter: &str) {
 }
 
 fn main() -> std::process::ExitCode {
+    // Started by bwrap as the sandbox helper: confine this process and become the command.
+    openturn::sandbox::run_helper_if_asked();
     let cli = Cli::parse();
     // openturn's own info lines (shutdown reasons, index rebuilds) are worth seeing by default,
     // except in exec, where stderr is part of what a person reads.
@@ -244,6 +246,7 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
             }
             let mut config = Config::load(&home, &overrides).context("loading configuration")?;
             let demo = start_demo_provider(&mut config).await?;
+            openturn::server::prepare_daemon(&config);
             openturn::server::run_stdio(config).await?;
             stop_demo_provider(demo).await;
         }
@@ -258,6 +261,7 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
             let mut config =
                 Config::load(&home, &exec_overrides).context("loading configuration")?;
             let demo = start_demo_provider(&mut config).await?;
+            openturn::server::prepare_daemon(&config);
             let serve = move |input, output| openturn::server::serve(config, input, output);
             let ending = openturn::exec::run(*args, serve).await;
             stop_demo_provider(demo).await;

@@ -3,9 +3,10 @@
 //! a plain background child (`cmd &`), one that ignores hangups (`nohup`), and one that left the
 //! command's process group and session (`setsid`) alike.
 //!
-//! Each background process writes its own pid (`echo $$` before `exec sleep`), so the test
-//! checks the very process that was started, and the command waits for that file before it
-//! exits.
+//! Each background process writes its pid file (`echo $$` before `exec sleep`), and the command
+//! waits for that file before it exits. The test finds the very process that was started by a
+//! marker it carries in its environment from its start (`OPENTURN_ESCAPE=<dir>/<name>`): a
+//! confined command may run in its own PID namespace, where the pid it writes is not the host's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
 
@@ -29,18 +30,39 @@ fn start_background(dir: &Path, name: &str, prefix: &str, hold_pipes: bool) -> S
     let pid_file = dir.join(format!("{name}.pid"));
     let pid_file = pid_file.display();
     let redirect = if hold_pipes { "" } else { " > /dev/null 2>&1" };
+    let marker = marker(dir, name);
     format!(
-        "{prefix}sh -c 'echo $$ > {pid_file}; exec sleep 1000'{redirect} & \
+        "{marker} {prefix}sh -c 'echo $$ > {pid_file}; exec sleep 1000'{redirect} & \
          while [ ! -s {pid_file} ]; do sleep 0.01; done"
     )
 }
 
-fn read_pid(dir: &Path, name: &str) -> u32 {
-    let text = std::fs::read_to_string(dir.join(format!("{name}.pid")))
-        .unwrap_or_else(|e| panic!("{name}.pid: {e}"));
-    text.trim()
-        .parse()
-        .unwrap_or_else(|e| panic!("{name}.pid holds {text:?}: {e}"))
+fn marker(dir: &Path, name: &str) -> String {
+    format!("OPENTURN_ESCAPE={}", dir.join(name).display())
+}
+
+/// Asserts that the process named `name` started (the command waited for its pid file).
+fn started(dir: &Path, name: &str) -> String {
+    assert!(dir.join(format!("{name}.pid")).exists(), "{name}.pid");
+    name.to_string()
+}
+
+/// The host pids of the processes carrying `name`'s marker, with their state letters.
+fn marked(dir: &Path, name: &str) -> Vec<(u32, Option<char>)> {
+    let marker = marker(dir, name);
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+                environ
+                    .split(|byte| *byte == 0)
+                    .any(|variable| variable == marker.as_bytes())
+            })
+        })
+        .map(|pid| (pid, process_state(pid)))
+        .collect()
 }
 
 /// The state letter of a process, `None` when it is not in the process table at all.
@@ -51,10 +73,18 @@ fn process_state(pid: u32) -> Option<char> {
 }
 
 /// Kills whatever is still running (so a failing run leaves nothing behind) and returns it.
-fn survivors(pids: &[(String, u32)], zombies_survive: bool) -> Vec<(String, u32, Option<char>)> {
-    let left: Vec<(String, u32, Option<char>)> = pids
+fn survivors(
+    dir: &Path,
+    names: &[String],
+    zombies_survive: bool,
+) -> Vec<(String, u32, Option<char>)> {
+    let left: Vec<(String, u32, Option<char>)> = names
         .iter()
-        .map(|(name, pid)| (name.clone(), *pid, process_state(*pid)))
+        .flat_map(|name| {
+            marked(dir, name)
+                .into_iter()
+                .map(move |(pid, state)| (name.clone(), pid, state))
+        })
         .filter(|(_, _, state)| match state {
             None => false,
             // After the daemon exits, init reaps what it left; a zombie is already dead.
@@ -71,17 +101,19 @@ fn survivors(pids: &[(String, u32)], zombies_survive: bool) -> Vec<(String, u32,
 }
 
 /// After the daemon exits, its leftovers may take a moment to be reaped by init.
-async fn survivors_after_exit(pids: &[(String, u32)]) -> Vec<(String, u32, Option<char>)> {
+async fn survivors_after_exit(dir: &Path, names: &[String]) -> Vec<(String, u32, Option<char>)> {
     for _ in 0..100 {
-        let running = pids
-            .iter()
-            .any(|(_, pid)| process_state(*pid).is_some_and(|state| !matches!(state, 'Z' | 'X')));
+        let running = names.iter().any(|name| {
+            marked(dir, name)
+                .iter()
+                .any(|(_, state)| state.is_some_and(|state| !matches!(state, 'Z' | 'X')))
+        });
         if !running {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    survivors(pids, false)
+    survivors(dir, names, false)
 }
 
 fn full_access(dir: &Path) -> Value {
@@ -122,13 +154,10 @@ async fn what_a_tool_command_started_is_gone_when_its_item_completes() {
         completed.iter().all(|item| item["status"] == "completed"),
         "{completed:#?}"
     );
-    let mut pids: Vec<(String, u32)> = ESCAPES
-        .iter()
-        .map(|(name, _)| (name.to_string(), read_pid(dir, name)))
-        .collect();
-    pids.push(("piped".to_string(), read_pid(dir, "piped")));
+    let mut names: Vec<String> = ESCAPES.iter().map(|(name, _)| started(dir, name)).collect();
+    names.push(started(dir, "piped"));
     // Killed and reaped by the daemon before the item completed: not even a zombie is left.
-    let left = survivors(&pids, true);
+    let left = survivors(dir, &names, true);
     assert!(left.is_empty(), "outlived their item: {left:?}");
 }
 
@@ -201,13 +230,14 @@ async fn what_a_running_tool_command_started_is_gone_when_the_daemon_exits() {
                     .is_some_and(|d| d.contains("ready"))
         })
         .await;
-    let pids: Vec<(String, u32)> = ESCAPES
-        .iter()
-        .map(|(name, _)| (name.to_string(), read_pid(dir, name)))
-        .collect();
+    let names: Vec<String> = ESCAPES.iter().map(|(name, _)| started(dir, name)).collect();
+    // Running now, and found by their markers (so "none left" below is not "none found").
+    for name in &names {
+        assert_eq!(marked(dir, name).len(), 1, "{name}");
+    }
     s.daemon.close_stdin();
     assert_eq!(s.daemon.wait_exit().await, Some(0));
-    let left = survivors_after_exit(&pids).await;
+    let left = survivors_after_exit(dir, &names).await;
     assert!(left.is_empty(), "outlived the daemon: {left:?}");
 }
 
@@ -232,12 +262,9 @@ async fn what_command_exec_started_is_gone_when_it_answers() {
         .await;
     assert_eq!(result["exitCode"], 0, "{result}");
     assert_eq!(result["stdout"], "done\n");
-    let mut pids: Vec<(String, u32)> = ESCAPES
-        .iter()
-        .map(|(name, _)| (name.to_string(), read_pid(dir, name)))
-        .collect();
-    pids.push(("piped".to_string(), read_pid(dir, "piped")));
-    let left = survivors(&pids, true);
+    let mut names: Vec<String> = ESCAPES.iter().map(|(name, _)| started(dir, name)).collect();
+    names.push(started(dir, "piped"));
+    let left = survivors(dir, &names, true);
     assert!(left.is_empty(), "outlived command/exec: {left:?}");
 }
 
@@ -263,12 +290,13 @@ async fn what_a_running_command_exec_started_is_gone_when_the_daemon_exits() {
         .decode(delta["params"]["deltaBase64"].as_str().unwrap_or_default())
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&bytes), "ready\n");
-    let pids: Vec<(String, u32)> = ESCAPES
-        .iter()
-        .map(|(name, _)| (name.to_string(), read_pid(dir, name)))
-        .collect();
+    let names: Vec<String> = ESCAPES.iter().map(|(name, _)| started(dir, name)).collect();
+    // Running now, and found by their markers (so "none left" below is not "none found").
+    for name in &names {
+        assert_eq!(marked(dir, name).len(), 1, "{name}");
+    }
     daemon.close_stdin();
     assert_eq!(daemon.wait_exit().await, Some(0));
-    let left = survivors_after_exit(&pids).await;
+    let left = survivors_after_exit(dir, &names).await;
     assert!(left.is_empty(), "outlived the daemon: {left:?}");
 }

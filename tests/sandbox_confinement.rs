@@ -1,6 +1,7 @@
 //! The sandbox confines real child processes: each test prepares a policy through the library
-//! API, spawns `sh` (or `python3` for socket and syscall probes) under it with
-//! `PreparedSandbox::install`, and checks what the child could and could not do.
+//! API, spawns `sh` (or `python3` for socket and syscall probes) as `PreparedSandbox::command`
+//! builds it, and checks what the child could and could not do — in namespace mode (bwrap, with
+//! the openturn binary as the helper inside) and in the fallback mode alike.
 
 #![allow(clippy::expect_used)] // A failed unwrap fails the test.
 #![allow(
@@ -13,8 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use openturn::sandbox::{PreparedSandbox, SandboxError, SandboxPolicy};
-use tokio::process::Command;
+use openturn::sandbox::{
+    Isolation, IsolationMode, PreparedSandbox, SandboxError, SandboxPolicy, SandboxSetup,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -28,16 +30,29 @@ const WORKSPACE_WITH_NETWORK: SandboxPolicy = SandboxPolicy::WorkspaceWrite {
     network_access: true,
 };
 
+/// Both modes; this machine is expected to have bwrap and user namespaces (`.ci/run` installs
+/// bubblewrap), so namespaces are required rather than tried.
+const MODES: [Isolation; 2] = [Isolation::Namespaces, Isolation::Fallback];
+
+fn setup(isolation: Isolation) -> SandboxSetup {
+    SandboxSetup {
+        isolation,
+        helper: Some(PathBuf::from(env!("CARGO_BIN_EXE_openturn"))),
+    }
+}
+
 fn prepare(
+    isolation: Isolation,
     policy: SandboxPolicy,
     cwd: &Path,
     roots: &[PathBuf],
     protected: &[PathBuf],
 ) -> PreparedSandbox {
-    match PreparedSandbox::prepare(policy, cwd, roots, protected) {
+    match PreparedSandbox::prepare(policy, cwd, roots, protected, &setup(isolation)) {
         Ok(prepared) => prepared,
         Err(error @ SandboxError::Unsupported { .. }) => panic!(
-            "this machine is expected to enforce every policy (Landlock ABI >= 3, seccomp): {error}"
+            "this machine is expected to enforce every policy in both modes (Landlock ABI >= 3, \
+             seccomp, bwrap with user namespaces): {error}"
         ),
         Err(error) => panic!("{error}"),
     }
@@ -45,9 +60,9 @@ fn prepare(
 
 /// Runs `program args` in `cwd` under `sandbox`, bounded by a timeout.
 async fn run_in(sandbox: &PreparedSandbox, cwd: &Path, program: &str, args: &[&str]) -> Output {
-    let mut command = Command::new(program);
-    command.args(args).current_dir(cwd).kill_on_drop(true);
+    let mut command = sandbox.command(program, args, cwd, std::env::vars_os());
     sandbox.install(&mut command);
+    command.kill_on_drop(true);
     tokio::time::timeout(TIMEOUT, command.output())
         .await
         .unwrap_or_else(|_| panic!("{program} {args:?} did not finish"))
@@ -67,12 +82,15 @@ fn text(output: &Output) -> String {
     )
 }
 
+/// Refused by Landlock or seccomp (EACCES, EPERM) or by a read-only mount (EROFS).
 fn assert_denied(output: &Output, what: &str) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         !output.status.success()
-            && (stderr.contains("Permission denied") || stderr.contains("not permitted")),
-        "{what} should be refused with EACCES/EPERM:\n{}",
+            && (stderr.contains("Permission denied")
+                || stderr.contains("not permitted")
+                || stderr.contains("Read-only file system")),
+        "{what} should be refused with EACCES/EPERM/EROFS:\n{}",
         text(output)
     );
 }
@@ -89,8 +107,14 @@ const WRITE: &str = "echo written > \"$1\"";
 
 #[tokio::test]
 async fn read_only_refuses_writes_but_reads_everything_and_writes_its_private_tmpdir() {
+    for isolation in MODES {
+        read_only_in(isolation).await;
+    }
+}
+
+async fn read_only_in(isolation: Isolation) {
     let dir = tempfile::tempdir().unwrap();
-    let sandbox = prepare(READ_ONLY, dir.path(), &[], &[]);
+    let sandbox = prepare(isolation, READ_ONLY, dir.path(), &[], &[]);
     let target = dir.path().join("file");
 
     let output = sh(&sandbox, dir.path(), WRITE, target.to_str().unwrap()).await;
@@ -107,7 +131,12 @@ async fn read_only_refuses_writes_but_reads_everything_and_writes_its_private_tm
     assert_ok(&output, "reading /etc under read-only");
 
     let script = "test \"$TMPDIR\" = \"$1\" && echo hi > \"$TMPDIR/f\" && cat \"$TMPDIR/f\" && echo gone > /dev/null";
-    let tmp = sandbox.private_tmp().unwrap().to_str().unwrap().to_string();
+    // In namespace mode the private temp dir is the command's own /tmp.
+    let tmp = match sandbox.mode() {
+        Some(IsolationMode::Fallback) => sandbox.private_tmp().unwrap().to_str().unwrap(),
+        _ => "/tmp",
+    }
+    .to_string();
     let output = sh(&sandbox, dir.path(), script, &tmp).await;
     assert_ok(
         &output,
@@ -115,20 +144,28 @@ async fn read_only_refuses_writes_but_reads_everything_and_writes_its_private_tm
     );
     assert_eq!(String::from_utf8_lossy(&output.stdout), "hi\n");
 
-    let output = sh(
-        &sandbox,
-        dir.path(),
-        "echo x > /tmp/openturn-sandbox-escape-$$",
-        "",
-    )
-    .await;
-    assert_denied(&output, "writing the shared /tmp under read-only");
+    let shared = Path::new("/tmp").join(format!("openturn-sandbox-escape-{}", std::process::id()));
+    let output = sh(&sandbox, dir.path(), WRITE, shared.to_str().unwrap()).await;
+    if sandbox.mode() == Some(IsolationMode::Fallback) {
+        assert_denied(&output, "writing the shared /tmp under read-only");
+    }
+    // In namespace mode the write lands in the command's private /tmp, never the shared one.
+    assert!(
+        !shared.exists(),
+        "{isolation:?}: the shared /tmp was written"
+    );
 }
 
 #[tokio::test]
 async fn workspace_write_allows_the_cwd_and_roots_but_not_outside_git_or_protected_paths() {
+    for isolation in MODES {
+        workspace_write_in(isolation).await;
+    }
+}
+
+async fn workspace_write_in(isolation: Isolation) {
     let workspace = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let extra_root = tempfile::tempdir().unwrap();
     let cwd = workspace.path();
     std::fs::create_dir_all(cwd.join(".git/hooks")).unwrap();
@@ -137,6 +174,7 @@ async fn workspace_write_allows_the_cwd_and_roots_but_not_outside_git_or_protect
     std::fs::create_dir_all(cwd.join("home")).unwrap();
     std::fs::write(cwd.join("README"), "old\n").unwrap();
     let sandbox = prepare(
+        isolation,
         WORKSPACE,
         cwd,
         &[extra_root.path().to_path_buf()],
@@ -183,8 +221,13 @@ async fn workspace_write_allows_the_cwd_and_roots_but_not_outside_git_or_protect
         text(&output)
     );
     assert!(!cwd.join("src/config-link").exists());
+    // Refused by Landlock (fallback) or because `.git` is a mount point (EBUSY).
     let output = sh(&sandbox, cwd, "mv .git .git-moved", "").await;
-    assert_denied(&output, "renaming .git away");
+    assert!(
+        !output.status.success(),
+        "renaming .git away:\n{}",
+        text(&output)
+    );
     assert!(cwd.join(".git/config").exists());
     let protected = cwd.join("home/state");
     assert_denied(
@@ -192,31 +235,35 @@ async fn workspace_write_allows_the_cwd_and_roots_but_not_outside_git_or_protect
         "writing a protected path",
     );
 
-    // The documented price of keeping .git read-only: the directory holding it cannot gain
-    // new entries itself (Landlock grants cannot exclude a subdirectory).
+    // The documented price of keeping .git read-only in the fallback: the directory holding it
+    // cannot gain new entries itself (Landlock grants cannot exclude a subdirectory). Namespace
+    // mode binds .git read-only over a writable root instead, so the root takes new entries.
     let top = cwd.join("top-level-new");
-    assert_denied(
-        &sh(&sandbox, cwd, WRITE, top.to_str().unwrap()).await,
-        "a new file beside .git",
-    );
+    let output = sh(&sandbox, cwd, WRITE, top.to_str().unwrap()).await;
+    match isolation {
+        Isolation::Fallback => assert_denied(&output, "a new file beside .git"),
+        _ => assert_ok(&output, "a new file beside .git in namespace mode"),
+    }
 }
 
 #[tokio::test]
 async fn workspace_write_without_git_allows_new_files_at_the_top_of_the_cwd() {
-    let workspace = tempfile::tempdir().unwrap();
-    let cwd = workspace.path();
-    let sandbox = prepare(WORKSPACE, cwd, &[], &[]);
-    let output = sh(
-        &sandbox,
-        cwd,
-        "echo a > new && mkdir d && mv new d/ && rm d/new && rmdir d",
-        "",
-    )
-    .await;
-    assert_ok(
-        &output,
-        "creating, moving and removing files in a cwd without .git",
-    );
+    for isolation in MODES {
+        let workspace = tempfile::tempdir().unwrap();
+        let cwd = workspace.path();
+        let sandbox = prepare(isolation, WORKSPACE, cwd, &[], &[]);
+        let output = sh(
+            &sandbox,
+            cwd,
+            "echo a > new && mkdir d && mv new d/ && rm d/new && rmdir d",
+            "",
+        )
+        .await;
+        assert_ok(
+            &output,
+            "creating, moving and removing files in a cwd without .git",
+        );
+    }
 }
 
 /// A python3 probe that connects to 127.0.0.1:PORT and prints "connected".
@@ -233,8 +280,11 @@ async fn loopback_tcp_is_refused_unless_the_policy_allows_the_network() {
     let dir = tempfile::tempdir().unwrap();
     let script = connect_script(port);
 
-    for policy in [READ_ONLY, WORKSPACE] {
-        let sandbox = prepare(policy.clone(), dir.path(), &[], &[]);
+    for (isolation, policy) in MODES
+        .into_iter()
+        .flat_map(|isolation| [(isolation, READ_ONLY), (isolation, WORKSPACE)])
+    {
+        let sandbox = prepare(isolation, policy.clone(), dir.path(), &[], &[]);
         let output = run_in(&sandbox, dir.path(), "python3", &["-c", &script]).await;
         assert!(
             !output.status.success()
@@ -259,10 +309,12 @@ async fn loopback_tcp_is_refused_unless_the_policy_allows_the_network() {
         assert_ok(&output, "a UNIX socket pair without network");
     }
 
-    let sandbox = prepare(WORKSPACE_WITH_NETWORK, dir.path(), &[], &[]);
-    let output = run_in(&sandbox, dir.path(), "python3", &["-c", &script]).await;
-    assert_ok(&output, "a loopback connect with networkAccess");
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "connected\n");
+    for isolation in MODES {
+        let sandbox = prepare(isolation, WORKSPACE_WITH_NETWORK, dir.path(), &[], &[]);
+        let output = run_in(&sandbox, dir.path(), "python3", &["-c", &script]).await;
+        assert_ok(&output, "a loopback connect with networkAccess");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "connected\n");
+    }
 }
 
 #[tokio::test]
@@ -272,8 +324,11 @@ async fn ptrace_and_user_namespaces_are_refused_under_confinement() {
     let script = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n\
         print(libc.ptrace(0, 0, None, None), ctypes.get_errno())\n\
         print(libc.unshare(0x10000000), ctypes.get_errno())\n";
-    for policy in [READ_ONLY, WORKSPACE_WITH_NETWORK] {
-        let sandbox = prepare(policy.clone(), dir.path(), &[], &[]);
+    for (isolation, policy) in MODES
+        .into_iter()
+        .flat_map(|isolation| [(isolation, READ_ONLY), (isolation, WORKSPACE_WITH_NETWORK)])
+    {
+        let sandbox = prepare(isolation, policy.clone(), dir.path(), &[], &[]);
         let output = run_in(&sandbox, dir.path(), "python3", &["-c", script]).await;
         assert_ok(&output, "the probe itself");
         assert_eq!(
@@ -295,7 +350,7 @@ async fn full_access_and_external_sandbox_do_not_confine() {
     .into_iter()
     .enumerate()
     {
-        let sandbox = prepare(policy, dir.path(), &[], &[]);
+        let sandbox = prepare(Isolation::Auto, policy, dir.path(), &[], &[]);
         let target = outside.path().join(format!("f{index}"));
         let output = sh(&sandbox, dir.path(), WRITE, target.to_str().unwrap()).await;
         assert_ok(&output, "writing anywhere without confinement");
@@ -305,19 +360,23 @@ async fn full_access_and_external_sandbox_do_not_confine() {
 
 #[tokio::test]
 async fn the_prepared_sandbox_can_be_reused_for_several_spawns() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = prepare(WORKSPACE, dir.path(), &[], &[]);
-    for index in 0..3 {
-        let target = dir.path().join(format!("f{index}"));
-        assert_ok(
+    for isolation in MODES {
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = prepare(isolation, WORKSPACE, dir.path(), &[], &[]);
+        for index in 0..3 {
+            let target = dir.path().join(format!("f{index}"));
+            assert_ok(
+                &sh(&sandbox, dir.path(), WRITE, target.to_str().unwrap()).await,
+                "a repeated spawn",
+            );
+        }
+        // Outside every root, and outside /tmp so namespace mode cannot take it for its own.
+        let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let target = outside.path().join("f");
+        assert_denied(
             &sh(&sandbox, dir.path(), WRITE, target.to_str().unwrap()).await,
-            "a repeated spawn",
+            "writing outside on reuse",
         );
+        assert!(!target.exists());
     }
-    let outside = tempfile::tempdir().unwrap();
-    let target = outside.path().join("f");
-    assert_denied(
-        &sh(&sandbox, dir.path(), WRITE, target.to_str().unwrap()).await,
-        "writing outside on reuse",
-    );
 }

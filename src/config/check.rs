@@ -197,6 +197,23 @@ pub(super) const TOP_LEVEL: &[(&str, Expect)] = &[
             &["exclude_tmpdir_env_var", "exclude_slash_tmp"],
         ),
     ),
+    (
+        "sandbox_isolation",
+        Expect::OneOf(&["auto", "namespaces", "fallback"]),
+    ),
+    (
+        "shell_environment_policy",
+        Expect::Keys(
+            &[
+                ("inherit", Expect::OneOf(&["all", "core", "none"])),
+                ("ignore_default_excludes", Expect::Bool),
+                ("exclude", Expect::TextList),
+                ("set", Expect::MapOf(&Expect::Text)),
+                ("include_only", Expect::TextList),
+            ],
+            &["experimental_use_profile", "filters"],
+        ),
+    ),
     ("instructions", Expect::Text),
     ("developer_instructions", Expect::Text),
     ("model_reasoning_effort", Expect::Text),
@@ -228,7 +245,6 @@ const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
     "history",
     "file_opener",
     "notify",
-    "shell_environment_policy",
     "tui",
     "otel",
     "preferred_auth_method",

@@ -22,6 +22,7 @@ pub mod provider_models;
 pub mod record;
 pub mod sandboxing;
 pub mod settings;
+pub mod shell_env;
 pub mod skills;
 pub(crate) mod text;
 pub mod thread;

@@ -2,23 +2,29 @@
 //! sandbox layer's [`SandboxPolicy`], and where a command's confinement is prepared.
 //!
 //! Every command the daemon runs for the model or a client goes through [`CommandSandbox`]:
-//! `read-only` and `workspace-write` are confined (Landlock + seccomp, see `docs/SANDBOX.md`),
-//! `danger-full-access` and an external sandbox are not. When the kernel cannot enforce a
-//! confining policy, [`CommandSandbox::unsupported`] says why and callers refuse the command:
-//! nothing ever runs with less confinement than was asked for.
+//! `read-only` and `workspace-write` are confined (namespaces where the machine allows them,
+//! Landlock + seccomp inside them or alone, see `docs/SANDBOX.md`), `danger-full-access` and an
+//! external sandbox are not. When the machine cannot enforce a confining policy,
+//! [`CommandSandbox::unsupported`] says why and callers refuse the command: nothing ever runs
+//! with less confinement than was asked for. Where only the fallback mode is available,
+//! [`CommandSandbox::fallback_gaps`] says what it cannot contain.
 
 use std::path::{Path, PathBuf};
 
-use crate::sandbox::{self, PreparedSandbox, SandboxError, SandboxPolicy, WritableArea};
+pub use crate::sandbox::Isolation;
+use crate::sandbox::{
+    self, IsolationMode, PreparedSandbox, SandboxError, SandboxPolicy, SandboxSetup, WritableArea,
+};
 
 use super::settings::{SandboxMode, ThreadSettings};
 
-/// What confines one command: the policy plus the paths it needs.
+/// What confines one command: the policy plus the paths it needs, and how it is isolated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandSandbox {
     policy: SandboxPolicy,
     writable_roots: Vec<PathBuf>,
     protected_paths: Vec<PathBuf>,
+    isolation: Isolation,
 }
 
 impl CommandSandbox {
@@ -34,7 +40,14 @@ impl CommandSandbox {
             policy: policy_for(mode, network_access),
             writable_roots,
             protected_paths,
+            isolation: Isolation::Auto,
         }
+    }
+
+    /// The same sandbox isolated as `isolation` asks (`sandbox_isolation`).
+    pub fn with_isolation(mut self, isolation: Isolation) -> CommandSandbox {
+        self.isolation = isolation;
+        self
     }
 
     /// The sandbox a thread's commands run under.
@@ -45,6 +58,7 @@ impl CommandSandbox {
             settings.sandbox_writable_roots.clone(),
             settings.protected_paths.clone(),
         )
+        .with_isolation(settings.sandbox_isolation)
     }
 
     /// Whether openturn confines commands under this sandbox.
@@ -57,10 +71,48 @@ impl CommandSandbox {
         self.policy.name()
     }
 
-    /// Why this kernel cannot enforce the policy, or `None` when it can (always `None` for the
+    /// Why this machine cannot enforce the policy, or `None` when it can (always `None` for the
     /// unconfined policies).
     pub fn unsupported(&self) -> Option<String> {
-        unsupported_reason(&self.policy)
+        if !self.policy.confines() {
+            return None;
+        }
+        unsupported_reason(&self.policy).or_else(|| setup(self.isolation).active().err())
+    }
+
+    /// What the fallback mode cannot contain under this policy, with why namespaces are not
+    /// used, when confined commands run in that mode; `None` in namespace mode (or unconfined).
+    pub fn fallback_gaps(&self) -> Option<String> {
+        if !self.policy.confines() {
+            return None;
+        }
+        let active = setup(self.isolation).active().ok()?;
+        if active.mode != IsolationMode::Fallback {
+            return None;
+        }
+        let why = active.fallback_reason.unwrap_or_default();
+        let mut gaps = Vec::new();
+        if matches!(self.policy, SandboxPolicy::WorkspaceWrite { .. }) {
+            gaps.push(
+                "permission bits (other than setuid/setgid), timestamps and extended attributes \
+                 of files outside the writable roots can still be changed",
+            );
+            gaps.push(
+                "no new file or directory can be created directly in a repository root (a \
+                 build cannot create `target/` or `node_modules/` there)",
+            );
+        }
+        gaps.extend([
+            "the private temp dir has no size bound",
+            "the names (not the contents) of other commands' temp files can be listed",
+            "other processes on the machine are visible (not the daemon's memory or \
+             environment)",
+        ]);
+        Some(format!(
+            "commands run in the sandbox's fallback mode (Landlock, seccomp and no \
+             capabilities, without namespaces) because {why}. In this mode {}.",
+            gaps.join("; ")
+        ))
     }
 
     /// Builds the confinement for a command running in `cwd`. Writable roots that do not exist
@@ -72,6 +124,7 @@ impl CommandSandbox {
             cwd,
             &self.usable_roots(),
             &self.protected_paths,
+            &setup(self.isolation),
         )
     }
 
@@ -101,7 +154,36 @@ impl CommandSandbox {
             policy: SandboxPolicy::DangerFullAccess,
             writable_roots: Vec::new(),
             protected_paths: Vec::new(),
+            isolation: self.isolation,
         }
+    }
+}
+
+/// The daemon's own binary serves as the helper inside the namespaces.
+fn setup(isolation: Isolation) -> SandboxSetup {
+    SandboxSetup::new(isolation)
+}
+
+/// The mode confined commands run in under `isolation` (`namespaces` or `fallback`), or
+/// `unavailable` when namespaces are required and missing; for `config/read` and the log.
+pub fn isolation_mode_name(isolation: Isolation) -> &'static str {
+    match setup(isolation).active() {
+        Ok(active) => active.mode.name(),
+        Err(_) => "unavailable",
+    }
+}
+
+/// Decides the isolation mode before the first command runs (the namespace check starts a
+/// process, which must not race a command's cleanup) and logs it.
+pub fn probe_isolation(isolation: Isolation) {
+    match setup(isolation).active() {
+        Ok(active) => match active.fallback_reason {
+            None => tracing::info!("sandboxed commands run in namespaces (bubblewrap)"),
+            Some(reason) => tracing::info!(
+                "sandboxed commands run in the fallback mode (no namespaces): {reason}"
+            ),
+        },
+        Err(reason) => tracing::warn!("sandboxed commands will be refused: {reason}"),
     }
 }
 
@@ -145,5 +227,23 @@ mod tests {
                 network_access: true
             }
         );
+    }
+
+    #[test]
+    fn the_forced_fallback_names_what_it_cannot_contain_per_policy() {
+        let sandbox = |mode| {
+            CommandSandbox::new(mode, false, Vec::new(), Vec::new())
+                .with_isolation(Isolation::Fallback)
+        };
+        let workspace = sandbox(SandboxMode::WorkspaceWrite)
+            .fallback_gaps()
+            .unwrap();
+        assert!(workspace.contains("sandbox_isolation"), "{workspace}");
+        assert!(workspace.contains("repository root"), "{workspace}");
+        assert!(workspace.contains("no size bound"), "{workspace}");
+        let read_only = sandbox(SandboxMode::ReadOnly).fallback_gaps().unwrap();
+        assert!(!read_only.contains("repository root"), "{read_only}");
+        assert!(read_only.contains("no size bound"), "{read_only}");
+        assert_eq!(sandbox(SandboxMode::DangerFullAccess).fallback_gaps(), None);
     }
 }

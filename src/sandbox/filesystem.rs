@@ -6,7 +6,12 @@
 //! protected path gets the write grant, the protected path gets none, and the directories on
 //! the way down to it stay read-only themselves (nothing can be created, removed or renamed
 //! directly in them). That is stricter than asked, never weaker; `docs/SANDBOX.md` explains the
-//! cost (no new top-level files in a repository root).
+//! cost (no new top-level files in a repository root). In namespace mode the ruleset is built
+//! inside the namespaces, where existing protected paths are read-only mounts already, so only
+//! a protected path that does not exist yet still splits its root.
+//!
+//! Reads are split the same way in the fallback, around the directory holding every command's
+//! private temp dir, so one command cannot read another's temp files.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -42,12 +47,28 @@ pub(super) enum GrantKind {
     File,
 }
 
-/// Builds the ruleset in the daemon and returns its fd, to be applied in the child.
+/// What one ruleset grants beyond reading everything.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Grants<'a> {
+    /// The policy's name, for a refusal.
+    pub(super) policy: &'static str,
+    /// Trees the command may write (canonical).
+    pub(super) writable_roots: &'a [PathBuf],
+    /// Paths inside them that stay read-only (canonical; they need not exist).
+    pub(super) protected: &'a [PathBuf],
+    /// The command's own temp dir, granted whole even inside `unreadable`.
+    pub(super) own_tmp: Option<&'a Path>,
+    /// Trees whose files the command may neither read nor write (other commands' temp dirs);
+    /// their names can still be listed.
+    pub(super) unreadable: &'a [PathBuf],
+}
+
+/// Builds the ruleset (in the daemon for the fallback, in the helper inside the namespaces) and
+/// returns its fd, to be applied by the process that becomes the command.
 pub(super) fn ruleset(
     abi_version: i32,
     network_access: bool,
-    writable_roots: &[PathBuf],
-    protected: &[PathBuf],
+    grants: &Grants<'_>,
 ) -> Result<OwnedFd, SandboxError> {
     let abi = ABI::from(abi_version);
     let handled = AccessFs::from_all(abi);
@@ -71,10 +92,25 @@ pub(super) fn ruleset(
         .create()
         .map_err(landlock_error("creating the ruleset"))?;
 
-    // Everything is readable and executable; pathname UNIX sockets stay reachable (ABI 9+),
-    // matching the seccomp filter, which allows AF_UNIX.
+    // Everything is readable and executable (but see `unreadable`); pathname UNIX sockets stay
+    // reachable (ABI 9+) as far as Landlock goes: the seccomp filter decides about sockets.
     let read = AccessFs::from_read(abi) | (handled & AccessFs::ResolveUnix);
-    created = add(created, Path::new("/"), read)?;
+    if grants.unreadable.is_empty() {
+        created = add(created, Path::new("/"), read)?;
+    } else {
+        // Directories stay listable everywhere (a grant cannot leave out a subtree); file
+        // contents only outside `unreadable`.
+        created = add(created, Path::new("/"), AccessFs::ReadDir.into())?;
+        let read_file = read & AccessFs::from_file(abi);
+        let everything = [PathBuf::from("/")];
+        for (path, kind) in plan_grants(&everything, grants.unreadable, grants.policy)? {
+            let access = match kind {
+                GrantKind::Directory => read,
+                GrantKind::File => read_file,
+            };
+            created = add_planned(created, &path, access)?;
+        }
+    }
 
     let device =
         (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev)
@@ -95,12 +131,17 @@ pub(super) fn ruleset(
     // could use one to reach a raw disk) and device ioctls (kept to the devices above).
     let write_dir = handled & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev);
     let write_file = write_dir & AccessFs::from_file(abi);
-    for (path, kind) in plan_writes(writable_roots, protected)? {
+    let mut excluded = grants.protected.to_vec();
+    excluded.extend(grants.unreadable.iter().cloned());
+    for (path, kind) in plan_grants(grants.writable_roots, &excluded, grants.policy)? {
         let access = match kind {
             GrantKind::Directory => write_dir,
             GrantKind::File => write_file,
         };
-        created = add(created, &path, access)?;
+        created = add_planned(created, &path, access)?;
+    }
+    if let Some(own_tmp) = grants.own_tmp {
+        created = add(created, own_tmp, write_dir)?;
     }
     Option::<OwnedFd>::from(created).ok_or_else(|| SandboxError::Landlock {
         action: "creating the ruleset",
@@ -122,6 +163,29 @@ fn add(
         .map_err(landlock_error("adding a path rule"))
 }
 
+/// [`add`] for a planned grant: an entry removed since the plan listed it (another command's
+/// temp dir, a build's scratch file) grants nothing and is skipped.
+fn add_planned(
+    created: RulesetCreated,
+    path: &Path,
+    access: BitFlags<AccessFs>,
+) -> Result<RulesetCreated, SandboxError> {
+    match PathFd::new(path) {
+        Ok(fd) => created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(landlock_error("adding a path rule")),
+        Err(landlock::PathFdError::OpenCall { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            Ok(created)
+        }
+        Err(error) => Err(SandboxError::InvalidPath {
+            path: path.to_path_buf(),
+            reason: error.to_string(),
+        }),
+    }
+}
+
 fn landlock_error(action: &'static str) -> impl Fn(landlock::RulesetError) -> SandboxError {
     move |error| SandboxError::Landlock {
         action,
@@ -129,19 +193,19 @@ fn landlock_error(action: &'static str) -> impl Fn(landlock::RulesetError) -> Sa
     }
 }
 
-/// The write grants for `roots` that leave every `protected` path (canonical) read-only.
-/// Symlinks are never granted: a grant follows the link, and a link inside the workspace may
-/// point anywhere.
-pub(super) fn plan_writes(
+/// The grants covering `roots` but nothing beneath an `excluded` path (canonical). Symlinks are
+/// never granted: a grant follows the link, and a link inside the workspace may point anywhere.
+pub(super) fn plan_grants(
     roots: &[PathBuf],
-    protected: &[PathBuf],
+    excluded: &[PathBuf],
+    policy: &'static str,
 ) -> Result<Vec<(PathBuf, GrantKind)>, SandboxError> {
     let mut grants = Vec::new();
     for root in roots {
-        if protected.iter().any(|p| root.starts_with(p)) {
+        if excluded.iter().any(|p| root.starts_with(p)) {
             continue;
         }
-        grant(root, GrantKind::Directory, protected, &mut grants)?;
+        grant(root, GrantKind::Directory, excluded, policy, &mut grants)?;
     }
     Ok(grants)
 }
@@ -150,6 +214,7 @@ fn grant(
     path: &Path,
     kind: GrantKind,
     protected: &[PathBuf],
+    policy: &'static str,
     grants: &mut Vec<(PathBuf, GrantKind)>,
 ) -> Result<(), SandboxError> {
     if protected.iter().any(|p| p == path) {
@@ -160,10 +225,10 @@ fn grant(
     if !contains_protected {
         if grants.len() >= MAX_WRITE_RULES {
             return Err(SandboxError::Unsupported {
-                policy: "workspace-write",
+                policy,
                 reason: format!(
-                    "keeping protected paths read-only needs more than {MAX_WRITE_RULES} rules \
-                     near `{}`",
+                    "keeping protected paths out of reach needs more than {MAX_WRITE_RULES} \
+                     rules near `{}`",
                     path.display()
                 ),
             });
@@ -192,7 +257,7 @@ fn grant(
         } else {
             GrantKind::File
         };
-        grant(&entry.path(), kind, protected, grants)?;
+        grant(&entry.path(), kind, protected, policy, grants)?;
     }
     Ok(())
 }
@@ -218,7 +283,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir(root.join("src")).unwrap();
-        let grants = plan_writes(std::slice::from_ref(&root), &[]).unwrap();
+        let grants = plan_grants(std::slice::from_ref(&root), &[], "workspace-write").unwrap();
         assert_eq!(grants, vec![(root, GrantKind::Directory)]);
     }
 
@@ -233,7 +298,8 @@ mod tests {
         std::fs::write(root.join("deep/file"), "x").unwrap();
         std::os::unix::fs::symlink("/etc", root.join("escape")).unwrap();
         let protected = vec![root.join(".git"), root.join("deep/inner/home")];
-        let grants = plan_writes(std::slice::from_ref(&root), &protected).unwrap();
+        let grants =
+            plan_grants(std::slice::from_ref(&root), &protected, "workspace-write").unwrap();
         assert_eq!(
             names(&grants, &root),
             vec![
@@ -251,7 +317,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("home/sub")).unwrap();
-        let grants = plan_writes(&[root.join("home/sub")], &[root.join("home")]).unwrap();
+        let grants = plan_grants(
+            &[root.join("home/sub")],
+            &[root.join("home")],
+            "workspace-write",
+        )
+        .unwrap();
         assert!(grants.is_empty(), "{grants:?}");
     }
 }

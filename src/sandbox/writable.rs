@@ -4,10 +4,11 @@
 //! This is the one answer to "may this path be written under this policy". The Landlock ruleset
 //! for a command is built from it ([`super::PreparedSandbox::prepare`]), and writers that run
 //! inside the daemon rather than in a confined child (the `apply_patch` tool) ask
-//! [`WritableArea::check`] before touching a file. Landlock enforces the same area, only more
-//! strictly near protected paths (see `filesystem.rs`): a directory on the way down to `.git`
-//! cannot gain new entries from a command, while [`WritableArea::check`] answers what the policy
-//! means, so a patch may add a file beside `.git`.
+//! [`WritableArea::check`] before touching a file. In namespace mode the mounts enforce exactly
+//! this area. In the fallback mode Landlock enforces it more strictly near protected paths (see
+//! `filesystem.rs`): a directory on the way down to `.git` cannot gain new entries from a
+//! command, while [`WritableArea::check`] answers what the policy means, so a patch may add a
+//! file beside `.git`.
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -66,7 +67,7 @@ impl WritableArea {
     ///
     /// - `writable_roots`: directories writable under `WorkspaceWrite` besides `cwd`.
     /// - `protected_paths`: paths that stay read-only even inside a root (openturn's home);
-    ///   `<root>/.git` of every root is added when it exists.
+    ///   every `.git` beneath a root (nested repositories and worktrees included) is added.
     ///
     /// Every path must be absolute; `cwd` and each root must be existing directories.
     pub fn new(
@@ -91,11 +92,9 @@ impl WritableArea {
         for path in protected_paths {
             protected.push(resolve_protected(path)?);
         }
+        let mut searched = 0;
         for root in &roots {
-            let git = root.join(".git");
-            if git.symlink_metadata().is_ok() {
-                protected.push(git);
-            }
+            find_repositories(root, policy.name(), &mut searched, &mut protected)?;
         }
         Ok(WritableArea {
             scope: Scope::Roots {
@@ -156,6 +155,58 @@ impl WritableArea {
         }
         Ok(())
     }
+}
+
+/// The most directories searched for repositories beneath a sandbox's roots. Past it the
+/// policy is refused: a repository left unfound would be left writable.
+const MAX_DIRECTORIES_SEARCHED: usize = 200_000;
+
+/// Adds every `.git` beneath `root` (a directory, or the file a worktree or submodule uses) to
+/// `found`, without descending into them or following links. A `.git` that is a link is kept
+/// as the link and, when it resolves, as its target. Git runs hooks and reads config from
+/// nested repositories too (a `git commit` the user later runs there), so each needs the same
+/// protection as the root's.
+fn find_repositories(
+    root: &Path,
+    policy: &'static str,
+    searched: &mut usize,
+    found: &mut Vec<PathBuf>,
+) -> Result<(), SandboxError> {
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        *searched += 1;
+        if *searched > MAX_DIRECTORIES_SEARCHED {
+            return Err(SandboxError::Unsupported {
+                policy,
+                reason: format!(
+                    "the writable roots hold more than {MAX_DIRECTORIES_SEARCHED} directories, \
+                     too many to find every git repository in them (whose `.git` must stay \
+                     read-only); narrow the workspace"
+                ),
+            });
+        }
+        // A directory this user cannot list is one its commands cannot list either.
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                if file_type.is_symlink() {
+                    if let Ok(target) = path.canonicalize() {
+                        found.push(target);
+                    }
+                }
+                found.push(path);
+            } else if file_type.is_dir() {
+                pending.push(path);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `path` as the kernel would walk it: component by component, an existing component with its
@@ -300,6 +351,49 @@ mod tests {
         let message = area.check(&outside.join("x")).unwrap_err().to_string();
         assert!(message.contains("outside the writable roots"), "{message}");
         assert!(message.contains(&extra.display().to_string()), "{message}");
+    }
+
+    #[test]
+    fn every_nested_repository_and_worktree_link_is_protected_but_not_walked_into() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for d in [
+            ".git/modules/x",
+            "vendor/lib/.git/hooks",
+            "deep/a/b/.git",
+            "src",
+        ] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::create_dir_all(root.join("worktree")).unwrap();
+        std::fs::write(root.join("worktree/.git"), "gitdir: ../.git/worktrees/w\n").unwrap();
+        // A repository inside `.git` itself is never looked for: `.git` is protected whole.
+        std::fs::create_dir_all(root.join(".git/modules/x/.git")).unwrap();
+        let area = WritableArea::new(&WORKSPACE, &root, &[], &[]).unwrap();
+        let (_, protected) = area.parts();
+        let mut found: Vec<String> = protected
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [".git", "deep/a/b/.git", "vendor/lib/.git", "worktree/.git"]
+        );
+        for bad in [
+            "vendor/lib/.git/hooks/pre-commit",
+            "worktree/.git",
+            "deep/a/b/.git/config",
+        ] {
+            assert!(
+                matches!(
+                    area.check(&root.join(bad)),
+                    Err(WriteDenied::Protected { .. })
+                ),
+                "{bad}"
+            );
+        }
+        assert_eq!(area.check(&root.join("vendor/lib/src.rs")), Ok(()));
     }
 
     #[test]

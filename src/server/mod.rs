@@ -30,6 +30,14 @@ use crate::core::{CoreError, ThreadManager};
 use context::{ConnectionState, LoadedThreads, ServerContext};
 use outgoing::{OutgoingSender, OUTGOING_CAPACITY};
 
+/// What a daemon process does once, before it serves: it shields itself from the commands it
+/// will confine (see `sandbox::shield_daemon`) and decides how they are isolated, so the
+/// namespace check (which starts a process) is done before any command runs.
+pub fn prepare_daemon(config: &Config) {
+    crate::sandbox::shield_daemon();
+    crate::core::sandboxing::probe_isolation(config.sandbox_isolation);
+}
+
 /// Serves one connection on stdin/stdout until EOF or a termination signal.
 /// The descriptors are watched for the client closing them, so a client that goes away is
 /// noticed even while nothing is read or written.

@@ -11,8 +11,10 @@
 //! (`sandbox_permissions: "require_escalated"`) and the user approves runs unconfined. Where the
 //! kernel cannot enforce the thread's sandbox, the rules (see [`gate`]) fall back to what needs
 //! no sandbox: plain known read-only commands run, anything else only after the user approved
-//! it, and with approval `never` it is refused. Every command is started by the
-//! supervisor (`crate::supervisor`): when its leader exits, times out or is interrupted, everything it
+//! it, and with approval `never` it is refused. Where only the sandbox's fallback mode is
+//! available, the thread is warned once which protections that mode lacks. The command's
+//! environment is what `shell_environment_policy` gives ([`super::super::shell_env`]). Every
+//! command is started by the supervisor (`crate::supervisor`): when its leader exits, times out or is interrupted, everything it
 //! started is killed, even what left its process group.
 
 use std::path::{Path, PathBuf};
@@ -21,7 +23,6 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::process::Command;
 
 use super::super::approval::{ClientReply, ClientRequestKind, CommandApproval, CommandDecision};
 use super::super::event::EventMsg;
@@ -29,6 +30,7 @@ use super::super::ids::ItemId;
 use super::super::items::{ToolItemStatus, TurnItem};
 use super::super::sandboxing::CommandSandbox;
 use super::super::settings::{ApprovalPolicy, SandboxMode};
+use super::super::shell_env::ShellEnvironmentPolicy;
 use super::handle::TurnHandle;
 use super::head_tail::HeadTail;
 use super::output::ToolOutput;
@@ -227,6 +229,8 @@ struct Invocation {
     /// The thread's working directory: what `workspace-write` makes writable, whatever
     /// `workdir` the model picked for the command.
     workspace: PathBuf,
+    /// What the command's environment is built from.
+    environment: std::sync::Arc<ShellEnvironmentPolicy>,
 }
 
 impl Invocation {
@@ -317,12 +321,16 @@ pub(crate) async fn run(turn: &TurnHandle, call_id: ItemId, args: ShellArgs) -> 
         timeout: Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
         note: ignored_shell,
         workspace: settings.cwd.clone(),
+        environment: settings.shell_environment.clone(),
         sandbox: if sandboxed {
             thread_sandbox
         } else {
             thread_sandbox.unconfined()
         },
     };
+    if let Some(gaps) = invocation.sandbox.fallback_gaps() {
+        warn_fallback_once(turn, &invocation.sandbox, &gaps).await;
+    }
     if invocation.sandbox.confines() {
         tracing::debug!(call_id = %invocation.call_id, sandbox = invocation.sandbox.name(), "running a command in the sandbox");
     }
@@ -355,6 +363,22 @@ async fn warn_unsupported_once(turn: &TurnHandle, sandbox: &CommandSandbox, reas
              approval, and with approval policy `never` it is refused.",
             sandbox.name()
         ),
+    })
+    .await;
+}
+
+/// Tells the user, once per thread and sandbox mode, that commands are confined by the
+/// fallback mode and what it cannot contain there.
+async fn warn_fallback_once(turn: &TurnHandle, sandbox: &CommandSandbox, gaps: &str) {
+    let key = match sandbox.name() {
+        "read-only" => "fallback read-only",
+        _ => "fallback workspace-write",
+    };
+    if !turn.env.first_sandbox_warning(key) {
+        return;
+    }
+    turn.emit(EventMsg::Warning {
+        message: format!("sandbox `{}`: {gaps}", sandbox.name()),
     })
     .await;
 }
@@ -526,16 +550,7 @@ async fn run_process(turn: &TurnHandle, invocation: &Invocation, announced: bool
         process_id: None,
         spawn_error: None,
     };
-    let mut command = Command::new(&invocation.shell);
-    command
-        .arg(if invocation.login { "-lc" } else { "-c" })
-        .arg(&invocation.cmd)
-        .current_dir(&invocation.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // Built in the daemon, applied in the child; it must outlive the child (its TMPDIR).
+    // Built in the daemon; it must outlive the child (in the fallback it owns its TMPDIR).
     let prepared = match invocation.sandbox.prepare(&invocation.workspace) {
         Ok(prepared) => prepared,
         Err(error) => {
@@ -546,6 +561,20 @@ async fn run_process(turn: &TurnHandle, invocation: &Invocation, announced: bool
             return result;
         }
     };
+    let flag = if invocation.login { "-lc" } else { "-c" };
+    // The sandbox builds the process to spawn (in namespace mode, bwrap in front of the shell),
+    // with the environment `shell_environment_policy` gives.
+    let mut command = prepared.command(
+        &invocation.shell,
+        &[flag, invocation.cmd.as_str()],
+        &invocation.cwd,
+        invocation.environment.environment(),
+    );
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
     // Started by the supervisor, so everything the command starts can be found and killed; the
     // sandbox's hooks run in the child after the supervisor's.
     let spawned = supervisor::spawn_command(&mut command, |command| prepared.install(command));

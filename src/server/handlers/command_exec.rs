@@ -12,6 +12,9 @@
 //! begins, or — if something the child left behind still holds a pipe open — a short grace after
 //! the child exits; dropping the request's task aborts any that remain. No reader outlives it.
 //!
+//! The environment is what `shell_environment_policy` gives (provider keys stripped, see
+//! `core::shell_env`), with the request's `env` on top.
+//!
 //! `sandboxPolicy`: the request is the client's own decision to run the command, so nothing is
 //! asked; the command runs under the policy it names, or the configured `sandbox_mode` when it
 //! names none. `readOnly` and `workspaceWrite` (with its `writableRoots` and `networkAccess`) run
@@ -20,6 +23,9 @@
 //! behind the client's back. `dangerFullAccess` and `externalSandbox` (the client confines the
 //! daemon itself) run unconfined.
 
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +40,7 @@ use crate::core::CommandSandbox;
 use crate::protocol::command::{CommandExecParams, CommandExecResponse};
 use crate::protocol::common::SandboxPolicy;
 use crate::protocol::notification::{CommandExecOutputDeltaNotification, ServerNotification};
-use crate::sandbox::SandboxError;
+use crate::sandbox::{PreparedSandbox, SandboxError};
 use crate::supervisor::{self, CommandTree};
 
 use super::super::context::ServerContext;
@@ -65,9 +71,14 @@ async fn run(
     params: CommandExecParams,
 ) -> Result<CommandExecResponse, HandlerError> {
     let stream_id = check_params(&params)?;
-    let mut command = build_command(&params)?;
-    // Built here, applied in the child; kept until the command is over (it owns its TMPDIR).
-    let prepared = prepare_sandbox(context, &params)?;
+    let cwd = match &params.cwd {
+        Some(cwd) => std::path::absolute(cwd),
+        None => std::env::current_dir(),
+    }
+    .map_err(|e| HandlerError::InvalidParams(format!("`cwd` cannot be resolved: {e}")))?;
+    // Built here; kept until the command is over (in the fallback it owns its TMPDIR).
+    let prepared = prepare_sandbox(context, &params, &cwd)?;
+    let mut command = build_command(context, &prepared, &params, &cwd)?;
     let program = params.command.first().map_or("", String::as_str);
     let (mut child, mut tree) =
         supervisor::spawn_command(&mut command, |command| prepared.install(command))
@@ -143,30 +154,39 @@ fn check_params(params: &CommandExecParams) -> Result<Option<String>, HandlerErr
     }
 }
 
-/// The child: piped output, no stdin, the requested cwd and env. [`supervisor::spawn_command`] gives
-/// it its own process group and tracks what it starts.
-fn build_command(params: &CommandExecParams) -> Result<Command, HandlerError> {
+/// The child, built by the sandbox (in namespace mode, bwrap in front of the program): piped
+/// output, no stdin, the requested cwd, and the environment `shell_environment_policy` gives
+/// with the request's `env` on top. [`supervisor::spawn_command`] gives it its own process group and
+/// tracks what it starts.
+fn build_command(
+    context: &ServerContext,
+    prepared: &PreparedSandbox,
+    params: &CommandExecParams,
+    cwd: &Path,
+) -> Result<Command, HandlerError> {
     let Some((program, args)) = params.command.split_first() else {
         return Err(HandlerError::InvalidParams(
             "command must not be empty".to_string(),
         ));
     };
-    let mut command = Command::new(program);
+    let mut env: BTreeMap<OsString, OsString> = context
+        .config
+        .shell_environment
+        .environment()
+        .into_iter()
+        .collect();
+    for (key, value) in params.env.iter().flatten() {
+        match value {
+            Some(value) => env.insert(key.into(), value.into()),
+            None => env.remove(OsStr::new(key)),
+        };
+    }
+    let mut command = prepared.command(program, args, cwd, env);
     command
-        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let Some(cwd) = &params.cwd {
-        command.current_dir(cwd);
-    }
-    for (key, value) in params.env.iter().flatten() {
-        match value {
-            Some(value) => command.env(key, value),
-            None => command.env_remove(key),
-        };
-    }
     Ok(command)
 }
 
@@ -228,7 +248,8 @@ fn exit_code(status: &std::process::ExitStatus) -> i32 {
 fn prepare_sandbox(
     context: &ServerContext,
     params: &CommandExecParams,
-) -> Result<crate::sandbox::PreparedSandbox, HandlerError> {
+    cwd: &Path,
+) -> Result<PreparedSandbox, HandlerError> {
     let home = super::thread::protected_home(&context.config);
     let (named, sandbox) = match &params.sandbox_policy {
         Some(policy) => {
@@ -263,6 +284,7 @@ fn prepare_sandbox(
             )
         }
     };
+    let sandbox = sandbox.with_isolation(context.config.sandbox_isolation);
     if let Some(reason) = sandbox.unsupported() {
         return Err(HandlerError::InvalidParams(format!(
             "{named} cannot be enforced on this machine ({reason}), and command/exec will not \
@@ -271,12 +293,7 @@ fn prepare_sandbox(
              confined) to run it with your full access"
         )));
     }
-    let cwd = match &params.cwd {
-        Some(cwd) => std::path::absolute(cwd),
-        None => std::env::current_dir(),
-    }
-    .map_err(|e| HandlerError::InvalidParams(format!("`cwd` cannot be resolved: {e}")))?;
-    sandbox.prepare(&cwd).map_err(|error| match error {
+    sandbox.prepare(cwd).map_err(|error| match error {
         SandboxError::Unsupported { .. } | SandboxError::InvalidPath { .. } => {
             HandlerError::InvalidParams(format!("{named}: {error}"))
         }

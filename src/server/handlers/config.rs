@@ -107,6 +107,14 @@ pub(crate) fn config_read(
         "sandbox_mode".into(),
         serde_json::to_value(config.sandbox_mode).unwrap_or(Value::Null),
     );
+    // Not the configured value (`auto` by default) but the mode confined commands run in:
+    // `namespaces`, `fallback`, or `unavailable` when namespaces are required and missing.
+    map.insert(
+        "sandbox_isolation".into(),
+        Value::String(
+            crate::core::sandboxing::isolation_mode_name(config.sandbox_isolation).to_string(),
+        ),
+    );
     let layers = config_layers(&config.layers);
     // Later layers win, so a key's origin is the last layer that sets it.
     let mut origins = Map::new();

@@ -361,6 +361,8 @@ fn configured_settings(context: &ServerContext, config: &Config) -> ConfiguredSe
         sandbox_writable_roots: config.sandbox_writable_roots.clone(),
         sandbox_network_access: config.sandbox_network_access,
         protected_paths: vec![protected_home(config)],
+        sandbox_isolation: config.sandbox_isolation,
+        shell_environment: config.shell_environment.clone(),
         reasoning_effort: config.model_reasoning_effort.clone(),
         reasoning_summary: config.model_reasoning_summary.clone(),
         show_raw_agent_reasoning: config.show_raw_agent_reasoning,
