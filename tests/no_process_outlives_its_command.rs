@@ -197,11 +197,25 @@ async fn what_a_tool_command_started_is_gone_when_its_item_completes_even_withou
     single_turn_end(&all, "completed");
     let completed = items_of(&all, "item/completed", "commandExecution");
     assert_eq!(completed.len(), escapes.len());
-    let pids: Vec<(String, u32)> = escapes
+    // Unconfined, so the pid each wrote is the host's; `env -i` cleared the test's marker too.
+    let left: Vec<(&str, u32, Option<char>)> = escapes
         .iter()
-        .map(|(name, _)| (name.to_string(), read_pid(dir, name)))
+        .map(|(name, _)| {
+            let pid_file = dir.join(format!("{name}.pid"));
+            let pid: u32 = std::fs::read_to_string(&pid_file)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            (*name, pid, process_state(pid))
+        })
+        .filter(|(_, _, state)| state.is_some())
         .collect();
-    let left = survivors(&pids, true);
+    for (_, pid, _) in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
     assert!(left.is_empty(), "outlived their item: {left:?}");
     daemon.exit_cleanly().await;
 }
