@@ -15,28 +15,21 @@ use crate::protocol::notification::{
     ThreadStatusChangedNotification, ThreadTokenUsage, TokenUsageUpdatedNotification,
     TurnDiffUpdatedNotification, TurnNotification, WarningNotification,
 };
-use crate::protocol::thread::{ThreadActiveFlag, ThreadStatus};
+use crate::protocol::thread::ThreadStatus;
 use crate::protocol::turn::{Turn, TurnPlanUpdatedNotification};
 
 use super::convert;
+use super::thread_status::StatusState;
 use super::turn_builder::{ItemsView, TurnBuilder};
 
 /// Per-thread projection state: when each completed item of the running turn started and
 /// completed, for `turn/completed`'s summary items. Every time is core's stamp from the item's
 /// events, the same one the item's rollout line stores, so an item reads the same live and
-/// replayed; the projection reads no clock. And what the thread's status is made of: whether a
-/// turn runs, what core says the thread waits on the client for, and the status it rests in.
+/// replayed; the projection reads no clock. And the facts the thread's status is made of.
 pub(crate) struct ThreadProjection {
     thread_id: String,
     item_times_ms: HashMap<String, (i64, i64)>,
-    turn_running: bool,
-    /// Core's waiting flags (`EventMsg::WaitingOnClient`): approval, user input.
-    waiting: (bool, bool),
-    /// The status with no turn running and nothing to wait on: idle, or the system error a
-    /// failed turn left.
-    resting: ThreadStatus,
-    /// The status `thread/status/changed` last reported.
-    reported: Option<ThreadStatus>,
+    thread_status: StatusState,
 }
 
 impl ThreadProjection {
@@ -44,10 +37,7 @@ impl ThreadProjection {
         ThreadProjection {
             thread_id,
             item_times_ms: HashMap::new(),
-            turn_running: false,
-            waiting: (false, false),
-            resting: ThreadStatus::Idle,
-            reported: None,
+            thread_status: StatusState::new(),
         }
     }
 
@@ -95,13 +85,11 @@ impl ThreadProjection {
                 approval,
                 user_input,
             } => {
-                self.waiting = (approval, user_input);
-                let status = self.current_status();
-                if self.reported.as_ref() == Some(&status) {
-                    Vec::new()
-                } else {
-                    vec![self.report(status)]
-                }
+                let changed = self.thread_status.waiting(approval, user_input);
+                changed
+                    .map(|status| self.status(status))
+                    .into_iter()
+                    .collect()
             }
             EventMsg::ModelRerouted {
                 turn_id,
@@ -131,10 +119,9 @@ impl ThreadProjection {
 
     fn turn_started(&mut self, turn_id: String, started_at: i64) -> Vec<ServerNotification> {
         self.item_times_ms.clear();
-        self.turn_running = true;
-        let status = self.current_status();
+        let status = self.thread_status.turn_started();
         vec![
-            self.report(status),
+            self.status(status),
             ServerNotification::TurnStarted(TurnNotification {
                 thread_id: self.thread_id.clone(),
                 turn: in_progress_turn(turn_id, Some(started_at)),
@@ -166,42 +153,17 @@ impl ThreadProjection {
         ]
     }
 
-    /// Active while a turn runs or the client is asked something (with a flag per kind of
-    /// question open), else the resting status.
-    fn current_status(&self) -> ThreadStatus {
-        let (approval, user_input) = self.waiting;
-        let mut active_flags = Vec::new();
-        if approval {
-            active_flags.push(ThreadActiveFlag::WaitingOnApproval);
-        }
-        if user_input {
-            active_flags.push(ThreadActiveFlag::WaitingOnUserInput);
-        }
-        if self.turn_running || !active_flags.is_empty() {
-            ThreadStatus::Active { active_flags }
-        } else {
-            self.resting.clone()
-        }
-    }
-
-    /// `thread/status/changed` for `status`, remembered as the one last reported.
-    fn report(&mut self, status: ThreadStatus) -> ServerNotification {
-        self.reported = Some(status.clone());
+    fn status(&self, status: ThreadStatus) -> ServerNotification {
         ServerNotification::ThreadStatusChanged(ThreadStatusChangedNotification {
             thread_id: self.thread_id.clone(),
             status,
         })
     }
 
-    /// A turn ended: it rests in `resting`. Its questions ended with it (each is cancelled
-    /// with its turn), so the waiting flags are cleared here rather than left to the late
-    /// word of a question torn down with its turn.
+    /// A turn ended and the thread rests in `resting`.
     fn rest(&mut self, resting: ThreadStatus) -> ServerNotification {
-        self.turn_running = false;
-        self.waiting = (false, false);
-        self.resting = resting;
-        let status = self.current_status();
-        self.report(status)
+        let status = self.thread_status.turn_ended(resting);
+        self.status(status)
     }
 
     fn turn_ended(
