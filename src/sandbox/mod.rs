@@ -11,8 +11,15 @@
 //! The rule every caller relies on: a policy is enforced completely or refused with
 //! [`SandboxError::Unsupported`]; it is never silently weakened. `docs/SANDBOX.md` says what
 //! each policy allows and why.
+//!
+//! The daemon's own writes (`apply_patch`) are confined here too: [`ConfinedWriter`] is the one
+//! way the daemon writes into a [`WritableArea`], through directory handles opened beneath a
+//! root without following links ([`beneath`]), so no link swapped in by a parallel command can
+//! send a write outside the area.
 
+mod beneath;
 mod child;
+mod confined_writer;
 mod error;
 mod filesystem;
 mod policy;
@@ -22,6 +29,7 @@ mod probe;
 mod syscalls;
 mod writable;
 
+pub use confined_writer::{ConfinedWriter, StagedWrite, WriteError};
 pub use error::SandboxError;
 pub use policy::SandboxPolicy;
 pub use prepared::PreparedSandbox;

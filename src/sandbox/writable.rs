@@ -29,6 +29,9 @@ enum Scope {
     Roots {
         policy: &'static str,
         roots: Vec<PathBuf>,
+        /// Each root as the caller named it (same order as `roots`, lexically normalized): the
+        /// confined writer maps a path written through that name onto the canonical root.
+        given_roots: Vec<PathBuf>,
         protected: Vec<PathBuf>,
     },
 }
@@ -81,10 +84,11 @@ impl WritableArea {
             });
         }
         let mut roots = Vec::new();
+        let mut given_roots = Vec::new();
         if matches!(policy, SandboxPolicy::WorkspaceWrite { .. }) {
-            roots.push(existing_directory(cwd)?);
-            for root in writable_roots {
+            for root in std::iter::once(cwd).chain(writable_roots.iter().map(PathBuf::as_path)) {
                 roots.push(existing_directory(root)?);
+                given_roots.push(normalize(root).unwrap_or_else(|| root.to_path_buf()));
             }
         }
         let mut protected = Vec::new();
@@ -101,6 +105,7 @@ impl WritableArea {
             scope: Scope::Roots {
                 policy: policy.name(),
                 roots,
+                given_roots,
                 protected,
             },
         })
@@ -122,6 +127,29 @@ impl WritableArea {
         self.parts().0
     }
 
+    /// The confining policy's name, or `None` for the unconfined policies (the area is
+    /// everything the daemon's user may write).
+    pub(super) fn confining_policy(&self) -> Option<&'static str> {
+        match &self.scope {
+            Scope::Everything => None,
+            Scope::Roots { policy, .. } => Some(policy),
+        }
+    }
+
+    /// Each writable root as the caller named it, with its canonical form.
+    pub(super) fn root_names(&self) -> impl Iterator<Item = (&Path, &Path)> {
+        let (given, canonical): (&[PathBuf], &[PathBuf]) = match &self.scope {
+            Scope::Everything => (&[], &[]),
+            Scope::Roots {
+                given_roots, roots, ..
+            } => (given_roots, roots),
+        };
+        given
+            .iter()
+            .zip(canonical)
+            .map(|(given, canonical)| (given.as_path(), canonical.as_path()))
+    }
+
     /// Whether `path` (absolute) may be written. The path is resolved as the kernel would open
     /// it, symbolic links followed, so a link inside a root that points elsewhere does not let a
     /// write out.
@@ -130,6 +158,7 @@ impl WritableArea {
             policy,
             roots,
             protected,
+            ..
         } = &self.scope
         else {
             return Ok(());
@@ -180,6 +209,26 @@ fn resolve(path: &Path) -> Option<PathBuf> {
         }
     }
     Some(resolved)
+}
+
+/// `path` with `.` dropped and each `..` taking off the component before it, without looking
+/// at the file system: what the kernel would open if no component were a link. `None` for a
+/// relative path.
+pub(super) fn normalize(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut normal = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::RootDir | Component::Prefix(_) | Component::CurDir => {}
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::Normal(name) => normal.push(name),
+        }
+    }
+    Some(normal)
 }
 
 fn absolute(path: &Path) -> Result<(), SandboxError> {
