@@ -128,6 +128,10 @@ const CODEX_ONLY_MCP_SERVER: &[&str] = &[
     "experimental_environment",
 ];
 
+/// The reference's `[features]` switches openturn acts on (`--enable`/`--disable` set them too);
+/// any other feature is accepted, with a warning that it has no effect here.
+const ACTED_ON_FEATURES: &[&str] = &["apply_patch_streaming_events"];
+
 /// How the `apply_patch` tool is offered (the reference's model-catalogue field name).
 const APPLY_PATCH_TOOL_TYPE: Expect = Expect::OneOf(&["freeform", "function"]);
 
@@ -196,9 +200,6 @@ const TOP_LEVEL: &[(&str, Expect)] = &[
 /// Settings the Codex CLI reads that openturn accepts and ignores (a config.toml shared with
 /// Codex should not stop openturn), each said once so the user knows it has no effect here.
 const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
-    // `--enable`/`--disable` set these; openturn accepts the reference's feature names and
-    // acts on none of them, which the warning says.
-    "features",
     "profile",
     "profiles",
     "model_verbosity",
@@ -261,6 +262,7 @@ impl Checker<'_> {
             let path = join(prefix, key);
             match known.iter().find(|(name, _)| name == key) {
                 Some((_, expect)) => self.value(value, &path, *expect)?,
+                None if path == "features" => self.features(value)?,
                 None if codex_only.contains(&key.as_str()) => self.warn(format!(
                     "`{path}` in {} is a Codex setting that openturn does not act on; it is ignored",
                     self.source
@@ -307,6 +309,26 @@ impl Checker<'_> {
             expected: expected(expect),
             got: shown(path, value),
         })
+    }
+
+    /// `[features]`, the reference's switches: the ones openturn acts on must be booleans; the
+    /// others are accepted and said to have no effect here.
+    fn features(&mut self, value: &Value) -> Result<(), ConfigError> {
+        let Value::Table(features) = value else {
+            return self.value(value, "features", Expect::MapOf(&Expect::Bool));
+        };
+        for (name, switch) in features {
+            let path = join("features", name);
+            if ACTED_ON_FEATURES.contains(&name.as_str()) {
+                self.value(switch, &path, Expect::Bool)?;
+            } else {
+                self.warn(format!(
+                    "`{path}` in {} is a Codex setting that openturn does not act on; it is ignored",
+                    self.source
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn unknown(&mut self, path: &str, key: &str, known: &[(&str, Expect)]) {
@@ -500,6 +522,34 @@ mod tests {
         assert!(warnings
             .iter()
             .all(|w| w.path == Some(PathBuf::from("/x/config.toml"))));
+    }
+
+    /// The feature openturn acts on is checked like any setting; the reference's others are
+    /// accepted with a warning each.
+    #[test]
+    fn features_openturn_acts_on_are_checked_and_the_others_warned_about() {
+        let text = "[features]\napply_patch_streaming_events = true\ngoals = true";
+        let warnings = check_source(&table(text), &file()).unwrap();
+        let summaries: Vec<&str> = warnings.iter().map(|w| w.summary.as_str()).collect();
+        assert_eq!(
+            summaries,
+            vec![
+                "`features.goals` in /x/config.toml is a Codex setting that openturn does not \
+                 act on; it is ignored"
+            ]
+        );
+        let error = check_source(
+            &table("[features]\napply_patch_streaming_events = \"yes\""),
+            &file(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert!(
+            error.as_deref().is_some_and(|e| e.contains(
+                "invalid value for `features.apply_patch_streaming_events` in /x/config.toml"
+            )),
+            "{error:?}"
+        );
     }
 
     #[test]

@@ -42,6 +42,13 @@ pub(super) fn open_root(path: &Path) -> io::Result<OwnedFd> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Resolver {
     PreferOpenat2,
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "the daemon walks only when the kernel lacks openat2"
+        )
+    )]
     Walk,
 }
 
@@ -60,9 +67,7 @@ pub(super) fn open_dir_beneath(
     if resolver == Resolver::PreferOpenat2 && OPENAT2_AVAILABLE.load(Ordering::Relaxed) {
         match openat2_beneath(root, components) {
             Ok(fd) => return Ok(Some(fd)),
-            Err(error) if error.raw_os_error() == Some(libc::ENOENT) && !create => {
-                return Ok(None)
-            }
+            Err(error) if error.raw_os_error() == Some(libc::ENOENT) && !create => return Ok(None),
             // Missing directories are created by the walk; a kernel without the call, or a
             // resolution that kept racing with renames, is walked too.
             Err(error)

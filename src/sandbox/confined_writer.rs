@@ -120,10 +120,8 @@ impl ConfinedWriter {
         let slot = self
             .locate(path, true)?
             .ok_or_else(|| io_error(path, io::ErrorKind::NotFound.into()))?;
-        let temp_name = OsString::from(format!(
-            ".openturn-write.{}",
-            uuid::Uuid::new_v4().simple()
-        ));
+        let temp_name =
+            OsString::from(format!(".openturn-write.{}", uuid::Uuid::new_v4().simple()));
         let mut file = beneath::create_new_file(&slot.dir, &temp_name)
             .map_err(|error| io_error(path, error))?;
         let staged = StagedWrite {
@@ -152,7 +150,10 @@ impl ConfinedWriter {
         let normal = normalize(path).ok_or_else(bad_path)?;
         let name = normal.file_name().ok_or_else(bad_path)?.to_os_string();
         let confined = self.area.confining_policy().is_some()
-            && !self.allowed_outside.iter().any(|allowed| allowed == &normal);
+            && !self
+                .allowed_outside
+                .iter()
+                .any(|allowed| allowed == &normal);
         if !confined {
             return locate_unconfined(&normal, name, create, path);
         }

@@ -80,7 +80,10 @@ fn it_writes_reads_and_removes_beneath_the_root_keeping_modes() {
         assert_eq!(writer.read(&nested).unwrap(), None);
         write(&writer, &nested, "one\n").unwrap();
         assert_eq!(std::fs::read_to_string(&nested).unwrap(), "one\n");
-        assert_eq!(writer.read(&nested).unwrap().as_deref(), Some(&b"one\n"[..]));
+        assert_eq!(
+            writer.read(&nested).unwrap().as_deref(),
+            Some(&b"one\n"[..])
+        );
 
         let script = f.work.join("run.sh");
         std::fs::write(&script, "old").unwrap();
@@ -92,7 +95,10 @@ fn it_writes_reads_and_removes_beneath_the_root_keeping_modes() {
 
         // `.` and `..` are taken as written, inside the root.
         write(&writer, &f.work.join("sub/./x/../dotted.txt"), "d").unwrap();
-        assert_eq!(std::fs::read_to_string(f.work.join("sub/dotted.txt")).unwrap(), "d");
+        assert_eq!(
+            std::fs::read_to_string(f.work.join("sub/dotted.txt")).unwrap(),
+            "d"
+        );
 
         writer.remove(&nested).unwrap();
         assert!(!nested.exists());
@@ -100,7 +106,9 @@ fn it_writes_reads_and_removes_beneath_the_root_keeping_modes() {
         assert_eq!(entries(&f.work.join("new/deeper")), Vec::<String>::new());
         // A staged write dropped without commit leaves nothing.
         drop(writer.stage(&f.work.join("never.txt"), b"x").unwrap());
-        assert!(!entries(&f.work).iter().any(|name| name.starts_with(".openturn")));
+        assert!(!entries(&f.work)
+            .iter()
+            .any(|name| name.starts_with(".openturn")));
         assert!(!f.work.join("never.txt").exists());
     }
 }

@@ -2,9 +2,10 @@
 //! under `WorkspaceWrite`) minus the protected paths (each root's `.git`, openturn's home).
 //!
 //! This is the one answer to "may this path be written under this policy". The Landlock ruleset
-//! for a command is built from it ([`super::PreparedSandbox::prepare`]), and writers that run
-//! inside the daemon rather than in a confined child (the `apply_patch` tool) ask
-//! [`WritableArea::check`] before touching a file. Landlock enforces the same area, only more
+//! for a command is built from it ([`super::PreparedSandbox::prepare`]); writers that run inside
+//! the daemon rather than in a confined child (the `apply_patch` tool) ask
+//! [`WritableArea::check`] to decide, then write through [`super::ConfinedWriter`], which holds
+//! the writes to this area whatever the file system does between the answer and the write. Landlock enforces the same area, only more
 //! strictly near protected paths (see `filesystem.rs`): a directory on the way down to `.git`
 //! cannot gain new entries from a command, while [`WritableArea::check`] answers what the policy
 //! means, so a patch may add a file beside `.git`.

@@ -10,13 +10,11 @@ use super::super::super::event::EventMsg;
 use super::super::super::ids::ItemId;
 use super::super::super::items::{FileChangeEntry, FileChangeKind, ToolItemStatus, TurnItem};
 use super::super::super::models::ApplyPatchForm;
-use super::super::super::sandboxing::CommandSandbox;
-use super::super::super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
 use super::super::handle::TurnHandle;
 use super::super::output::ToolOutput;
-use super::apply::{commit_changes, plan_changes, PlannedChange, PlannedKind};
-use super::parser::{parse_patch, FileOp, HunkLine, Patch};
-use crate::sandbox::WritableArea;
+use super::apply::{commit_changes, plan_changes, ApplyError, PlannedChange, PlannedKind};
+use super::gate::{approved_writer, gate, writable_area, Gate};
+use super::parser::{parse_patch, FileOp, Patch};
 
 pub(crate) const TOOL_NAME: &str = "apply_patch";
 
@@ -60,67 +58,6 @@ pub(crate) struct FunctionArgs {
     pub input: String,
 }
 
-/// What happens to a patch before it is applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Gate {
-    Apply,
-    Ask,
-    Refuse(String),
-}
-
-/// The reference's rule for patches. `untrusted` asks about every patch. Otherwise a patch whose
-/// every path the thread's sandbox lets be written (its [`WritableArea`], the same one its
-/// commands are confined to) is applied without asking; any other patch is asked about, or
-/// refused under `never`, with the reason the model needs to do something else.
-fn gate(settings: &ThreadSettings, changes: &[PlannedChange]) -> Gate {
-    let policy = settings.approval_policy;
-    if policy == ApprovalPolicy::Untrusted {
-        return Gate::Ask;
-    }
-    let denied = match writable_area(settings) {
-        Ok(area) => changes
-            .iter()
-            .flat_map(|change| [Some(change.path.as_path()), moved_to(change)])
-            .flatten()
-            .find_map(|path| area.check(path).err())
-            .map(|denied| denied.to_string()),
-        Err(error) => Some(format!("the sandbox's writable paths are unknown: {error}")),
-    };
-    let Some(reason) = denied else {
-        return Gate::Apply;
-    };
-    if policy != ApprovalPolicy::Never {
-        return Gate::Ask;
-    }
-    let advice = match settings.sandbox {
-        SandboxMode::ReadOnly => {
-            "The sandbox is read-only and the approval policy is `never`: no file may be \
-             written here, so report the change you would make instead."
-        }
-        _ => {
-            "The approval policy is `never`, so the user cannot be asked to allow it: write \
-             only inside the writable roots, or report the change you would make instead."
-        }
-    };
-    Gate::Refuse(format!(
-        "patch rejected: {reason}. No file was changed. {advice}"
-    ))
-}
-
-/// The paths this thread's sandbox lets be written.
-fn writable_area(settings: &ThreadSettings) -> Result<WritableArea, String> {
-    CommandSandbox::for_thread(settings)
-        .writable_area(&settings.cwd)
-        .map_err(|error| error.to_string())
-}
-
-fn moved_to(change: &PlannedChange) -> Option<&Path> {
-    match &change.kind {
-        PlannedKind::Update { move_to } => move_to.as_deref(),
-        _ => None,
-    }
-}
-
 /// The item's view of the changes, each with its unified diff.
 pub(crate) fn entries(changes: &[PlannedChange]) -> Vec<FileChangeEntry> {
     let mut entries: Vec<FileChangeEntry> = changes
@@ -152,7 +89,7 @@ pub(crate) fn entries(changes: &[PlannedChange]) -> Vec<FileChangeEntry> {
 }
 
 /// The reference lists a patch's files by path, whatever order the patch had.
-fn sort_by_path(entries: &mut [FileChangeEntry]) {
+pub(super) fn sort_by_path(entries: &mut [FileChangeEntry]) {
     entries.sort_by(|a, b| a.path.cmp(&b.path));
 }
 
@@ -179,57 +116,13 @@ fn entries_of_patch(patch: &Patch, cwd: &Path) -> Vec<FileChangeEntry> {
     entries
 }
 
-fn op_kind(op: &FileOp, path: impl Fn(&str) -> String) -> FileChangeKind {
+pub(super) fn op_kind(op: &FileOp, path: impl Fn(&str) -> String) -> FileChangeKind {
     match op {
         FileOp::Add { .. } => FileChangeKind::Add,
         FileOp::Delete { .. } => FileChangeKind::Delete,
         FileOp::Update { move_to, .. } => FileChangeKind::Update {
             move_path: move_to.as_deref().map(path),
         },
-    }
-}
-
-/// The client's view of a patch still being written, as the reference shows it: each file's
-/// path as the patch writes it, an added file's lines so far, an updated file's hunks as
-/// written (not yet matched against the file), nothing yet for a deleted file.
-pub(crate) fn streamed_entries(patch: &Patch) -> Vec<FileChangeEntry> {
-    let mut entries: Vec<FileChangeEntry> = patch
-        .files
-        .iter()
-        .map(|op| FileChangeEntry {
-            path: op.path().to_string(),
-            kind: op_kind(op, str::to_string),
-            diff: streamed_diff(op),
-        })
-        .collect();
-    sort_by_path(&mut entries);
-    entries
-}
-
-fn streamed_diff(op: &FileOp) -> String {
-    match op {
-        FileOp::Add { content, .. } => content.lines().map(|line| format!("{line}\n")).collect(),
-        FileOp::Delete { .. } => String::new(),
-        FileOp::Update { hunks, .. } => hunks
-            .iter()
-            .map(|hunk| {
-                let mut text = match &hunk.context {
-                    Some(context) => format!("@@ {context}\n"),
-                    None => "@@\n".to_string(),
-                };
-                for line in &hunk.lines {
-                    let (prefix, body) = match line {
-                        HunkLine::Context(body) => (' ', body),
-                        HunkLine::Remove(body) => ('-', body),
-                        HunkLine::Add(body) => ('+', body),
-                    };
-                    text.push(prefix);
-                    text.push_str(body);
-                    text.push('\n');
-                }
-                text
-            })
-            .collect(),
     }
 }
 
@@ -243,7 +136,8 @@ async fn emit_item(turn: &TurnHandle, item: TurnItem, completed: bool) {
 
 /// Runs one `apply_patch` call whose paths are relative to `dir` (a heredoc's `cd` or
 /// `workdir`; the thread's cwd when `None`). `None` when the turn ended while waiting for the
-/// user.
+/// user. The item of a streamed patch started when its input began (the previews belong to
+/// it); any other item starts here. Either way it completes here, whatever happens.
 pub(crate) async fn run(
     turn: &TurnHandle,
     call_id: ItemId,
@@ -256,76 +150,123 @@ pub(crate) async fn run(
         custom,
         text,
     };
-    let settings = turn.env.settings();
-    let patch = match parse_patch(input) {
-        Ok(patch) => patch,
-        Err(error) => return Some(output(format!("apply_patch failed: {error}"))),
-    };
     let item = |changes: Vec<FileChangeEntry>, status| TurnItem::FileChange {
         id: call_id.clone(),
         changes,
         status,
     };
+    let started = turn.item_is_open(&call_id);
+    let settings = turn.env.settings();
+    let patch = match parse_patch(input) {
+        Ok(patch) => patch,
+        Err(error) => {
+            if started {
+                emit_item(turn, item(Vec::new(), ToolItemStatus::Failed), true).await;
+            }
+            return Some(output(format!("apply_patch failed: {error}")));
+        }
+    };
     let base = match dir {
         Some(dir) => settings.cwd.join(dir),
         None => settings.cwd.clone(),
     };
-    let planned = match plan_changes(&patch, &base) {
+    let planning = {
+        let (patch, base) = (patch.clone(), base.clone());
+        off_thread(move || plan_changes(&patch, &base)).await
+    };
+    let planned = match planning {
         Ok(planned) => planned,
         Err(error) => {
             let changes = entries_of_patch(&patch, &base);
-            emit_item(
-                turn,
-                item(changes.clone(), ToolItemStatus::InProgress),
-                false,
-            )
-            .await;
+            if !started {
+                emit_item(
+                    turn,
+                    item(changes.clone(), ToolItemStatus::InProgress),
+                    false,
+                )
+                .await;
+            }
             emit_item(turn, item(changes, ToolItemStatus::Failed), true).await;
             return Some(output(format!("apply_patch failed: {error}")));
         }
     };
     let changes = entries(&planned);
-    emit_item(
-        turn,
-        item(changes.clone(), ToolItemStatus::InProgress),
-        false,
-    )
-    .await;
-    match gate(&settings, &planned) {
-        Gate::Apply => {}
+    if !started {
+        emit_item(
+            turn,
+            item(changes.clone(), ToolItemStatus::InProgress),
+            false,
+        )
+        .await;
+    }
+    let area = writable_area(&settings);
+    let area = area.as_ref().map_err(String::as_str);
+    let (decision, outside) = gate(&settings, area, &planned);
+    let allowed_outside = match decision {
+        Gate::Apply => Vec::new(),
         Gate::Refuse(text) => {
             emit_item(turn, item(changes, ToolItemStatus::Declined), true).await;
             return Some(output(text));
         }
         Gate::Ask => {
-            if let Some(refusal) = super::approval::ask(turn, &call_id).await? {
+            let Some(answer) = super::approval::ask(turn, &call_id).await else {
+                emit_item(turn, item(changes, ToolItemStatus::Declined), true).await;
+                return None;
+            };
+            if let Some(refusal) = answer {
                 emit_item(turn, item(changes, ToolItemStatus::Declined), true).await;
                 return Some(output(refusal));
             }
+            outside
         }
-    }
-    if let Ok(mut snapshots) = turn.file_snapshots.lock() {
-        snapshots.record(&planned);
-    }
-    match commit_changes(&planned) {
-        Ok(()) => {
+    };
+    let writer = match approved_writer(area, allowed_outside, &settings) {
+        Ok(writer) => writer,
+        Err(error) => {
+            emit_item(turn, item(changes, ToolItemStatus::Failed), true).await;
+            return Some(output(format!("apply_patch failed: {error}")));
+        }
+    };
+    let summary = success_text(&planned);
+    let snapshots = turn.file_snapshots.clone();
+    let cwd = settings.cwd.clone();
+    // The files are read again and compared, written, fsynced, and the turn's diff read back,
+    // all off the async threads.
+    let written = off_thread(move || {
+        commit_changes(&planned, &writer)?;
+        Ok(match snapshots.lock() {
+            Ok(mut snapshots) => {
+                snapshots.record(&planned);
+                snapshots.diff(&cwd)
+            }
+            Err(_) => String::new(),
+        })
+    })
+    .await;
+    match written {
+        Ok(diff) => {
             emit_item(turn, item(changes, ToolItemStatus::Completed), true).await;
-            let diff = match turn.file_snapshots.lock() {
-                Ok(snapshots) => snapshots.diff(&settings.cwd),
-                Err(_) => String::new(),
-            };
             turn.emit(EventMsg::TurnDiff {
                 turn_id: turn.turn_id.clone(),
                 diff,
             })
             .await;
-            Some(output(success_text(&planned)))
+            Some(output(summary))
         }
         Err(error) => {
             emit_item(turn, item(changes, ToolItemStatus::Failed), true).await;
             Some(output(format!("apply_patch failed: {error}")))
         }
     }
+}
+
+/// Runs blocking file work on tokio's blocking pool; a panic there fails the patch.
+async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApplyError> + Send + 'static,
+) -> Result<T, ApplyError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|error| Err(ApplyError::Crashed(error.to_string())))
 }
 
 fn success_text(planned: &[PlannedChange]) -> String {
@@ -339,68 +280,4 @@ fn success_text(planned: &[PlannedChange]) -> String {
         text.push_str(&format!("{letter} {}\n", change.display_path));
     }
     text
-}
-
-#[cfg(test)]
-mod gate_tests {
-    use std::path::PathBuf;
-
-    use super::*;
-
-    fn add(path: PathBuf) -> PlannedChange {
-        PlannedChange {
-            display_path: path.display().to_string(),
-            path,
-            kind: PlannedKind::Add,
-            old_content: None,
-            new_content: Some("x\n".into()),
-        }
-    }
-
-    /// Every policy against every sandbox, for a patch inside the workspace and one whose move
-    /// target leaves it: the reference's table (docs/APPLY_PATCH.md).
-    #[test]
-    fn the_gate_follows_the_writable_area_and_the_approval_policy() {
-        let dir = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        let cwd = dir.path().canonicalize().unwrap();
-        let inside = vec![add(cwd.join("a.txt"))];
-        let escaping = vec![PlannedChange {
-            kind: PlannedKind::Update {
-                move_to: Some(outside.path().join("moved.txt")),
-            },
-            ..add(cwd.join("b.txt"))
-        }];
-        use ApprovalPolicy::{Never, OnRequest, Untrusted};
-        use SandboxMode::{DangerFullAccess, ReadOnly, WorkspaceWrite};
-        let expected = [
-            (ReadOnly, Never, "refuse", "refuse"),
-            (ReadOnly, OnRequest, "ask", "ask"),
-            (ReadOnly, Untrusted, "ask", "ask"),
-            (WorkspaceWrite, Never, "apply", "refuse"),
-            (WorkspaceWrite, OnRequest, "apply", "ask"),
-            (WorkspaceWrite, Untrusted, "ask", "ask"),
-            (DangerFullAccess, Never, "apply", "apply"),
-            (DangerFullAccess, OnRequest, "apply", "apply"),
-            (DangerFullAccess, Untrusted, "ask", "ask"),
-        ];
-        let name = |gate: Gate| match gate {
-            Gate::Apply => "apply",
-            Gate::Ask => "ask",
-            Gate::Refuse(_) => "refuse",
-        };
-        for (sandbox, approval, for_inside, for_escaping) in expected {
-            let mut settings = ThreadSettings::for_tests();
-            settings.cwd = cwd.clone();
-            settings.sandbox = sandbox;
-            settings.approval_policy = approval;
-            let case = format!("{sandbox:?} + {approval:?}");
-            assert_eq!(name(gate(&settings, &inside)), for_inside, "{case}, inside");
-            assert_eq!(
-                name(gate(&settings, &escaping)),
-                for_escaping,
-                "{case}, escaping"
-            );
-        }
-    }
 }
