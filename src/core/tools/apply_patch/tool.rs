@@ -10,11 +10,13 @@ use super::super::super::event::EventMsg;
 use super::super::super::ids::ItemId;
 use super::super::super::items::{FileChangeEntry, FileChangeKind, ToolItemStatus, TurnItem};
 use super::super::super::models::ApplyPatchForm;
+use super::super::super::settings::ThreadSettings;
 use super::super::handle::TurnHandle;
 use super::super::output::ToolOutput;
 use super::apply::{commit_changes, plan_changes, ApplyError, PlannedChange, PlannedKind};
 use super::gate::{approved_writer, gate, writable_area, Gate};
 use super::parser::{parse_patch, FileOp, Patch};
+use crate::sandbox::ConfinedWriter;
 
 pub(crate) const TOOL_NAME: &str = "apply_patch";
 
@@ -126,18 +128,57 @@ pub(super) fn op_kind(op: &FileOp, path: impl Fn(&str) -> String) -> FileChangeK
     }
 }
 
-async fn emit_item(turn: &TurnHandle, item: TurnItem, completed: bool) {
-    if completed {
-        turn.item_completed(item).await;
-    } else {
-        turn.item_started(item).await;
+/// One call and the `fileChange` item it owns: what every way out of [`run`] needs.
+struct PatchCall<'a> {
+    turn: &'a TurnHandle,
+    id: ItemId,
+    custom: bool,
+    /// Whether the item started already (it does while a previewed patch streams).
+    started: bool,
+}
+
+impl PatchCall<'_> {
+    fn output(&self, text: String) -> ToolOutput {
+        ToolOutput {
+            call_id: self.id.clone(),
+            custom: self.custom,
+            text,
+        }
+    }
+
+    fn item(&self, changes: Vec<FileChangeEntry>, status: ToolItemStatus) -> TurnItem {
+        TurnItem::FileChange {
+            id: self.id.clone(),
+            changes,
+            status,
+        }
+    }
+
+    /// Starts the item with `changes`, unless it started while the patch streamed.
+    async fn start(&mut self, changes: &[FileChangeEntry]) {
+        if !self.started {
+            let item = self.item(changes.to_vec(), ToolItemStatus::InProgress);
+            self.turn.item_started(item).await;
+            self.started = true;
+        }
+    }
+
+    /// Completes the item and gives the model `text`.
+    async fn finish(
+        &self,
+        changes: Vec<FileChangeEntry>,
+        status: ToolItemStatus,
+        text: String,
+    ) -> ToolOutput {
+        self.turn.item_completed(self.item(changes, status)).await;
+        self.output(text)
     }
 }
 
 /// Runs one `apply_patch` call whose paths are relative to `dir` (a heredoc's `cd` or
 /// `workdir`; the thread's cwd when `None`). `None` when the turn ended while waiting for the
-/// user. The item of a streamed patch started when its input began (the previews belong to
-/// it); any other item starts here. Either way it completes here, whatever happens.
+/// user. The item of a previewed patch started when its input began; any other item starts
+/// here. Either way it completes here, whatever happens.
 pub(crate) async fn run(
     turn: &TurnHandle,
     call_id: ItemId,
@@ -145,25 +186,22 @@ pub(crate) async fn run(
     input: &str,
     dir: Option<&Path>,
 ) -> Option<ToolOutput> {
-    let output = |text: String| ToolOutput {
-        call_id: call_id.clone(),
+    let mut call = PatchCall {
+        turn,
+        started: turn.item_is_open(&call_id),
+        id: call_id,
         custom,
-        text,
     };
-    let item = |changes: Vec<FileChangeEntry>, status| TurnItem::FileChange {
-        id: call_id.clone(),
-        changes,
-        status,
-    };
-    let started = turn.item_is_open(&call_id);
     let settings = turn.env.settings();
     let patch = match parse_patch(input) {
         Ok(patch) => patch,
         Err(error) => {
-            if started {
-                emit_item(turn, item(Vec::new(), ToolItemStatus::Failed), true).await;
+            let text = format!("apply_patch failed: {error}");
+            // A patch that never parsed has no item, unless its preview started one.
+            if call.started {
+                return Some(call.finish(Vec::new(), ToolItemStatus::Failed, text).await);
             }
-            return Some(output(format!("apply_patch failed: {error}")));
+            return Some(call.output(text));
         }
     };
     let base = match dir {
@@ -178,60 +216,75 @@ pub(crate) async fn run(
         Ok(planned) => planned,
         Err(error) => {
             let changes = entries_of_patch(&patch, &base);
-            if !started {
-                emit_item(
-                    turn,
-                    item(changes.clone(), ToolItemStatus::InProgress),
-                    false,
-                )
-                .await;
-            }
-            emit_item(turn, item(changes, ToolItemStatus::Failed), true).await;
-            return Some(output(format!("apply_patch failed: {error}")));
+            call.start(&changes).await;
+            let text = format!("apply_patch failed: {error}");
+            return Some(call.finish(changes, ToolItemStatus::Failed, text).await);
         }
     };
     let changes = entries(&planned);
-    if !started {
-        emit_item(
-            turn,
-            item(changes.clone(), ToolItemStatus::InProgress),
-            false,
-        )
-        .await;
-    }
-    let area = writable_area(&settings);
+    call.start(&changes).await;
+    let writer = match authorize(&call, &settings, &planned, &changes).await {
+        Ok(writer) => writer,
+        Err(answer) => return answer,
+    };
+    Some(write(&call, &settings, planned, changes, writer).await)
+}
+
+/// Passes the patch through the gate (asking the user when it says so) and gives the writer it
+/// may be written with; otherwise the item is completed and the model's answer returned
+/// (`None` when the turn ended while the user was asked).
+async fn authorize(
+    call: &PatchCall<'_>,
+    settings: &ThreadSettings,
+    planned: &[PlannedChange],
+    changes: &[FileChangeEntry],
+) -> Result<ConfinedWriter, Option<ToolOutput>> {
+    let area = writable_area(settings);
     let area = area.as_ref().map_err(String::as_str);
-    let (decision, outside) = gate(&settings, area, &planned);
+    let (decision, outside) = gate(settings, area, planned);
+    let declined = ToolItemStatus::Declined;
     let allowed_outside = match decision {
         Gate::Apply => Vec::new(),
         Gate::Refuse(text) => {
-            emit_item(turn, item(changes, ToolItemStatus::Declined), true).await;
-            return Some(output(text));
+            return Err(Some(call.finish(changes.to_vec(), declined, text).await))
         }
-        Gate::Ask => {
-            let Some(answer) = super::approval::ask(turn, &call_id).await else {
-                emit_item(turn, item(changes, ToolItemStatus::Declined), true).await;
-                return None;
-            };
-            if let Some(refusal) = answer {
-                emit_item(turn, item(changes, ToolItemStatus::Declined), true).await;
-                return Some(output(refusal));
+        Gate::Ask => match super::approval::ask(call.turn, &call.id).await {
+            None => {
+                call.turn
+                    .item_completed(call.item(changes.to_vec(), declined))
+                    .await;
+                return Err(None);
             }
-            outside
-        }
+            Some(Some(refusal)) => {
+                return Err(Some(call.finish(changes.to_vec(), declined, refusal).await))
+            }
+            Some(None) => outside,
+        },
     };
-    let writer = match approved_writer(area, allowed_outside, &settings) {
-        Ok(writer) => writer,
+    match approved_writer(area, allowed_outside, settings) {
+        Ok(writer) => Ok(writer),
         Err(error) => {
-            emit_item(turn, item(changes, ToolItemStatus::Failed), true).await;
-            return Some(output(format!("apply_patch failed: {error}")));
+            let text = format!("apply_patch failed: {error}");
+            Err(Some(
+                call.finish(changes.to_vec(), ToolItemStatus::Failed, text)
+                    .await,
+            ))
         }
-    };
+    }
+}
+
+/// Writes the patch off the async threads (every file read again and compared, then written,
+/// fsynced, and the turn's diff read back), completes the item and announces the turn's diff.
+async fn write(
+    call: &PatchCall<'_>,
+    settings: &ThreadSettings,
+    planned: Vec<PlannedChange>,
+    changes: Vec<FileChangeEntry>,
+    writer: ConfinedWriter,
+) -> ToolOutput {
     let summary = success_text(&planned);
-    let snapshots = turn.file_snapshots.clone();
+    let snapshots = call.turn.file_snapshots.clone();
     let cwd = settings.cwd.clone();
-    // The files are read again and compared, written, fsynced, and the turn's diff read back,
-    // all off the async threads.
     let written = off_thread(move || {
         commit_changes(&planned, &writer)?;
         Ok(match snapshots.lock() {
@@ -245,21 +298,23 @@ pub(crate) async fn run(
     .await;
     match written {
         Ok(diff) => {
-            emit_item(turn, item(changes, ToolItemStatus::Completed), true).await;
-            turn.emit(EventMsg::TurnDiff {
-                turn_id: turn.turn_id.clone(),
-                diff,
-            })
-            .await;
-            Some(output(summary))
+            let output = call
+                .finish(changes, ToolItemStatus::Completed, summary)
+                .await;
+            call.turn
+                .emit(EventMsg::TurnDiff {
+                    turn_id: call.turn.turn_id.clone(),
+                    diff,
+                })
+                .await;
+            output
         }
         Err(error) => {
-            emit_item(turn, item(changes, ToolItemStatus::Failed), true).await;
-            Some(output(format!("apply_patch failed: {error}")))
+            let text = format!("apply_patch failed: {error}");
+            call.finish(changes, ToolItemStatus::Failed, text).await
         }
     }
 }
-
 /// Runs blocking file work on tokio's blocking pool; a panic there fails the patch.
 async fn off_thread<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ApplyError> + Send + 'static,
