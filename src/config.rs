@@ -95,6 +95,9 @@ pub struct Config {
     pub model_reasoning_summary: Option<String>,
     pub model_context_window: Option<i64>,
     pub show_raw_agent_reasoning: bool,
+    /// `features.apply_patch_streaming_events` (the reference's feature of that name): show a
+    /// patch to clients while the model writes it.
+    pub apply_patch_streaming_events: bool,
     /// How reasoning summaries stream to clients (`reasoning_summary_mode`).
     pub reasoning_summary_mode: ReasoningSummaryMode,
     /// Longest accepted JSON-RPC input line.
@@ -328,6 +331,11 @@ impl Config {
             model_reasoning_summary: parsed.model_reasoning_summary,
             model_context_window: parsed.model_context_window,
             show_raw_agent_reasoning: parsed.show_raw_agent_reasoning,
+            apply_patch_streaming_events: table
+                .get("features")
+                .and_then(|features| features.get("apply_patch_streaming_events"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             reasoning_summary_mode: parsed.reasoning_summary_mode,
             max_line_bytes: parsed.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES),
             max_sampling_requests_per_turn: parsed

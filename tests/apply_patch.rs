@@ -293,6 +293,8 @@ async fn a_declined_approval_changes_nothing() {
     );
 }
 
+/// With the reference's `apply_patch_streaming_events` feature on, the patch is shown while the
+/// model is still writing it (see `tests/apply_patch_events.rs` for the default).
 #[tokio::test]
 async fn a_streamed_patch_is_shown_while_the_model_is_still_writing_it() {
     let (_dir, cwd) = tempdir();
@@ -301,21 +303,31 @@ async fn a_streamed_patch_is_shown_while_the_model_is_still_writing_it() {
         patch_reply("r1", "call_p", EDIT, 12),
         message_reply("r2", "m", &["ok"]),
     ]);
-    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    let previews = ["features.apply_patch_streaming_events=true"];
+    let params = thread_params(&cwd, "never", "workspace-write");
+    let mut s = session(script, &previews, params).await;
     let turn = s.run_turn("edit").await;
     single_turn_end(&turn, "completed");
     assert_edited(&cwd);
     let position = |pred: &dyn Fn(&Value) -> bool| turn.iter().position(pred);
     let updates = params_of(&turn, "item/fileChange/patchUpdated");
     assert!(updates.len() >= 2, "{turn:#?}");
-    // Every update comes before the item starts, and the snapshots only grow.
+    // The item starts before its first update and completes after its last (a client that
+    // renders by item knows the item of every update), and the snapshots only grow.
+    let is_file_change = |m: &Value, method: &str| {
+        m["method"] == method && m["params"]["item"]["type"] == "fileChange"
+    };
+    let item_started = position(&|m| is_file_change(m, "item/started"));
     let first_update = position(&|m| m["method"] == "item/fileChange/patchUpdated");
-    let item_started =
-        position(&|m| m["method"] == "item/started" && m["params"]["item"]["type"] == "fileChange");
     let last_update = turn
         .iter()
         .rposition(|m| m["method"] == "item/fileChange/patchUpdated");
-    assert!(first_update < item_started && last_update < item_started);
+    let item_completed = position(&|m| is_file_change(m, "item/completed"));
+    assert!(
+        item_started.is_some() && item_started < first_update,
+        "{turn:#?}"
+    );
+    assert!(last_update < item_completed, "{turn:#?}");
     let counts: Vec<usize> = updates
         .iter()
         .map(|u| u["changes"].as_array().map_or(0, Vec::len))

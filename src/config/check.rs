@@ -564,6 +564,30 @@ mod tests {
             .all(|w| w.path == Some(PathBuf::from("/x/config.toml"))));
     }
 
+    /// Features are checked like any setting: the reference's names pass silently (openturn acts
+    /// on `apply_patch_streaming_events`), a value that is not on or off is an error naming it,
+    /// and an unknown name warns.
+    #[test]
+    fn features_are_booleans_and_only_unknown_names_warn() {
+        let text = "[features]\napply_patch_streaming_events = true\ngoals = true\ngaols = true";
+        let warnings = check_source(&table(text), &file()).unwrap();
+        let summaries: Vec<&str> = warnings.iter().map(|w| w.summary.as_str()).collect();
+        assert_eq!(summaries.len(), 1, "{summaries:?}");
+        assert!(summaries[0].contains("`features.gaols`"), "{summaries:?}");
+        let error = check_source(
+            &table("[features]\napply_patch_streaming_events = \"yes\""),
+            &file(),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert!(
+            error.as_deref().is_some_and(|e| e.contains(
+                "invalid value for `features.apply_patch_streaming_events` in /x/config.toml"
+            )),
+            "{error:?}"
+        );
+    }
+
     #[test]
     fn mcp_server_keys_are_checked_by_kind_and_env_values_are_not_echoed() {
         let error = |text: &str| {

@@ -74,6 +74,11 @@ pub struct ThreadSettings {
     pub reasoning_effort: Option<String>,
     pub reasoning_summary: Option<String>,
     pub show_raw_agent_reasoning: bool,
+    /// `features.apply_patch_streaming_events`: a patch's `fileChange` item starts when the
+    /// patch starts streaming and previews of it follow (`item/fileChange/patchUpdated`). Off
+    /// (the reference's default), the item starts once its changes are known, with them, which
+    /// is all clients such as the ACP bridge read.
+    pub apply_patch_streaming_events: bool,
     /// The client's name, sent upstream as `originator`.
     pub originator: String,
     pub model_context_window: Option<i64>,
@@ -230,6 +235,7 @@ pub struct ConfiguredSettings {
     pub reasoning_effort: Option<String>,
     pub reasoning_summary: Option<String>,
     pub show_raw_agent_reasoning: bool,
+    pub apply_patch_streaming_events: bool,
     pub originator: String,
     pub model_context_window: Option<i64>,
     pub reasoning_summary_mode: ReasoningSummaryMode,
@@ -355,6 +361,7 @@ pub fn resolve_thread_settings<E>(
         reasoning_effort: recorded.reasoning_effort.or(configured.reasoning_effort),
         reasoning_summary: recorded.reasoning_summary.or(configured.reasoning_summary),
         show_raw_agent_reasoning: configured.show_raw_agent_reasoning,
+        apply_patch_streaming_events: configured.apply_patch_streaming_events,
         originator: configured.originator,
         model_context_window: configured.model_context_window,
         reasoning_summary_mode: configured.reasoning_summary_mode,
@@ -484,6 +491,7 @@ impl ThreadSettings {
             reasoning_effort: None,
             reasoning_summary: None,
             show_raw_agent_reasoning: false,
+            apply_patch_streaming_events: false,
             originator: String::new(),
             model_context_window: None,
             reasoning_summary_mode: ReasoningSummaryMode::default(),
@@ -551,6 +559,7 @@ mod tests {
             reasoning_effort: Some("low".into()),
             reasoning_summary: None,
             show_raw_agent_reasoning: false,
+            apply_patch_streaming_events: false,
             originator: "client".into(),
             model_context_window: None,
             reasoning_summary_mode: ReasoningSummaryMode::default(),

@@ -48,13 +48,16 @@ pub struct CommandExecutionRequestApprovalResponse {
 }
 
 /// `item/fileChange/requestApproval` params: may the `fileChange` item `itemId` (already
-/// started, with its changes) be applied? Answered like a command approval.
+/// started; a streamed patch's files were shown by `item/fileChange/patchUpdated`) be applied?
+/// Answered like a command approval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileChangeRequestApprovalParams {
     pub thread_id: String,
     pub turn_id: String,
     pub item_id: String,
+    /// When the question was put to the client (Unix milliseconds).
+    pub started_at_ms: i64,
     pub reason: Option<String>,
     /// A root the client could grant writes under for the rest of the session (unused: null).
     pub grant_root: Option<String>,

@@ -316,8 +316,9 @@ pub struct TurnDiffUpdatedNotification {
 }
 
 /// `item/fileChange/patchUpdated`: the files and hunks of an `apply_patch` call parsed so far,
-/// sent while the model is still writing it (before the `fileChange` item starts). Each
-/// `diff` holds the hunks as written in the patch, not yet matched against the file.
+/// sent while the model is still writing it (after its `fileChange` item started, before it
+/// completes). Each `diff` holds the hunks as written in the patch, not yet matched against the
+/// file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileChangePatchUpdatedNotification {

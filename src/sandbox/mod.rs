@@ -14,9 +14,16 @@
 //! The rule every caller relies on: a policy is enforced completely or refused with
 //! [`SandboxError::Unsupported`]; it is never silently weakened. `docs/SANDBOX.md` says what
 //! each policy allows, what each mode contains and why.
+//!
+//! The daemon's own writes (`apply_patch`) are confined here too: [`ConfinedWriter`] is the one
+//! way the daemon writes into a [`WritableArea`], through directory handles opened beneath a
+//! root without following links ([`beneath`]), so no link swapped in by a parallel command can
+//! send a write outside the area.
 
+mod beneath;
 mod bwrap;
 mod child;
+mod confined_writer;
 mod error;
 mod filesystem;
 mod inner;
@@ -29,6 +36,7 @@ mod shield;
 mod syscalls;
 mod writable;
 
+pub use confined_writer::{ConfinedWriter, StagedWrite, WriteError};
 pub use error::SandboxError;
 pub use inner::{run_helper_if_asked, INNER_ARG};
 pub use isolation::{ActiveIsolation, Isolation, IsolationMode, SandboxSetup};

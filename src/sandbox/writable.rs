@@ -4,7 +4,8 @@
 //! This is the one answer to "may this path be written under this policy". The Landlock ruleset
 //! for a command is built from it ([`super::PreparedSandbox::prepare`]), and writers that run
 //! inside the daemon rather than in a confined child (the `apply_patch` tool) ask
-//! [`WritableArea::check`] before touching a file. In namespace mode the mounts enforce exactly
+//! [`WritableArea::check`] to decide, then write through [`super::ConfinedWriter`], which holds
+//! the writes to this area whatever the file system does between the answer and the write. In namespace mode the mounts enforce exactly
 //! this area. In the fallback mode Landlock enforces it more strictly near protected paths (see
 //! `filesystem.rs`): a directory on the way down to `.git` cannot gain new entries from a
 //! command, while [`WritableArea::check`] answers what the policy means, so a patch may add a
@@ -30,6 +31,9 @@ enum Scope {
     Roots {
         policy: &'static str,
         roots: Vec<PathBuf>,
+        /// Each root as the caller named it (same order as `roots`, lexically normalized): the
+        /// confined writer maps a path written through that name onto the canonical root.
+        given_roots: Vec<PathBuf>,
         protected: Vec<PathBuf>,
     },
 }
@@ -82,10 +86,11 @@ impl WritableArea {
             });
         }
         let mut roots = Vec::new();
+        let mut given_roots = Vec::new();
         if matches!(policy, SandboxPolicy::WorkspaceWrite { .. }) {
-            roots.push(existing_directory(cwd)?);
-            for root in writable_roots {
+            for root in std::iter::once(cwd).chain(writable_roots.iter().map(PathBuf::as_path)) {
                 roots.push(existing_directory(root)?);
+                given_roots.push(normalize(root).unwrap_or_else(|| root.to_path_buf()));
             }
         }
         let mut protected = Vec::new();
@@ -100,6 +105,7 @@ impl WritableArea {
             scope: Scope::Roots {
                 policy: policy.name(),
                 roots,
+                given_roots,
                 protected,
             },
         })
@@ -121,6 +127,29 @@ impl WritableArea {
         self.parts().0
     }
 
+    /// The confining policy's name, or `None` for the unconfined policies (the area is
+    /// everything the daemon's user may write).
+    pub(super) fn confining_policy(&self) -> Option<&'static str> {
+        match &self.scope {
+            Scope::Everything => None,
+            Scope::Roots { policy, .. } => Some(policy),
+        }
+    }
+
+    /// Each writable root as the caller named it, with its canonical form.
+    pub(super) fn root_names(&self) -> impl Iterator<Item = (&Path, &Path)> {
+        let (given, canonical): (&[PathBuf], &[PathBuf]) = match &self.scope {
+            Scope::Everything => (&[], &[]),
+            Scope::Roots {
+                given_roots, roots, ..
+            } => (given_roots, roots),
+        };
+        given
+            .iter()
+            .zip(canonical)
+            .map(|(given, canonical)| (given.as_path(), canonical.as_path()))
+    }
+
     /// Whether `path` (absolute) may be written. The path is resolved as the kernel would open
     /// it, symbolic links followed, so a link inside a root that points elsewhere does not let a
     /// write out.
@@ -129,6 +158,7 @@ impl WritableArea {
             policy,
             roots,
             protected,
+            ..
         } = &self.scope
         else {
             return Ok(());
@@ -231,6 +261,26 @@ fn resolve(path: &Path) -> Option<PathBuf> {
         }
     }
     Some(resolved)
+}
+
+/// `path` with `.` dropped and each `..` taking off the component before it, without looking
+/// at the file system: what the kernel would open if no component were a link. `None` for a
+/// relative path.
+pub(super) fn normalize(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut normal = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::RootDir | Component::Prefix(_) | Component::CurDir => {}
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::Normal(name) => normal.push(name),
+        }
+    }
+    Some(normal)
 }
 
 fn absolute(path: &Path) -> Result<(), SandboxError> {

@@ -281,6 +281,7 @@ fn wire_request(thread_id: &str, request: &ClientRequest) -> (ServerRequest, Rep
                 thread_id: thread_id.to_string(),
                 turn_id: turn_id_field(request),
                 item_id: item_id.to_string(),
+                started_at_ms: request.started_at_ms,
                 reason: reason.clone(),
                 grant_root: None,
             }),

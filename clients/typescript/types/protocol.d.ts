@@ -755,7 +755,7 @@ export interface ErrorObject {
   message: string;
 }
 /**
- * `item/fileChange/patchUpdated`: the files and hunks of an `apply_patch` call parsed so far, sent while the model is still writing it (before the `fileChange` item starts). Each `diff` holds the hunks as written in the patch, not yet matched against the file.
+ * `item/fileChange/patchUpdated`: the files and hunks of an `apply_patch` call parsed so far, sent while the model is still writing it (after its `fileChange` item started, before it completes). Each `diff` holds the hunks as written in the patch, not yet matched against the file.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "FileChangePatchUpdatedNotification".
@@ -784,7 +784,7 @@ export interface FileUpdateChange {
   path: string;
 }
 /**
- * `item/fileChange/requestApproval` params: may the `fileChange` item `itemId` (already started, with its changes) be applied? Answered like a command approval.
+ * `item/fileChange/requestApproval` params: may the `fileChange` item `itemId` (already started; a streamed patch's files were shown by `item/fileChange/patchUpdated`) be applied? Answered like a command approval.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "FileChangeRequestApprovalParams".
@@ -796,6 +796,10 @@ export interface FileChangeRequestApprovalParams {
   grantRoot?: string | null;
   itemId: string;
   reason?: string | null;
+  /**
+   * When the question was put to the client (Unix milliseconds).
+   */
+  startedAtMs: number;
   threadId: string;
   turnId: string;
 }

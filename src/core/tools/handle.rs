@@ -105,6 +105,15 @@ impl TurnHandle {
         .await;
     }
 
+    /// Whether `id` was announced as started and has not completed yet: a tool whose item the
+    /// turn already started while its call streamed (an `apply_patch` preview) must not start
+    /// it again.
+    pub(crate) fn item_is_open(&self, id: &ItemId) -> bool {
+        self.item_starts
+            .lock()
+            .is_ok_and(|starts| starts.contains_key(id))
+    }
+
     /// Records the completed `item` in the rollout (so a resumed thread shows it), then
     /// announces it. Both carry the same start and completion times, so the item reads the
     /// same live and replayed. An item never announced as started starts when it completes.

@@ -84,6 +84,7 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
     drop((request, context, provider));
     let mut state = ResponseState::new(turn, settings);
     let outcome = consume_stream(turn, &mut state, stream).await;
+    response::on_stream_end(turn, &mut state).await;
     state.drain_tools(turn).await;
     let completed = match outcome {
         Ok(completed) => completed,

@@ -309,7 +309,7 @@ class ErrorObject(BaseModel):
 
 class FileChangeRequestApprovalParams(BaseModel):
     """
-    `item/fileChange/requestApproval` params: may the `fileChange` item `itemId` (already started, with its changes) be applied? Answered like a command approval.
+    `item/fileChange/requestApproval` params: may the `fileChange` item `itemId` (already started; a streamed patch's files were shown by `item/fileChange/patchUpdated`) be applied? Answered like a command approval.
     """
 
     model_config = ConfigDict(
@@ -321,6 +321,10 @@ class FileChangeRequestApprovalParams(BaseModel):
     """
     item_id: Annotated[str, Field(alias="itemId")]
     reason: str | None = None
+    started_at_ms: Annotated[int, Field(alias="startedAtMs")]
+    """
+    When the question was put to the client (Unix milliseconds).
+    """
     thread_id: Annotated[str, Field(alias="threadId")]
     turn_id: Annotated[str, Field(alias="turnId")]
 
@@ -2397,7 +2401,7 @@ class TurnSteerParams(BaseModel):
 
 class FileChangePatchUpdatedNotification(BaseModel):
     """
-    `item/fileChange/patchUpdated`: the files and hunks of an `apply_patch` call parsed so far, sent while the model is still writing it (before the `fileChange` item starts). Each `diff` holds the hunks as written in the patch, not yet matched against the file.
+    `item/fileChange/patchUpdated`: the files and hunks of an `apply_patch` call parsed so far, sent while the model is still writing it (after its `fileChange` item started, before it completes). Each `diff` holds the hunks as written in the patch, not yet matched against the file.
     """
 
     model_config = ConfigDict(

@@ -2,14 +2,17 @@
 //! ([`commit_changes`]).
 //!
 //! Planning reads every touched file and matches every hunk before anything is written, so a hunk
-//! that does not match changes nothing. Committing stages each new content in a temporary file
-//! in its target's directory (so the final step is a same-file-system rename), renames them into
-//! place, and removes deleted and moved-from files last; if any step fails, the files already
-//! renamed or removed get their earlier contents back. It knows nothing of policies: the caller
-//! decides which paths may be touched.
+//! that does not match changes nothing. Committing first checks that every file still holds what
+//! planning read, then stages each new content in a temporary file in its target's directory (so
+//! the final step is a same-file-system rename), renames them into place, and removes deleted and
+//! moved-from files last; if any step fails, the files already renamed or removed get their
+//! earlier contents back. Every write goes through the sandbox's [`ConfinedWriter`], which the
+//! caller builds from the thread's policies: this file decides what to write, never where it may.
+//! Both steps block on the file system; the tool runs them off the async threads.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use crate::sandbox::{ConfinedWriter, WriteError};
 
 use super::matcher::find_lines;
 use super::parser::{FileOp, Hunk, Patch};
@@ -26,6 +29,8 @@ pub struct PlannedChange {
     pub old_content: Option<String>,
     /// `None` for a deleted file.
     pub new_content: Option<String>,
+    /// For a move: what the move's target held before (`None`: nothing there).
+    pub target_before: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +49,11 @@ impl PlannedChange {
             } => target,
             _ => &self.path,
         }
+    }
+
+    /// Whether the new content goes to another path (the old one is then removed).
+    pub fn moves(&self) -> bool {
+        self.target() != self.path
     }
 }
 
@@ -73,6 +83,10 @@ pub enum ApplyError {
     Duplicate { path: String },
     #[error("cannot write {path}: {message} (every file was left as it was)")]
     Write { path: String, message: String },
+    #[error("the file work stopped unexpectedly ({0}); files may be partly written")]
+    Crashed(String),
+    #[error("{path} changed after the patch was read (edited while the patch waited for approval, or by another program), so no file was changed: read it again and write the patch against what it holds now")]
+    ChangedMeanwhile { path: String },
 }
 
 /// Reads and matches everything the patch touches; nothing is written.
@@ -94,10 +108,11 @@ pub fn plan_changes(patch: &Patch, cwd: &Path) -> Result<Vec<PlannedChange>, App
         let change = match op {
             FileOp::Add { content, .. } => PlannedChange {
                 display_path: op.path().to_string(),
-                old_content: std::fs::read_to_string(&path).ok(),
+                old_content: read_if_any(&path),
                 path,
                 kind: PlannedKind::Add,
                 new_content: Some(content.clone()),
+                target_before: None,
             },
             FileOp::Delete { .. } => PlannedChange {
                 display_path: op.path().to_string(),
@@ -105,16 +120,17 @@ pub fn plan_changes(patch: &Patch, cwd: &Path) -> Result<Vec<PlannedChange>, App
                 path,
                 kind: PlannedKind::Delete,
                 new_content: None,
+                target_before: None,
             },
             FileOp::Update { move_to, hunks, .. } => {
                 let old = read(&path)?;
                 let new = apply_hunks(&old, hunks, op.path())?;
+                let move_to = move_to.as_ref().map(|target| cwd.join(target));
                 PlannedChange {
                     display_path: op.path().to_string(),
+                    target_before: move_to.as_deref().and_then(read_if_any),
                     path,
-                    kind: PlannedKind::Update {
-                        move_to: move_to.as_ref().map(|target| cwd.join(target)),
-                    },
+                    kind: PlannedKind::Update { move_to },
                     old_content: Some(old),
                     new_content: Some(new),
                 }
@@ -123,6 +139,14 @@ pub fn plan_changes(patch: &Patch, cwd: &Path) -> Result<Vec<PlannedChange>, App
         planned.push(change);
     }
     Ok(planned)
+}
+
+/// What a file that may or may not exist holds (read as text, whatever its bytes), as the
+/// check before writing reads it again.
+fn read_if_any(path: &Path) -> Option<String> {
+    std::fs::read(path)
+        .ok()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The new content of a file after its hunks, in order.
@@ -192,12 +216,23 @@ fn to_owned(lines: &[&str]) -> Vec<String> {
     lines.iter().map(|line| line.to_string()).collect()
 }
 
-/// Writes every planned change, or none.
-pub fn commit_changes(changes: &[PlannedChange]) -> Result<(), ApplyError> {
-    let write_error = |path: &Path, error: std::io::Error| ApplyError::Write {
-        path: path.display().to_string(),
-        message: error.to_string(),
-    };
+/// Writes every planned change through `writer`, or none.
+///
+/// First every touched file must still hold what planning read: an edit made since (while the
+/// user was asked, or by a command running beside the patch) fails the patch instead of being
+/// overwritten with the old read. Then each new content is staged beside its target, all are
+/// renamed into place, and deleted and moved-from files are removed last; a failure part-way
+/// puts back what was already replaced or removed.
+pub fn commit_changes(
+    changes: &[PlannedChange],
+    writer: &ConfinedWriter,
+) -> Result<(), ApplyError> {
+    for change in changes {
+        unchanged_since_read(writer, &change.path, change.old_content.as_deref())?;
+        if change.moves() {
+            unchanged_since_read(writer, change.target(), change.target_before.as_deref())?;
+        }
+    }
     // Stage every new content first: a failure here has touched no file.
     let mut staged = Vec::new();
     for change in changes {
@@ -205,95 +240,77 @@ pub fn commit_changes(changes: &[PlannedChange]) -> Result<(), ApplyError> {
             continue;
         };
         let target = change.target();
-        let temp = stage(target, content).map_err(|error| write_error(target, error))?;
-        let previous = if target == change.path {
-            change.old_content.clone()
+        let write = writer
+            .stage(target, content.as_bytes())
+            .map_err(|error| not_written(target, error))?;
+        let previous = if change.moves() {
+            change.target_before.clone()
         } else {
-            std::fs::read_to_string(target).ok()
+            change.old_content.clone()
         };
-        staged.push((temp, target.to_path_buf(), previous));
+        staged.push((write, target.to_path_buf(), previous));
     }
     // Undo records: (path, content it had before, if any).
     let mut undo: Vec<(PathBuf, Option<String>)> = Vec::new();
-    for (temp, target, previous) in staged {
-        if let Err(error) = temp.persist(&target) {
-            restore(&undo);
-            return Err(write_error(&target, error));
+    for (write, target, previous) in staged {
+        if let Err(error) = write.commit() {
+            restore(writer, &undo);
+            return Err(not_written(&target, error));
         }
         undo.push((target, previous));
     }
     // Deletions and moved-from files last.
     for change in changes {
-        let removes = match &change.kind {
-            PlannedKind::Delete => true,
-            PlannedKind::Update {
-                move_to: Some(target),
-            } => target != &change.path,
-            _ => false,
-        };
-        if !removes {
+        if !matches!(change.kind, PlannedKind::Delete) && !change.moves() {
             continue;
         }
-        if let Err(error) = std::fs::remove_file(&change.path) {
-            restore(&undo);
-            return Err(write_error(&change.path, error));
+        if let Err(error) = writer.remove(&change.path) {
+            restore(writer, &undo);
+            return Err(not_written(&change.path, error));
         }
         undo.push((change.path.clone(), change.old_content.clone()));
     }
     Ok(())
 }
 
-/// A new content written beside its target, not yet renamed into place; dropping it removes
-/// the temporary file.
-struct Staged {
-    temp_path: PathBuf,
-    persisted: bool,
-}
-
-impl Staged {
-    fn persist(mut self, target: &Path) -> std::io::Result<()> {
-        std::fs::rename(&self.temp_path, target)?;
-        self.persisted = true;
-        Ok(())
+/// Fails when `path` no longer holds `expected` (`None`: it must not exist).
+fn unchanged_since_read(
+    writer: &ConfinedWriter,
+    path: &Path,
+    expected: Option<&str>,
+) -> Result<(), ApplyError> {
+    let now = writer
+        .read(path)
+        .map_err(|error| not_written(path, error))?;
+    let now = now.as_deref().map(String::from_utf8_lossy);
+    if now.as_deref() == expected {
+        return Ok(());
     }
+    Err(ApplyError::ChangedMeanwhile {
+        path: path.display().to_string(),
+    })
 }
 
-impl Drop for Staged {
-    fn drop(&mut self) {
-        if !self.persisted {
-            let _ = std::fs::remove_file(&self.temp_path);
-        }
-    }
-}
-
-/// Writes `content` to a temporary file beside `target`, creating missing directories.
-fn stage(target: &Path, content: &str) -> std::io::Result<Staged> {
-    let dir = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let staged = Staged {
-        temp_path: dir.join(format!(".apply_patch.{}", uuid::Uuid::new_v4().simple())),
-        persisted: false,
+fn not_written(path: &Path, error: WriteError) -> ApplyError {
+    let message = match error {
+        WriteError::Io { source, .. } => source.to_string(),
+        other => other.to_string(),
     };
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&staged.temp_path)?;
-    file.write_all(content.as_bytes())?;
-    file.sync_all()?;
-    // Keep the mode of the file being replaced (an executable script stays executable).
-    if let Ok(metadata) = std::fs::metadata(target) {
-        std::fs::set_permissions(&staged.temp_path, metadata.permissions())?;
+    ApplyError::Write {
+        path: path.display().to_string(),
+        message,
     }
-    Ok(staged)
 }
 
 /// Puts back what the undo records say, newest first; best effort, since this already runs on a
 /// failure path (each failure is logged).
-fn restore(undo: &[(PathBuf, Option<String>)]) {
+fn restore(writer: &ConfinedWriter, undo: &[(PathBuf, Option<String>)]) {
     for (path, previous) in undo.iter().rev() {
         let result = match previous {
-            Some(content) => stage(path, content).and_then(|staged| staged.persist(path)),
-            None => std::fs::remove_file(path),
+            Some(content) => writer
+                .stage(path, content.as_bytes())
+                .and_then(|staged| staged.commit()),
+            None => writer.remove(path),
         };
         if let Err(error) = result {
             tracing::warn!(path = %path.display(), %error, "apply_patch rollback could not restore a file");

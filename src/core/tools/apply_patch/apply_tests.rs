@@ -1,12 +1,25 @@
 use super::*;
 use crate::core::tools::apply_patch::parser::parse_patch;
+use crate::sandbox::{SandboxPolicy, WritableArea};
 
-fn run(dir: &Path, patch: &str) -> Result<(), ApplyError> {
+/// A writer confined to `dir`, as under `workspace-write`.
+fn writer(dir: &Path) -> ConfinedWriter {
+    let policy = SandboxPolicy::WorkspaceWrite {
+        network_access: false,
+    };
+    ConfinedWriter::new(&WritableArea::new(&policy, dir, &[], &[]).unwrap())
+}
+
+fn plan(dir: &Path, patch: &str) -> Result<Vec<PlannedChange>, ApplyError> {
     let Ok(parsed) = parse_patch(patch) else {
         panic!("test patch should parse")
     };
-    let planned = plan_changes(&parsed, dir)?;
-    commit_changes(&planned)
+    plan_changes(&parsed, dir)
+}
+
+fn run(dir: &Path, patch: &str) -> Result<(), ApplyError> {
+    let planned = plan(dir, patch)?;
+    commit_changes(&planned, &writer(dir))
 }
 
 fn read(dir: &Path, name: &str) -> Option<String> {
@@ -56,7 +69,7 @@ fn add_update_delete_and_move_apply_exactly() {
             entry
                 .file_name()
                 .to_string_lossy()
-                .starts_with(".apply_patch")
+                .starts_with(".openturn-write")
         })
         .collect();
     assert!(leftovers.is_empty());
@@ -109,6 +122,51 @@ fn a_failed_rename_rolls_back_the_files_already_written() {
     assert!(matches!(error, ApplyError::Write { .. }), "{error}");
     assert_eq!(read(dir.path(), "a.txt").as_deref(), Some("one\n"));
     assert_eq!(read(dir.path(), "blocker/inner").as_deref(), Some("x"));
+}
+
+/// A file edited between the read and the write (while the user was asked) fails the patch, and
+/// the edit survives, as does every other file.
+#[test]
+fn a_file_changed_after_planning_fails_the_patch_and_keeps_the_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(dir.join("a.txt"), "one\n").unwrap();
+    std::fs::write(dir.join("b.txt"), "two\n").unwrap();
+    let patch = "*** Begin Patch
+*** Add File: new.txt
++new
+*** Update File: a.txt
+-one
++ONE
+*** Update File: b.txt
+-two
++TWO
+*** End Patch";
+    let planned = plan(dir, patch).unwrap();
+    std::fs::write(dir.join("b.txt"), "two\nedited meanwhile\n").unwrap();
+    let error = commit_changes(&planned, &writer(dir)).unwrap_err();
+    assert!(
+        matches!(&error, ApplyError::ChangedMeanwhile { path } if path.ends_with("b.txt")),
+        "{error}"
+    );
+    assert_eq!(
+        read(dir, "b.txt").as_deref(),
+        Some("two\nedited meanwhile\n")
+    );
+    assert_eq!(read(dir, "a.txt").as_deref(), Some("one\n"));
+    assert_eq!(read(dir, "new.txt"), None);
+    // A file created where the patch adds one counts as a change too.
+    let planned = plan(
+        dir,
+        "*** Begin Patch\n*** Add File: late.txt\n+x\n*** End Patch",
+    )
+    .unwrap();
+    std::fs::write(dir.join("late.txt"), "someone else's\n").unwrap();
+    assert!(matches!(
+        commit_changes(&planned, &writer(dir)),
+        Err(ApplyError::ChangedMeanwhile { .. })
+    ));
+    assert_eq!(read(dir, "late.txt").as_deref(), Some("someone else's\n"));
 }
 
 #[test]

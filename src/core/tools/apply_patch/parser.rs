@@ -352,13 +352,14 @@ pub fn parse_patch(text: &str) -> Result<Patch, ParseError> {
     parser.finish()
 }
 
-/// A patch the model is still writing: deltas go in, and after each one that completed a line
-/// the files and hunks parsed so far can be shown. After a parse error the stream stops
-/// updating (the finished text is parsed again, and that error is what the model sees).
+/// A patch the model is still writing: deltas go in, each complete line is parsed once, and
+/// the files and hunks parsed so far can be read at any moment (the preview renders them as
+/// they grow). After a parse error the stream stops updating (the finished text is parsed
+/// again, and that error is what the model sees).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatchStream {
     parser: LineParser,
-    /// The text after the last complete line.
+    /// The text after the last complete line (never holds a newline between pushes).
     pending: String,
     failed: bool,
 }
@@ -374,23 +375,28 @@ impl Default for PatchStream {
 }
 
 impl PatchStream {
-    /// Appends a delta; true when it completed at least one line that changed the parse.
+    /// Appends a delta; true when it completed at least one line, which was parsed. Only the
+    /// delta is searched for line ends and each line is fed once, so a patch streamed in any
+    /// number of pieces costs time in proportion to its length.
     pub fn push(&mut self, delta: &str) -> bool {
         if self.failed {
             return false;
         }
+        let searched = self.pending.len();
         self.pending.push_str(delta);
-        let mut changed = false;
-        while let Some(newline) = self.pending.find('\n') {
-            let line: String = self.pending.drain(..=newline).collect();
-            let before = self.parser.patch.clone();
-            if self.parser.feed(&line[..line.len() - 1]).is_err() {
+        let Some(last_newline) = self.pending[searched..].rfind('\n') else {
+            return false;
+        };
+        let complete: String = self.pending.drain(..=searched + last_newline).collect();
+        let mut fed = false;
+        for line in complete[..complete.len() - 1].split('\n') {
+            if self.parser.feed(line).is_err() {
                 self.failed = true;
-                return changed;
+                return fed;
             }
-            changed |= before != self.parser.patch;
+            fed = true;
         }
-        changed
+        fed
     }
 
     /// The files and hunks parsed so far.

@@ -10,13 +10,13 @@ use super::super::super::event::EventMsg;
 use super::super::super::ids::ItemId;
 use super::super::super::items::{FileChangeEntry, FileChangeKind, ToolItemStatus, TurnItem};
 use super::super::super::models::ApplyPatchForm;
-use super::super::super::sandboxing::CommandSandbox;
-use super::super::super::settings::{ApprovalPolicy, SandboxMode, ThreadSettings};
+use super::super::super::settings::ThreadSettings;
 use super::super::handle::TurnHandle;
 use super::super::output::ToolOutput;
-use super::apply::{commit_changes, plan_changes, PlannedChange, PlannedKind};
-use super::parser::{parse_patch, FileOp, HunkLine, Patch};
-use crate::sandbox::WritableArea;
+use super::apply::{commit_changes, plan_changes, ApplyError, PlannedChange, PlannedKind};
+use super::gate::{approved_writer, gate, writable_area, Gate};
+use super::parser::{parse_patch, FileOp, Patch};
+use crate::sandbox::ConfinedWriter;
 
 pub(crate) const TOOL_NAME: &str = "apply_patch";
 
@@ -60,67 +60,6 @@ pub(crate) struct FunctionArgs {
     pub input: String,
 }
 
-/// What happens to a patch before it is applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Gate {
-    Apply,
-    Ask,
-    Refuse(String),
-}
-
-/// The reference's rule for patches. `untrusted` asks about every patch. Otherwise a patch whose
-/// every path the thread's sandbox lets be written (its [`WritableArea`], the same one its
-/// commands are confined to) is applied without asking; any other patch is asked about, or
-/// refused under `never`, with the reason the model needs to do something else.
-fn gate(settings: &ThreadSettings, changes: &[PlannedChange]) -> Gate {
-    let policy = settings.approval_policy;
-    if policy == ApprovalPolicy::Untrusted {
-        return Gate::Ask;
-    }
-    let denied = match writable_area(settings) {
-        Ok(area) => changes
-            .iter()
-            .flat_map(|change| [Some(change.path.as_path()), moved_to(change)])
-            .flatten()
-            .find_map(|path| area.check(path).err())
-            .map(|denied| denied.to_string()),
-        Err(error) => Some(format!("the sandbox's writable paths are unknown: {error}")),
-    };
-    let Some(reason) = denied else {
-        return Gate::Apply;
-    };
-    if policy != ApprovalPolicy::Never {
-        return Gate::Ask;
-    }
-    let advice = match settings.sandbox {
-        SandboxMode::ReadOnly => {
-            "The sandbox is read-only and the approval policy is `never`: no file may be \
-             written here, so report the change you would make instead."
-        }
-        _ => {
-            "The approval policy is `never`, so the user cannot be asked to allow it: write \
-             only inside the writable roots, or report the change you would make instead."
-        }
-    };
-    Gate::Refuse(format!(
-        "patch rejected: {reason}. No file was changed. {advice}"
-    ))
-}
-
-/// The paths this thread's sandbox lets be written.
-fn writable_area(settings: &ThreadSettings) -> Result<WritableArea, String> {
-    CommandSandbox::for_thread(settings)
-        .writable_area(&settings.cwd)
-        .map_err(|error| error.to_string())
-}
-
-fn moved_to(change: &PlannedChange) -> Option<&Path> {
-    match &change.kind {
-        PlannedKind::Update { move_to } => move_to.as_deref(),
-        _ => None,
-    }
-}
-
 /// The item's view of the changes, each with its unified diff.
 pub(crate) fn entries(changes: &[PlannedChange]) -> Vec<FileChangeEntry> {
     let mut entries: Vec<FileChangeEntry> = changes
@@ -152,7 +91,7 @@ pub(crate) fn entries(changes: &[PlannedChange]) -> Vec<FileChangeEntry> {
 }
 
 /// The reference lists a patch's files by path, whatever order the patch had.
-fn sort_by_path(entries: &mut [FileChangeEntry]) {
+pub(super) fn sort_by_path(entries: &mut [FileChangeEntry]) {
     entries.sort_by(|a, b| a.path.cmp(&b.path));
 }
 
@@ -179,7 +118,7 @@ fn entries_of_patch(patch: &Patch, cwd: &Path) -> Vec<FileChangeEntry> {
     entries
 }
 
-fn op_kind(op: &FileOp, path: impl Fn(&str) -> String) -> FileChangeKind {
+pub(super) fn op_kind(op: &FileOp, path: impl Fn(&str) -> String) -> FileChangeKind {
     match op {
         FileOp::Add { .. } => FileChangeKind::Add,
         FileOp::Delete { .. } => FileChangeKind::Delete,
@@ -189,61 +128,57 @@ fn op_kind(op: &FileOp, path: impl Fn(&str) -> String) -> FileChangeKind {
     }
 }
 
-/// The client's view of a patch still being written, as the reference shows it: each file's
-/// path as the patch writes it, an added file's lines so far, an updated file's hunks as
-/// written (not yet matched against the file), nothing yet for a deleted file.
-pub(crate) fn streamed_entries(patch: &Patch) -> Vec<FileChangeEntry> {
-    let mut entries: Vec<FileChangeEntry> = patch
-        .files
-        .iter()
-        .map(|op| FileChangeEntry {
-            path: op.path().to_string(),
-            kind: op_kind(op, str::to_string),
-            diff: streamed_diff(op),
-        })
-        .collect();
-    sort_by_path(&mut entries);
-    entries
+/// One call and the `fileChange` item it owns: what every way out of [`run`] needs.
+struct PatchCall<'a> {
+    turn: &'a TurnHandle,
+    id: ItemId,
+    custom: bool,
+    /// Whether the item started already (it does while a previewed patch streams).
+    started: bool,
 }
 
-fn streamed_diff(op: &FileOp) -> String {
-    match op {
-        FileOp::Add { content, .. } => content.lines().map(|line| format!("{line}\n")).collect(),
-        FileOp::Delete { .. } => String::new(),
-        FileOp::Update { hunks, .. } => hunks
-            .iter()
-            .map(|hunk| {
-                let mut text = match &hunk.context {
-                    Some(context) => format!("@@ {context}\n"),
-                    None => "@@\n".to_string(),
-                };
-                for line in &hunk.lines {
-                    let (prefix, body) = match line {
-                        HunkLine::Context(body) => (' ', body),
-                        HunkLine::Remove(body) => ('-', body),
-                        HunkLine::Add(body) => ('+', body),
-                    };
-                    text.push(prefix);
-                    text.push_str(body);
-                    text.push('\n');
-                }
-                text
-            })
-            .collect(),
+impl PatchCall<'_> {
+    fn output(&self, text: String) -> ToolOutput {
+        ToolOutput {
+            call_id: self.id.clone(),
+            custom: self.custom,
+            text,
+        }
     }
-}
 
-async fn emit_item(turn: &TurnHandle, item: TurnItem, completed: bool) {
-    if completed {
-        turn.item_completed(item).await;
-    } else {
-        turn.item_started(item).await;
+    fn item(&self, changes: Vec<FileChangeEntry>, status: ToolItemStatus) -> TurnItem {
+        TurnItem::FileChange {
+            id: self.id.clone(),
+            changes,
+            status,
+        }
+    }
+
+    /// Starts the item with `changes`, unless it started while the patch streamed.
+    async fn start(&mut self, changes: &[FileChangeEntry]) {
+        if !self.started {
+            let item = self.item(changes.to_vec(), ToolItemStatus::InProgress);
+            self.turn.item_started(item).await;
+            self.started = true;
+        }
+    }
+
+    /// Completes the item and gives the model `text`.
+    async fn finish(
+        &self,
+        changes: Vec<FileChangeEntry>,
+        status: ToolItemStatus,
+        text: String,
+    ) -> ToolOutput {
+        self.turn.item_completed(self.item(changes, status)).await;
+        self.output(text)
     }
 }
 
 /// Runs one `apply_patch` call whose paths are relative to `dir` (a heredoc's `cd` or
 /// `workdir`; the thread's cwd when `None`). `None` when the turn ended while waiting for the
-/// user.
+/// user. The item of a previewed patch started when its input began; any other item starts
+/// here. Either way it completes here, whatever happens.
 pub(crate) async fn run(
     turn: &TurnHandle,
     call_id: ItemId,
@@ -251,81 +186,142 @@ pub(crate) async fn run(
     input: &str,
     dir: Option<&Path>,
 ) -> Option<ToolOutput> {
-    let output = |text: String| ToolOutput {
-        call_id: call_id.clone(),
+    let mut call = PatchCall {
+        turn,
+        started: turn.item_is_open(&call_id),
+        id: call_id,
         custom,
-        text,
     };
     let settings = turn.env.settings();
     let patch = match parse_patch(input) {
         Ok(patch) => patch,
-        Err(error) => return Some(output(format!("apply_patch failed: {error}"))),
-    };
-    let item = |changes: Vec<FileChangeEntry>, status| TurnItem::FileChange {
-        id: call_id.clone(),
-        changes,
-        status,
+        Err(error) => {
+            let text = format!("apply_patch failed: {error}");
+            // A patch that never parsed has no item, unless its preview started one.
+            if call.started {
+                return Some(call.finish(Vec::new(), ToolItemStatus::Failed, text).await);
+            }
+            return Some(call.output(text));
+        }
     };
     let base = match dir {
         Some(dir) => settings.cwd.join(dir),
         None => settings.cwd.clone(),
     };
-    let planned = match plan_changes(&patch, &base) {
+    let planning = {
+        let (patch, base) = (patch.clone(), base.clone());
+        off_thread(move || plan_changes(&patch, &base)).await
+    };
+    let planned = match planning {
         Ok(planned) => planned,
         Err(error) => {
             let changes = entries_of_patch(&patch, &base);
-            emit_item(
-                turn,
-                item(changes.clone(), ToolItemStatus::InProgress),
-                false,
-            )
-            .await;
-            emit_item(turn, item(changes, ToolItemStatus::Failed), true).await;
-            return Some(output(format!("apply_patch failed: {error}")));
+            call.start(&changes).await;
+            let text = format!("apply_patch failed: {error}");
+            return Some(call.finish(changes, ToolItemStatus::Failed, text).await);
         }
     };
     let changes = entries(&planned);
-    emit_item(
-        turn,
-        item(changes.clone(), ToolItemStatus::InProgress),
-        false,
-    )
-    .await;
-    match gate(&settings, &planned) {
-        Gate::Apply => {}
+    call.start(&changes).await;
+    let writer = match authorize(&call, &settings, &planned, &changes).await {
+        Ok(writer) => writer,
+        Err(answer) => return answer,
+    };
+    Some(write(&call, &settings, planned, changes, writer).await)
+}
+
+/// Passes the patch through the gate (asking the user when it says so) and gives the writer it
+/// may be written with; otherwise the item is completed and the model's answer returned
+/// (`None` when the turn ended while the user was asked).
+async fn authorize(
+    call: &PatchCall<'_>,
+    settings: &ThreadSettings,
+    planned: &[PlannedChange],
+    changes: &[FileChangeEntry],
+) -> Result<ConfinedWriter, Option<ToolOutput>> {
+    let area = writable_area(settings);
+    let area = area.as_ref().map_err(String::as_str);
+    let (decision, outside) = gate(settings, area, planned);
+    let declined = ToolItemStatus::Declined;
+    let allowed_outside = match decision {
+        Gate::Apply => Vec::new(),
         Gate::Refuse(text) => {
-            emit_item(turn, item(changes, ToolItemStatus::Declined), true).await;
-            return Some(output(text));
+            return Err(Some(call.finish(changes.to_vec(), declined, text).await))
         }
-        Gate::Ask => {
-            if let Some(refusal) = super::approval::ask(turn, &call_id).await? {
-                emit_item(turn, item(changes, ToolItemStatus::Declined), true).await;
-                return Some(output(refusal));
+        Gate::Ask => match super::approval::ask(call.turn, &call.id).await {
+            None => {
+                call.turn
+                    .item_completed(call.item(changes.to_vec(), declined))
+                    .await;
+                return Err(None);
             }
+            Some(Some(refusal)) => {
+                return Err(Some(call.finish(changes.to_vec(), declined, refusal).await))
+            }
+            Some(None) => outside,
+        },
+    };
+    match approved_writer(area, allowed_outside, settings) {
+        Ok(writer) => Ok(writer),
+        Err(error) => {
+            let text = format!("apply_patch failed: {error}");
+            Err(Some(
+                call.finish(changes.to_vec(), ToolItemStatus::Failed, text)
+                    .await,
+            ))
         }
     }
-    if let Ok(mut snapshots) = turn.file_snapshots.lock() {
-        snapshots.record(&planned);
-    }
-    match commit_changes(&planned) {
-        Ok(()) => {
-            emit_item(turn, item(changes, ToolItemStatus::Completed), true).await;
-            let diff = match turn.file_snapshots.lock() {
-                Ok(snapshots) => snapshots.diff(&settings.cwd),
-                Err(_) => String::new(),
-            };
-            turn.emit(EventMsg::TurnDiff {
-                turn_id: turn.turn_id.clone(),
-                diff,
-            })
-            .await;
-            Some(output(success_text(&planned)))
+}
+
+/// Writes the patch off the async threads (every file read again and compared, then written,
+/// fsynced, and the turn's diff read back), completes the item and announces the turn's diff.
+async fn write(
+    call: &PatchCall<'_>,
+    settings: &ThreadSettings,
+    planned: Vec<PlannedChange>,
+    changes: Vec<FileChangeEntry>,
+    writer: ConfinedWriter,
+) -> ToolOutput {
+    let summary = success_text(&planned);
+    let snapshots = call.turn.file_snapshots.clone();
+    let cwd = settings.cwd.clone();
+    let written = off_thread(move || {
+        commit_changes(&planned, &writer)?;
+        Ok(match snapshots.lock() {
+            Ok(mut snapshots) => {
+                snapshots.record(&planned);
+                snapshots.diff(&cwd)
+            }
+            Err(_) => String::new(),
+        })
+    })
+    .await;
+    match written {
+        Ok(diff) => {
+            let output = call
+                .finish(changes, ToolItemStatus::Completed, summary)
+                .await;
+            call.turn
+                .emit(EventMsg::TurnDiff {
+                    turn_id: call.turn.turn_id.clone(),
+                    diff,
+                })
+                .await;
+            output
         }
         Err(error) => {
-            emit_item(turn, item(changes, ToolItemStatus::Failed), true).await;
-            Some(output(format!("apply_patch failed: {error}")))
+            let text = format!("apply_patch failed: {error}");
+            call.finish(changes, ToolItemStatus::Failed, text).await
         }
     }
+}
+/// Runs blocking file work on tokio's blocking pool; a panic there fails the patch.
+async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApplyError> + Send + 'static,
+) -> Result<T, ApplyError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|error| Err(ApplyError::Crashed(error.to_string())))
 }
 
 fn success_text(planned: &[PlannedChange]) -> String {
@@ -339,68 +335,4 @@ fn success_text(planned: &[PlannedChange]) -> String {
         text.push_str(&format!("{letter} {}\n", change.display_path));
     }
     text
-}
-
-#[cfg(test)]
-mod gate_tests {
-    use std::path::PathBuf;
-
-    use super::*;
-
-    fn add(path: PathBuf) -> PlannedChange {
-        PlannedChange {
-            display_path: path.display().to_string(),
-            path,
-            kind: PlannedKind::Add,
-            old_content: None,
-            new_content: Some("x\n".into()),
-        }
-    }
-
-    /// Every policy against every sandbox, for a patch inside the workspace and one whose move
-    /// target leaves it: the reference's table (docs/APPLY_PATCH.md).
-    #[test]
-    fn the_gate_follows_the_writable_area_and_the_approval_policy() {
-        let dir = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        let cwd = dir.path().canonicalize().unwrap();
-        let inside = vec![add(cwd.join("a.txt"))];
-        let escaping = vec![PlannedChange {
-            kind: PlannedKind::Update {
-                move_to: Some(outside.path().join("moved.txt")),
-            },
-            ..add(cwd.join("b.txt"))
-        }];
-        use ApprovalPolicy::{Never, OnRequest, Untrusted};
-        use SandboxMode::{DangerFullAccess, ReadOnly, WorkspaceWrite};
-        let expected = [
-            (ReadOnly, Never, "refuse", "refuse"),
-            (ReadOnly, OnRequest, "ask", "ask"),
-            (ReadOnly, Untrusted, "ask", "ask"),
-            (WorkspaceWrite, Never, "apply", "refuse"),
-            (WorkspaceWrite, OnRequest, "apply", "ask"),
-            (WorkspaceWrite, Untrusted, "ask", "ask"),
-            (DangerFullAccess, Never, "apply", "apply"),
-            (DangerFullAccess, OnRequest, "apply", "apply"),
-            (DangerFullAccess, Untrusted, "ask", "ask"),
-        ];
-        let name = |gate: Gate| match gate {
-            Gate::Apply => "apply",
-            Gate::Ask => "ask",
-            Gate::Refuse(_) => "refuse",
-        };
-        for (sandbox, approval, for_inside, for_escaping) in expected {
-            let mut settings = ThreadSettings::for_tests();
-            settings.cwd = cwd.clone();
-            settings.sandbox = sandbox;
-            settings.approval_policy = approval;
-            let case = format!("{sandbox:?} + {approval:?}");
-            assert_eq!(name(gate(&settings, &inside)), for_inside, "{case}, inside");
-            assert_eq!(
-                name(gate(&settings, &escaping)),
-                for_escaping,
-                "{case}, escaping"
-            );
-        }
-    }
 }

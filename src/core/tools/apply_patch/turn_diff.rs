@@ -21,16 +21,16 @@ impl TurnSnapshots {
             self.before
                 .entry(change.path.clone())
                 .or_insert_with(|| change.old_content.clone());
-            let target = change.target().to_path_buf();
-            if target != change.path {
+            if change.moves() {
                 self.before
-                    .entry(target.clone())
-                    .or_insert_with(|| std::fs::read_to_string(&target).ok());
+                    .entry(change.target().to_path_buf())
+                    .or_insert_with(|| change.target_before.clone());
             }
         }
     }
 
-    /// The unified diff from the snapshots to the files now, paths relative to `cwd`.
+    /// The unified diff from the snapshots to the files now, paths relative to `cwd`. It reads
+    /// every file the turn touched: callers run it off the async threads.
     pub(crate) fn diff(&self, cwd: &Path) -> String {
         let mut out = String::new();
         for (path, before) in &self.before {

@@ -9,7 +9,8 @@
 //! items never become the active item: their argument deltas go to a [`ToolInputStream`],
 //! matched by call id.
 
-use crate::core::tools::apply_patch::{self, parser::PatchStream};
+use crate::core::items::FileChangeEntry;
+use crate::core::tools::apply_patch::{self, preview::PatchPreview};
 use crate::wire::ResponseItem;
 
 use super::super::super::ids::ItemId;
@@ -232,32 +233,36 @@ pub(crate) struct ToolInputStream {
     pub call_id: ItemId,
     pub tool: String,
     pub input: String,
-    /// For `apply_patch`: the patch parsed so far, shown to the client as it grows.
-    pub patch: Option<Box<PatchStream>>,
+    /// For `apply_patch` when the thread shows patches as they stream: the patch parsed so
+    /// far, shown to the client as it grows.
+    pub patch: Option<Box<PatchPreview>>,
 }
 
 impl ToolInputStream {
-    pub(crate) fn new(call_id: ItemId, tool: String) -> ToolInputStream {
+    /// The input stream of the call `call_id` to `tool`; `preview_patch` when an `apply_patch`
+    /// input is shown while it streams.
+    pub(crate) fn new(call_id: ItemId, tool: String, preview_patch: bool) -> ToolInputStream {
         ToolInputStream {
             call_id,
-            patch: (tool == apply_patch::tool::TOOL_NAME).then(Box::default),
+            patch: (preview_patch && tool == apply_patch::tool::TOOL_NAME).then(Box::default),
             tool,
             input: String::new(),
         }
     }
 
-    /// Appends a delta (nothing when it names another call); true when the streamed patch
-    /// parsed so far changed.
-    pub(crate) fn consume(&mut self, call_id: Option<&str>, delta: &str) -> bool {
+    /// Appends a delta (nothing when it names another call); for a patch, the preview's files
+    /// when an update is due.
+    pub(crate) fn consume(
+        &mut self,
+        call_id: Option<&str>,
+        delta: &str,
+    ) -> Option<Vec<FileChangeEntry>> {
         if call_id.is_some_and(|call_id| self.call_id != call_id) {
             tracing::debug!(active = %self.call_id, ?call_id, "tool input delta for another call dropped");
-            return false;
+            return None;
         }
         self.input.push_str(delta);
-        if let Some(patch) = &mut self.patch {
-            return patch.push(delta);
-        }
-        false
+        self.patch.as_mut()?.push(delta)
     }
 }
 
@@ -404,10 +409,12 @@ mod tests {
 
     #[test]
     fn tool_input_deltas_for_another_call_are_dropped() {
-        let mut stream = ToolInputStream::new("call_1".into(), "apply_patch".into());
-        assert!(!stream.consume(None, "*** Begin Patch"));
-        assert!(stream.consume(Some("call_1"), "\n*** Add File: a\n"));
-        assert!(!stream.consume(Some("call_2"), "X"));
+        let mut stream = ToolInputStream::new("call_1".into(), "apply_patch".into(), true);
+        assert!(stream.consume(None, "*** Begin Patch").is_none());
+        assert!(stream
+            .consume(Some("call_1"), "\n*** Add File: a\n")
+            .is_some());
+        assert!(stream.consume(Some("call_2"), "X").is_none());
         assert_eq!(stream.input, "*** Begin Patch\n*** Add File: a\n");
     }
 }

@@ -32,7 +32,7 @@ use crate::core::text::AssistantTextParser;
 use crate::wire::{ResponseEvent, ResponseItem};
 
 use super::turn_context::TurnContext;
-use active_item::{client_item_id, ActiveItem, ActiveKind, ToolInputStream};
+use active_item::{client_item_id, ActiveItem, ActiveKind};
 use announce::warn_protocol_error;
 
 pub(crate) use active_item::forget_legacy_assigned_id;
@@ -51,6 +51,12 @@ pub(crate) async fn on_completed(
     if end_turn == Some(false) {
         state.needs_follow_up = true;
     }
+}
+
+/// The stream ended, however (completed, failed, interrupted): a custom tool call whose input
+/// was still streaming will never run, so a patch item it started completes as failed.
+pub(crate) async fn on_stream_end(turn: &TurnContext, state: &mut ResponseState) {
+    tool_calls::close_input(turn, state, None).await;
 }
 
 /// Applies one event of the response stream (any but `completed`) to the response.
@@ -113,14 +119,11 @@ async fn on_item_added(turn: &TurnContext, state: &mut ResponseState, item: Resp
     };
     let opened = match &item {
         ResponseItem::CustomToolCall { call_id, name, .. } => {
-            state.tool_input = Some(ToolInputStream::new(
-                ItemId::from(call_id.clone()),
-                name.clone(),
-            ));
+            tool_calls::open_input(turn, state, call_id.clone(), name.clone()).await;
             None
         }
         ResponseItem::FunctionCall { .. } => {
-            state.tool_input = None;
+            tool_calls::close_input(turn, state, None).await;
             None
         }
         _ => streaming_item(&item, id.clone(), provider_id, state.plan_mode),
@@ -192,7 +195,7 @@ fn shown_id(item: &ResponseItem, active: Option<&ActiveItem>) -> (ItemId, bool) 
 /// `output_item.done`: closes the active item (flushing its parser) and commits the complete
 /// item by its kind; items the client is not shown go to history only.
 async fn on_item_done(turn: &TurnContext, state: &mut ResponseState, item: ResponseItem) {
-    state.tool_input = None;
+    tool_calls::close_input(turn, state, Some(&item)).await;
     let mut active = state.active.take();
     if let Some(active) = active.as_mut() {
         message::flush_active_text(turn, active, &mut state.plan).await;
