@@ -46,7 +46,10 @@ fn completions_are_printed_for_every_shell() {
         let script = String::from_utf8_lossy(&output.stdout);
         assert!(output.status.success(), "{shell}: {output:?}");
         assert!(script.contains(marker), "{shell}:\n{script}");
-        assert!(script.contains("app-server"), "{shell} lacks the subcommands");
+        assert!(
+            script.contains("app-server"),
+            "{shell} lacks the subcommands"
+        );
     }
     let output = openturn(&["completions", "tcsh"]);
     assert!(!output.status.success());

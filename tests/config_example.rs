@@ -69,9 +69,15 @@ fn the_example_config_names_every_key_and_only_known_ones() {
     let mut found = BTreeSet::new();
     keys_of(&table, "", &known, &mut found);
     let missing: Vec<&String> = known.difference(&found).collect();
-    assert!(missing.is_empty(), "keys the example does not show: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "keys the example does not show: {missing:?}"
+    );
     let unknown: Vec<&String> = found.difference(&known).collect();
-    assert!(unknown.is_empty(), "keys openturn does not read: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "keys openturn does not read: {unknown:?}"
+    );
 }
 
 #[test]
