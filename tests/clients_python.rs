@@ -18,7 +18,7 @@ mod turn_support;
 
 use std::time::Duration;
 
-use client_packages::readme_examples::{code_blocks, Example};
+use client_packages::readme_examples::{code_blocks, example_file_shown_in_readme, Example};
 use client_packages::*;
 
 #[tokio::test]
@@ -61,21 +61,18 @@ async fn the_readme_examples_of_the_python_client_run_as_written() {
     ) else {
         return;
     };
-    let mut examples = python_examples("clients/python/README.md", "openturn_client");
-    examples.retain(|(_, block)| block.contains("asyncio.run(main())"));
-    assert_eq!(examples.len(), 1, "the package README's runnable example");
-    for (origin, source) in examples {
-        let example = Example {
-            origin,
-            source,
-            file_name: "example.py",
-            program: &python,
-            node_modules: Vec::new(),
-        };
-        example
-            .check("- the command ran and printed: hello from the openturn demo")
-            .await;
-    }
+    let hello = example_file_shown_in_readme("clients/python", "hello.py", "python");
+    let example = Example {
+        origin: "clients/python/examples/hello.py".to_string(),
+        source: std::fs::read_to_string(&hello).unwrap(),
+        file_name: "hello.py",
+        in_place: Some(hello),
+        program: &python,
+        node_modules: Vec::new(),
+    };
+    example
+        .check("- the command ran and printed: hello from the openturn demo")
+        .await;
     let examples = python_examples("README.md", "openturn_client");
     assert_eq!(
         examples.len(),
@@ -87,6 +84,7 @@ async fn the_readme_examples_of_the_python_client_run_as_written() {
             origin,
             source,
             file_name: "hello.py",
+            in_place: None,
             program: &python,
             node_modules: Vec::new(),
         };
@@ -109,6 +107,7 @@ async fn the_readme_example_of_the_official_python_sdk_runs_as_written() {
             origin,
             source,
             file_name: "sdk_example.py",
+            in_place: None,
             program: &python,
             node_modules: Vec::new(),
         };

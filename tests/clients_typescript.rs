@@ -18,7 +18,7 @@ mod turn_support;
 
 use std::time::Duration;
 
-use client_packages::readme_examples::{code_blocks, Example};
+use client_packages::readme_examples::{code_blocks, example_file_shown_in_readme, Example};
 use client_packages::*;
 
 #[tokio::test]
@@ -75,27 +75,36 @@ async fn the_readme_examples_of_the_typescript_client_run_as_written() {
     ) else {
         return;
     };
+    // Run where it lies, it finds the package by its own name (no install needed).
+    let hello = example_file_shown_in_readme("clients/typescript", "hello.mjs", "js");
+    let example = Example {
+        origin: "clients/typescript/examples/hello.mjs".to_string(),
+        source: std::fs::read_to_string(&hello).unwrap(),
+        file_name: "hello.mjs",
+        in_place: Some(hello),
+        program: &node,
+        node_modules: Vec::new(),
+    };
+    example
+        .check("- the command ran and printed: hello from the openturn demo")
+        .await;
     let package = package_dir("clients/typescript");
-    let cases = [
-        (
-            "clients/typescript/README.md",
-            "- the command ran and printed: hello from the openturn demo",
-        ),
-        ("README.md", "built-in demo provider"),
-    ];
-    for (readme, expected) in cases {
-        let examples = js_examples(readme, "openturn-client", "await client.close()");
-        assert_eq!(examples.len(), 1, "{readme}: one runnable example");
-        for (origin, source) in examples {
-            let example = Example {
-                origin,
-                source,
-                file_name: "example.mjs",
-                program: &node,
-                node_modules: vec![("openturn-client", package.clone())],
-            };
-            example.check(expected).await;
-        }
+    let examples = js_examples("README.md", "openturn-client", "await client.close()");
+    assert_eq!(
+        examples.len(),
+        1,
+        "the main README's example of the package"
+    );
+    for (origin, source) in examples {
+        let example = Example {
+            origin,
+            source,
+            file_name: "example.mjs",
+            in_place: None,
+            program: &node,
+            node_modules: vec![("openturn-client", package.clone())],
+        };
+        example.check("built-in demo provider").await;
     }
 }
 
@@ -127,6 +136,7 @@ async fn the_readme_example_of_the_official_typescript_sdk_runs_as_written() {
             origin,
             source,
             file_name: "sdk_example.mjs",
+            in_place: None,
             program: &node,
             node_modules: vec![("@openai/codex-sdk", sdk.clone())],
         };

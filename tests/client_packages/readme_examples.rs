@@ -1,8 +1,8 @@
 //! The README examples of the clients, run as a reader would: each runnable code block is saved
-//! to a file in an empty folder and run with `openturn` on `PATH`, against the built-in `demo`
-//! provider it names — it must exit 0 and print the demo's answer. Then the same file runs with
-//! a `config.toml` that points `demo` at a provider that fails every request: it must exit
-//! non-zero and print the provider's reason.
+//! to a file (or, for the packages' `examples/`, is that file, run where it lies) and run from an
+//! empty folder with `openturn` on `PATH`, against the built-in `demo` provider it names — it must
+//! exit 0 and print the demo's answer. Then it runs with a `config.toml` that points `demo` at a
+//! provider that fails every request: it must exit non-zero and print the provider's reason.
 
 #![allow(dead_code)]
 
@@ -31,12 +31,37 @@ pub fn code_blocks(relative: &str, lang: &str) -> Vec<String> {
     blocks
 }
 
-/// How to run one example file.
+/// The example file of a package (`clients/python/examples/hello.py`), which its README shows
+/// whole: the README's first block of `lang` under `## Use` must be the file, byte for byte.
+pub fn example_file_shown_in_readme(package: &str, file: &str, lang: &str) -> PathBuf {
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{package}/README.md")),
+    )
+    .unwrap();
+    let usage = &readme[readme
+        .find("## Use")
+        .expect("the README has a `## Use` section")..];
+    let fence = format!("```{lang}\n");
+    let start = usage.find(&fence).expect("a code block under `## Use`") + fence.len();
+    let end = start + usage[start..].find("```").unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{package}/examples/{file}"));
+    let on_disk = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        &usage[start..end],
+        on_disk,
+        "{package}/README.md shows {file} under `## Use`: keep the two the same"
+    );
+    path
+}
+
+/// How to run one example.
 pub struct Example<'a> {
     /// Where it comes from, for failure messages.
     pub origin: String,
     pub source: String,
+    /// Written into the run's folder under this name, unless `in_place` names the file to run.
     pub file_name: &'a str,
+    pub in_place: Option<PathBuf>,
     pub program: &'a std::ffi::OsStr,
     /// Packages to make importable: (name under `node_modules`, folder it links to).
     pub node_modules: Vec<(&'a str, PathBuf)>,
@@ -83,8 +108,14 @@ impl Example<'_> {
             );
             std::fs::write(home.join("config.toml"), config).unwrap();
         }
-        let file = dir.path().join(self.file_name);
-        std::fs::write(&file, &self.source).unwrap();
+        let file = match &self.in_place {
+            Some(path) => path.clone(),
+            None => {
+                let file = dir.path().join(self.file_name);
+                std::fs::write(&file, &self.source).unwrap();
+                file
+            }
+        };
         if !self.node_modules.is_empty() {
             let modules = dir.path().join("node_modules");
             for (name, target) in &self.node_modules {
