@@ -20,7 +20,7 @@ use super::http::{self, HttpError, RequestHead};
 use super::recorded::RecordedRequest;
 use super::script::{Reply, SseReply};
 use super::shared::Shared;
-use super::sse::{write_sse_body, BodyEnd};
+use super::sse::{with_counted_usage, write_sse_body, BodyEnd};
 use super::websocket::{self, Upgrade};
 
 /// While a reply streams we keep reading, to notice a hang-up; bytes a client
@@ -137,7 +137,12 @@ async fn serve_one_exchange(connection: &mut Connection, shared: &Shared) -> Aft
     tracing::debug!(method = %request.method, path = %request.path, "mock provider: request");
     // Recorded before answering, so a test can inspect the request even
     // while the reply stalls forever.
-    let reply = route(&request, shared);
+    let reply = match route(&request, shared) {
+        Reply::Sse(reply) if reply.count_request_usage => {
+            Reply::Sse(with_counted_usage(reply, request.raw_body.len()))
+        }
+        reply => reply,
+    };
     shared.record(request);
     let after = match reply {
         Reply::Status {
