@@ -146,14 +146,11 @@ async fn shutdown_kills_a_running_command_and_what_it_started_and_exits_zero() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
     // The daemon reaped its child before exiting; the background `sleep` is reaped by init, so
-    // allow it a bounded moment to leave the process table.
-    for _ in 0..50 {
-        if !pids.iter().any(|pid| process_is_running(pid)) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(!pids.iter().any(|pid| process_is_running(pid)), "{pids:?}");
+    // it leaves the process table when init gets to it.
+    assert!(
+        poll_until(|| !pids.iter().any(|pid| process_is_running(pid))).await,
+        "{pids:?}"
+    );
     let stderr = daemon.stderr();
     assert!(
         !stderr.iter().any(|l| l.contains("budget exceeded")),

@@ -13,7 +13,6 @@ mod support;
 mod turn_support;
 
 use std::path::Path;
-use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{json, Value};
@@ -72,15 +71,12 @@ fn survivors(pids: &[(String, u32)], zombies_survive: bool) -> Vec<(String, u32,
 
 /// After the daemon exits, its leftovers may take a moment to be reaped by init.
 async fn survivors_after_exit(pids: &[(String, u32)]) -> Vec<(String, u32, Option<char>)> {
-    for _ in 0..100 {
-        let running = pids
+    poll_until(|| {
+        !pids
             .iter()
-            .any(|(_, pid)| process_state(*pid).is_some_and(|state| !matches!(state, 'Z' | 'X')));
-        if !running {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+            .any(|(_, pid)| process_state(*pid).is_some_and(|state| !matches!(state, 'Z' | 'X')))
+    })
+    .await;
     survivors(pids, false)
 }
 
