@@ -153,11 +153,14 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
                 if let Err(outcome) =
                     compaction::compact_after_refusal(turn, &mut compactions).await
                 {
-                    // The refusal ends the turn: what the refused response reported is told,
+                    // The refusal fails the turn: what the refused response reported is told,
                     // as for any failure that ends a turn.
-                    if let SamplingError::StreamAfterHeaders {
-                        rate_limits, usage, ..
-                    } = failure
+                    if let (
+                        TurnOutcome::Failed(_),
+                        SamplingError::StreamAfterHeaders {
+                            rate_limits, usage, ..
+                        },
+                    ) = (&outcome, failure)
                     {
                         usage::emit_failed_usage(turn, rate_limits, usage).await;
                     }
