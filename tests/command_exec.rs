@@ -8,8 +8,6 @@
 
 mod support;
 
-use std::time::Duration;
-
 use base64::Engine;
 use serde_json::{json, Value};
 use support::*;
@@ -143,20 +141,19 @@ async fn shutdown_kills_a_running_command_and_what_it_started_and_exits_zero() {
     let pids = streamed_stdout_lines(&mut daemon, "long", 2).await;
     assert!(pids.iter().all(|pid| process_is_running(pid)), "{pids:?}");
     daemon.close_stdin();
-    let status = tokio::time::timeout(Duration::from_secs(2), daemon.child.wait())
+    // Bounded by the suite's timeout, not the 2 s shutdown promise: a busy machine runs the
+    // daemon late. Whether shutdown waited on the command shows in its log (checked below).
+    let status = tokio::time::timeout(TIMEOUT, daemon.child.wait())
         .await
-        .expect("the daemon did not exit within 2 s")
+        .expect("the daemon did not exit")
         .unwrap();
     assert_eq!(status.code(), Some(0));
     // The daemon reaped its child before exiting; the background `sleep` is reaped by init, so
-    // allow it a bounded moment to leave the process table.
-    for _ in 0..50 {
-        if !pids.iter().any(|pid| process_is_running(pid)) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(!pids.iter().any(|pid| process_is_running(pid)), "{pids:?}");
+    // it leaves the process table when init gets to it.
+    assert!(
+        poll_until(|| !pids.iter().any(|pid| process_is_running(pid))).await,
+        "{pids:?}"
+    );
     let stderr = daemon.stderr();
     assert!(
         !stderr.iter().any(|l| l.contains("budget exceeded")),

@@ -3,7 +3,7 @@
 //! provider without tools; the next request carries the user's messages and the summary instead
 //! of the whole conversation, and is shorter; `thread/read` shows the item in its turn; a resume
 //! after a restart sends exactly the compacted history; a failed or interrupted compaction
-//! leaves the history (and the rollout) as they were.
+//! leaves the history (and the rollout) as they were and still completes its item, `failed`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
 
@@ -168,10 +168,14 @@ async fn failed_and_interrupted_compactions_leave_the_history_and_rollout_as_the
     let message = end["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("compaction failed"), "{message}");
     assert!(message.contains("summaries are off today"), "{message}");
-    assert!(
-        items_of(&failed, "item/completed", "contextCompaction").is_empty(),
-        "a failed compaction completes no item"
-    );
+    // The item completes all the same, failed and saying why.
+    let items = items_of(&failed, "item/completed", "contextCompaction");
+    assert_eq!(items.len(), 1, "{failed:#?}");
+    assert_eq!(items[0]["status"], "failed");
+    let reason = items[0]["error"].as_str().unwrap_or_default();
+    assert!(reason.contains("summaries are off today"), "{reason}");
+    let started = items_of(&failed, "item/started", "contextCompaction");
+    assert_eq!(started[0]["status"], "inProgress");
 
     let response = s
         .daemon
@@ -194,6 +198,9 @@ async fn failed_and_interrupted_compactions_leave_the_history_and_rollout_as_the
         .await;
     let interrupted = s.daemon.until_turn_completed().await;
     single_turn_end(&interrupted, "interrupted");
+    let items = items_of(&interrupted, "item/completed", "contextCompaction");
+    assert_eq!(items.len(), 1, "{interrupted:#?}");
+    assert_eq!(items[0]["status"], "failed");
 
     // No compacted line, and the next request still carries the whole conversation.
     let rollout = s.rollout();

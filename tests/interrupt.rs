@@ -8,8 +8,6 @@
 mod support;
 mod turn_support;
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
@@ -100,15 +98,10 @@ async fn interrupt_kills_running_tools_and_their_whole_process_group() {
     assert!(items_of(&messages, "item/completed", "commandExecution").is_empty());
     let pid = std::fs::read_to_string(workdir.path().join("bg.pid")).unwrap();
     let pid = pid.trim().to_string();
-    let mut dead = process_is_dead(&pid);
-    for _ in 0..200 {
-        if dead {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-        dead = process_is_dead(&pid);
-    }
-    assert!(dead, "background child {pid} survived the interrupt");
+    assert!(
+        poll_until(|| process_is_dead(&pid)).await,
+        "background child {pid} survived the interrupt"
+    );
     // The call got an output, so the next request is well formed.
     let next = s.run_turn("next").await;
     single_turn_end(&next, "completed");

@@ -157,7 +157,7 @@ async fn a_servers_process_ends_with_the_daemon_and_the_daemon_still_exits_fast(
         clock.elapsed()
     );
     assert!(
-        gone_within(pid, Duration::from_secs(5)).await,
+        gone_within(pid, TIMEOUT).await,
         "the MCP server outlived the daemon"
     );
 }
@@ -181,7 +181,7 @@ async fn a_servers_process_ends_when_its_thread_unloads() {
         .await;
     s.daemon.notification("thread/closed").await;
     assert!(
-        gone_within(pid, Duration::from_secs(5)).await,
+        gone_within(pid, TIMEOUT).await,
         "the MCP server outlived its thread"
     );
 }

@@ -14,7 +14,6 @@ mod support;
 mod turn_support;
 
 use std::path::Path;
-use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{json, Value};
@@ -102,17 +101,14 @@ fn survivors(
 
 /// After the daemon exits, its leftovers may take a moment to be reaped by init.
 async fn survivors_after_exit(dir: &Path, names: &[String]) -> Vec<(String, u32, Option<char>)> {
-    for _ in 0..100 {
-        let running = names.iter().any(|name| {
+    poll_until(|| {
+        !names.iter().any(|name| {
             marked(dir, name)
                 .iter()
                 .any(|(_, state)| state.is_some_and(|state| !matches!(state, 'Z' | 'X')))
-        });
-        if !running {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        })
+    })
+    .await;
     survivors(dir, names, false)
 }
 

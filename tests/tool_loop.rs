@@ -245,17 +245,6 @@ async fn dynamic_tools_go_to_the_client_and_its_answers_become_outputs() {
     );
 }
 
-/// Polls `check` (bounded) until it holds.
-async fn eventually(check: impl Fn() -> bool) -> bool {
-    for _ in 0..200 {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    check()
-}
-
 #[tokio::test]
 async fn a_command_timeout_kills_the_whole_process_group() {
     let workdir = tempfile::tempdir().unwrap();
@@ -278,7 +267,7 @@ async fn a_command_timeout_kills_the_whole_process_group() {
     let pid = std::fs::read_to_string(workdir.path().join("bg.pid")).unwrap();
     let pid = pid.trim().to_string();
     assert!(
-        eventually(|| process_is_dead(&pid)).await,
+        poll_until(|| process_is_dead(&pid)).await,
         "background child {pid} survived"
     );
     let bodies = s.bodies(2).await;

@@ -126,8 +126,17 @@ pub enum TurnItem {
         changes: Vec<FileChangeEntry>,
         status: ToolItemStatus,
     },
-    /// A compaction of the thread's history ran in this turn (manual or automatic).
-    ContextCompaction { id: ItemId },
+    /// A compaction of the thread's history ran in this turn (manual or automatic). A failed one
+    /// completes too, with `status` failed and `error` saying why; the history was left as it
+    /// was.
+    ContextCompaction {
+        id: ItemId,
+        /// Lines written before compactions could fail hold only the id: they succeeded.
+        #[serde(default = "completed_status")]
+        status: ToolItemStatus,
+        #[serde(default)]
+        error: Option<String>,
+    },
 }
 
 /// One file of a [`TurnItem::FileChange`].
@@ -160,6 +169,10 @@ pub enum ToolItemStatus {
     Declined,
 }
 
+fn completed_status() -> ToolItemStatus {
+    ToolItemStatus::Completed
+}
+
 /// One piece of a client tool's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -179,7 +192,7 @@ impl TurnItem {
             | TurnItem::DynamicToolCall { id, .. }
             | TurnItem::FileChange { id, .. }
             | TurnItem::McpToolCall { id, .. }
-            | TurnItem::ContextCompaction { id } => id,
+            | TurnItem::ContextCompaction { id, .. } => id,
         }
     }
 }

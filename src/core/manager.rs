@@ -179,6 +179,7 @@ impl ThreadManager {
             let mut state = thread.state();
             state.name = loaded.name;
             state.total_usage = loaded.total_usage;
+            state.reported_context_tokens = loaded.reported_context_tokens;
         }
         self.threads().insert(id, thread.clone());
         ThreadSpawn { thread, events_rx }
@@ -337,6 +338,9 @@ struct LoadedState {
     name: Option<String>,
     /// The running total of the last persisted usage line, so the next turn counts on from it.
     total_usage: TokenUsage,
+    /// What the provider last reported, as the live thread keeps it for automatic compaction
+    /// (see `ThreadState::reported_context_tokens`).
+    reported_context_tokens: Option<i64>,
 }
 
 impl LoadedState {
@@ -345,8 +349,14 @@ impl LoadedState {
             history: Vec::new(),
             name: None,
             total_usage: TokenUsage::default(),
+            reported_context_tokens: None,
         };
+        // A compaction writes its `compacted` line and right after it a usage line whose `last`
+        // is its own estimate of the compacted request, not a provider's count: that one is
+        // skipped, as the live thread never took it.
+        let mut after_compaction = false;
         for item in items {
+            let just_compacted = std::mem::take(&mut after_compaction);
             match item {
                 RolloutItem::ResponseItem(response_item) => state.history.push(
                     super::turn::forget_legacy_assigned_id(response_item.clone()),
@@ -359,13 +369,62 @@ impl LoadedState {
                         .iter()
                         .cloned()
                         .map(super::turn::forget_legacy_assigned_id)
-                        .collect()
+                        .collect();
+                    state.reported_context_tokens = None;
+                    after_compaction = true;
                 }
                 RolloutItem::ThreadName { name } => state.name = Some(name.clone()),
-                RolloutItem::TokenUsage { total, .. } => state.total_usage = *total,
+                RolloutItem::TokenUsage { total, last, .. } => {
+                    state.total_usage = *total;
+                    // A response that reported no usage leaves `last` empty, and the live
+                    // thread's count unchanged.
+                    if !just_compacted && last.total_tokens > 0 {
+                        state.reported_context_tokens = Some(last.total_tokens);
+                    }
+                }
                 _ => {}
             }
         }
         state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage_line(last_total: i64) -> RolloutItem {
+        RolloutItem::TokenUsage {
+            turn_id: "t".into(),
+            total: TokenUsage::default(),
+            last: TokenUsage {
+                total_tokens: last_total,
+                ..TokenUsage::default()
+            },
+            model_context_window: None,
+        }
+    }
+
+    /// Invariant: a resumed thread decides automatic compaction on what the live one did — the
+    /// provider's last count, none after a compaction (whose own estimate line is not a count),
+    /// and a response that reported nothing changes nothing.
+    #[test]
+    fn the_reported_count_is_read_back_as_the_live_thread_kept_it() {
+        let compacted = RolloutItem::Compacted {
+            summary: "s".into(),
+            replacement_history: vec![ResponseItem::user_text("q")],
+        };
+        let count = |items: &[RolloutItem]| LoadedState::from_items(items).reported_context_tokens;
+        assert_eq!(count(&[]), None);
+        assert_eq!(count(&[usage_line(5_000)]), Some(5_000));
+        assert_eq!(count(&[usage_line(5_000), usage_line(0)]), Some(5_000));
+        assert_eq!(
+            count(&[usage_line(5_000), compacted.clone(), usage_line(900)]),
+            None
+        );
+        assert_eq!(
+            count(&[compacted, usage_line(900), usage_line(1_200)]),
+            Some(1_200)
+        );
     }
 }

@@ -56,10 +56,10 @@ pub(crate) struct ThreadState {
     /// The settings as the rollout last recorded them; a turn that finds `settings` moved on
     /// records the new snapshot first.
     pub persisted_settings: PersistedSettings,
-    /// What the provider last reported the context held (`total_tokens` of the last completed
-    /// response) and the history length then; compaction adds an estimate of what came after.
-    /// Cleared when a compaction replaces the history.
-    pub context_baseline: Option<(i64, usize)>,
+    /// What the provider last reported a request of this thread used (`total_tokens`), on which
+    /// automatic compaction decides. `None` until a response reports usage, and again once a
+    /// compaction replaced the history (the count was of the history before it).
+    pub reported_context_tokens: Option<i64>,
 }
 
 /// How many ended turn ids a thread remembers for idempotent interrupts.
@@ -184,7 +184,7 @@ impl Thread {
                 ended_turn_ids: std::collections::VecDeque::new(),
                 approved_commands: std::collections::HashSet::new(),
                 sandbox_warnings: std::collections::HashSet::new(),
-                context_baseline: None,
+                reported_context_tokens: None,
             }),
             tasks: TaskTracker::new(),
             shutdown,

@@ -252,6 +252,13 @@ pub struct SseReply {
     /// [`super::SENT_AT_US_PLACEHOLDER`] in its data with the same number, so
     /// a benchmark can measure latency (see [`super::stamped_deltas`]).
     pub stamp_send_time: bool,
+    /// Replaces the `usage` of `response.completed` with a count of the
+    /// request it answers, as a provider's tokenizer would report it: input
+    /// tokens = the request body's bytes / 4 (rounded up), output tokens = the
+    /// bytes of the reply's output items (as JSON) / 4, total = their sum. Lets a test script replies whose usage
+    /// follows the context the client really sent. HTTP requests only (a
+    /// WebSocket reply keeps its scripted usage).
+    pub count_request_usage: bool,
 }
 
 impl Default for SseReply {
@@ -271,6 +278,7 @@ impl SseReply {
             fault: None,
             hold_open_after_end: false,
             stamp_send_time: false,
+            count_request_usage: false,
         }
     }
 
@@ -307,6 +315,12 @@ impl SseReply {
     /// Sets [`SseReply::stamp_send_time`].
     pub fn with_send_time_stamps(mut self) -> SseReply {
         self.stamp_send_time = true;
+        self
+    }
+
+    /// Sets [`SseReply::count_request_usage`].
+    pub fn with_usage_counted_from_request(mut self) -> SseReply {
+        self.count_request_usage = true;
         self
     }
 }
@@ -457,6 +471,8 @@ fn reply_from_json(value: Value, at: &str) -> Result<Reply, ScriptError> {
         fault: sse.fault.map(|fault| (fault.after_bytes, fault.kind)),
         hold_open_after_end: sse.hold_open_after_end,
         stamp_send_time: sse.stamp_send_time,
+        // Not part of the transcript format: transcripts replay recorded usage as it was.
+        count_request_usage: false,
     }))
 }
 

@@ -20,7 +20,7 @@ use super::http::{self, HttpError, RequestHead};
 use super::recorded::RecordedRequest;
 use super::script::{Reply, SseReply};
 use super::shared::Shared;
-use super::sse::{write_sse_body, BodyEnd};
+use super::sse::{with_counted_usage, write_sse_body, BodyEnd};
 use super::websocket::{self, Upgrade};
 
 /// While a reply streams we keep reading, to notice a hang-up; bytes a client
@@ -140,7 +140,12 @@ async fn serve_one_exchange(connection: &mut Connection, shared: &Shared) -> Aft
     let reply = if is_model_list(&request) {
         shared.answer_model_list(request)
     } else {
-        let reply = route(&request, shared);
+        let reply = match route(&request, shared) {
+            Reply::Sse(reply) if reply.count_request_usage => {
+                Reply::Sse(with_counted_usage(reply, request.raw_body.len()))
+            }
+            reply => reply,
+        };
         shared.record(request);
         reply
     };

@@ -36,6 +36,44 @@ enum Stop {
     ClientGone,
 }
 
+/// For a reply with [`SseReply::count_request_usage`]: the reply with the
+/// usage of its `response.completed` events counted from the request's
+/// `request_bytes` and the reply's own output items.
+pub(super) fn with_counted_usage(mut reply: SseReply, request_bytes: usize) -> SseReply {
+    let count = |bytes: usize| u64::try_from(bytes.div_ceil(4)).unwrap_or(u64::MAX);
+    let input = count(request_bytes);
+    let output_bytes: usize = reply
+        .events
+        .iter()
+        .filter_map(|event| serde_json::from_str::<serde_json::Value>(&event.data).ok())
+        .filter(|data| data["type"] == "response.output_item.done")
+        .map(|data| data["item"].to_string().len())
+        .sum();
+    let output = count(output_bytes);
+    for event in &mut reply.events {
+        let Ok(mut data) = serde_json::from_str::<serde_json::Value>(&event.data) else {
+            continue;
+        };
+        if data["type"] != "response.completed" {
+            continue;
+        }
+        let Some(usage) = data
+            .pointer_mut("/response/usage")
+            .and_then(serde_json::Value::as_object_mut)
+        else {
+            continue;
+        };
+        usage.insert("input_tokens".to_owned(), input.into());
+        usage.insert("output_tokens".to_owned(), output.into());
+        usage.insert(
+            "total_tokens".to_owned(),
+            input.saturating_add(output).into(),
+        );
+        event.data = data.to_string();
+    }
+    reply
+}
+
 /// Writes the body of `reply` (the head is already sent). Never returns for a
 /// stalled or held-open body; the caller races it against hang-up and shutdown.
 pub(super) async fn write_sse_body<W>(writer: &mut W, reply: &SseReply) -> BodyEnd

@@ -106,7 +106,14 @@ pub enum ThreadItemDetails {
         status: String,
     },
     /// The thread's history was compacted: replaced by the user's messages and a summary.
-    ContextCompaction { id: String },
+    /// `status` and `error` are openturn's additions (the reference sends the id alone):
+    /// `inProgress` when it starts, then `completed`, or `failed` with `error` saying why (the
+    /// history was then left as it was). A failed compaction completes too.
+    ContextCompaction {
+        id: String,
+        status: String,
+        error: Option<String>,
+    },
 }
 
 /// What an MCP tool call returned.
@@ -155,7 +162,7 @@ impl ThreadItem {
             | ThreadItemDetails::DynamicToolCall { id, .. }
             | ThreadItemDetails::FileChange { id, .. }
             | ThreadItemDetails::McpToolCall { id, .. }
-            | ThreadItemDetails::ContextCompaction { id } => id,
+            | ThreadItemDetails::ContextCompaction { id, .. } => id,
         }
     }
 }

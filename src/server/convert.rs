@@ -137,8 +137,12 @@ pub(crate) fn thread_item(
             changes: changes.iter().map(file_change_out).collect(),
             status: tool_status(*status).to_string(),
         },
-        core::TurnItem::ContextCompaction { id } => {
-            ThreadItemDetails::ContextCompaction { id: id.to_string() }
+        core::TurnItem::ContextCompaction { id, status, error } => {
+            ThreadItemDetails::ContextCompaction {
+                id: id.to_string(),
+                status: tool_status(*status).to_string(),
+                error: error.clone(),
+            }
         }
     };
     ThreadItem {

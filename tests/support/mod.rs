@@ -39,6 +39,20 @@ pub fn process_is_dead(pid: &str) -> bool {
     }
 }
 
+/// Polls `check` until it holds, for at most [`TIMEOUT`]; true when it did. For a state that
+/// announces itself with no event (a process leaving the process table), so the bound is the
+/// suite's one and not a guess at how fast this machine is.
+pub async fn poll_until(check: impl Fn() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    while !check() {
+        if tokio::time::Instant::now() >= deadline {
+            return check();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
 /// A daemon with an initialized connection against a provider with no replies (for requests
 /// that never sample), and its home.
 pub async fn daemon_without_replies() -> (Daemon, tempfile::TempDir) {

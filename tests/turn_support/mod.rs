@@ -212,3 +212,44 @@ pub fn call_outputs(body: &Value) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// Completes `response` reporting `total` tokens (10 of them output): how a test says how full
+/// the provider found the context.
+pub fn completed_with_total(response: ResponseBuilder, total: u64) -> Reply {
+    let usage = Usage {
+        input: total.saturating_sub(10),
+        output: 10.min(total),
+        total,
+        ..Usage::default()
+    };
+    response.completed(usage, None).build()
+}
+
+/// A response of one assistant message streamed as `pieces`, reporting `total` tokens.
+pub fn message_with_total(response_id: &str, item_id: &str, pieces: &[&str], total: u64) -> Reply {
+    completed_with_total(
+        ResponseBuilder::new(response_id)
+            .created()
+            .text_message(item_id, pieces),
+        total,
+    )
+}
+
+/// Whether a request body offers tools (a summarization request offers none).
+pub fn has_tools(body: &Value) -> bool {
+    body["tools"]
+        .as_array()
+        .is_some_and(|tools| !tools.is_empty())
+}
+
+/// The texts of a request body's user messages, in order.
+pub fn user_texts(body: &Value) -> Vec<String> {
+    body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["role"] == "user")
+        .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|piece| piece["text"].as_str().map(str::to_string))
+        .collect()
+}

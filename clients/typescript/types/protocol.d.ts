@@ -215,7 +215,9 @@ export type ThreadItem1 =
       type: "fileChange";
     }
   | {
+      error?: string | null;
       id: string;
+      status: string;
       type: "contextCompaction";
     };
 /**

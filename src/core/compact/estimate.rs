@@ -27,6 +27,30 @@ pub fn estimate_items(items: &[ResponseItem]) -> i64 {
     tokens_for_bytes(bytes)
 }
 
+/// The estimated tokens of the items after the last one the model produced: what a provider's
+/// count for its last response does not include yet (tool outputs, the user's next message,
+/// context the turn loop added). Reading it from the history's shape, not from a length kept
+/// aside, gives the same answer live and after a resume.
+pub fn estimate_since_last_output(history: &[ResponseItem]) -> i64 {
+    let start = history
+        .iter()
+        .rposition(is_model_output)
+        .map_or(0, |index| index + 1);
+    estimate_items(&history[start..])
+}
+
+/// Whether the model produced `item` (anything but input: user, developer or system messages
+/// and tool outputs).
+fn is_model_output(item: &ResponseItem) -> bool {
+    match item {
+        ResponseItem::Message { role, .. } => role == "assistant",
+        ResponseItem::FunctionCallOutput { .. } | ResponseItem::CustomToolCallOutput { .. } => {
+            false
+        }
+        _ => true,
+    }
+}
+
 /// The estimated tokens of a whole request: instructions, input and tool definitions — what
 /// the provider counts as the request's input.
 pub fn estimate_request(request: &ResponsesRequest) -> i64 {
@@ -55,5 +79,35 @@ mod tests {
         let short = estimate_items(&[ResponseItem::user_text("hi")]);
         let long = estimate_items(&[ResponseItem::user_text("hi".repeat(400))]);
         assert!(short > 0 && long > short + 150, "{short} {long}");
+    }
+
+    #[test]
+    fn what_came_after_the_models_last_item_is_what_the_estimate_adds() {
+        let call = ResponseItem::FunctionCall {
+            id: None,
+            call_id: "c".into(),
+            name: "shell".into(),
+            namespace: None,
+            arguments: "{}".into(),
+        };
+        let output = ResponseItem::FunctionCallOutput {
+            call_id: "c".into(),
+            output: "x".repeat(400),
+        };
+        let question = ResponseItem::user_text("next");
+        let history = vec![ResponseItem::user_text("first"), call, output.clone()];
+        assert_eq!(
+            estimate_since_last_output(&history),
+            estimate_items(std::slice::from_ref(&output))
+        );
+        let mut later = history.clone();
+        later.push(question.clone());
+        assert_eq!(
+            estimate_since_last_output(&later),
+            estimate_items(&[output, question])
+        );
+        // Nothing from the model yet: all of it is new.
+        let fresh = [ResponseItem::user_text("only")];
+        assert_eq!(estimate_since_last_output(&fresh), estimate_items(&fresh));
     }
 }

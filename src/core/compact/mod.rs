@@ -11,5 +11,5 @@ pub mod estimate;
 pub mod history;
 pub mod prompt;
 
-pub use estimate::{estimate_items, estimate_request};
+pub use estimate::{estimate_items, estimate_request, estimate_since_last_output};
 pub use history::{replacement_history, summarization_input, KeptBudget};

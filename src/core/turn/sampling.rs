@@ -98,12 +98,6 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
         }
         Err(other) => return Err(other),
     };
-    if let Some(usage) = completed.token_usage {
-        // What the provider counted is the best measure of the context; compaction adds an
-        // estimate of what the history gained since.
-        let mut thread_state = turn.thread.state();
-        thread_state.context_baseline = Some((usage.total_tokens, thread_state.history.len()));
-    }
     let window = Some(state.settings().context_window());
     emit_usage(
         turn,

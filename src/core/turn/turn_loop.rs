@@ -19,7 +19,7 @@ use super::super::items::TurnItem;
 use super::super::record::{self, TurnEndRecord};
 use super::super::skills;
 use super::super::thread::TurnKind;
-use super::compaction;
+use super::compaction::{self, CompactionFailure, TurnCompactions};
 use super::lifecycle::{TurnEnd, TurnTimes};
 use super::sampling::{self, SamplingError};
 use super::turn_context::TurnContext;
@@ -50,7 +50,15 @@ pub(crate) async fn run_compaction_turn(mut turn: TurnContext, mut end: TurnEnd)
         Ok(()) => TurnOutcome::Completed {
             final_items: Vec::new(),
         },
-        Err(outcome) => outcome,
+        Err(CompactionFailure::Interrupted) => TurnOutcome::Interrupted,
+        // Compacting is all this turn was asked to do: failing to is its failure.
+        Err(CompactionFailure::Failed(error)) => TurnOutcome::Failed(TurnError {
+            message: format!(
+                "compaction failed (the history was left as it was): {}",
+                error.message
+            ),
+            ..error
+        }),
     };
     turn.thread.close_turn(&turn.turn_id);
     let times = end.stop();
@@ -102,7 +110,7 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
     let mut retries = 0u32;
     // Every request counts, retries included: each one is a round trip the provider bills.
     let mut requests_sent = 0u32;
-    let mut compactions = 0u32;
+    let mut compactions = TurnCompactions::default();
     loop {
         if turn.cancel.is_cancelled() {
             return TurnOutcome::Interrupted;
@@ -112,14 +120,15 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
         }
         requests_sent += 1;
         deliver_pending_input(turn).await;
-        // Before the turn's first request and between requests of the turn alike: a request
-        // that would reach the limit is preceded by a compaction.
+        // Before the turn's first request and between requests of the turn alike: when the
+        // context the provider last reported reaches the limit, a compaction comes first.
         if let Err(outcome) = compaction::compact_if_needed(turn, &mut compactions).await {
             return outcome;
         }
         match sampling::sample_once(turn).await {
             Ok(result) => {
                 retries = 0;
+                compactions.response_completed();
                 if !result.needs_follow_up && turn.thread.close_turn_unless_pending(&turn.turn_id) {
                     return TurnOutcome::Completed {
                         final_items: result.final_items,
@@ -127,13 +136,21 @@ async fn sample_until_done(turn: &TurnContext) -> TurnOutcome {
                 }
             }
             Err(SamplingError::Interrupted) => return TurnOutcome::Interrupted,
-            Err(failure)
-                if compaction::is_context_window_error(&failure)
-                    && compactions < compaction::MAX_COMPACTIONS_PER_TURN =>
-            {
-                compactions += 1;
-                tracing::info!(turn_id = %turn.turn_id, "the provider found the request too long; compacting");
-                if let Err(outcome) = compaction::compact(turn).await {
+            Err(failure) if compaction::is_context_window_error(&failure) => {
+                if let Err(outcome) =
+                    compaction::compact_after_refusal(turn, &mut compactions).await
+                {
+                    // The refusal fails the turn: what the refused response reported is told,
+                    // as for any failure that ends a turn.
+                    if let (
+                        TurnOutcome::Failed(_),
+                        SamplingError::StreamAfterHeaders {
+                            rate_limits, usage, ..
+                        },
+                    ) = (&outcome, failure)
+                    {
+                        usage::emit_failed_usage(turn, rate_limits, usage).await;
+                    }
                     return outcome;
                 }
             }

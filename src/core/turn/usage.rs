@@ -22,8 +22,8 @@ pub(super) async fn emit_failed_usage(
     emit_usage(turn, usage, rate_limits, window).await;
 }
 
-/// Adds what one response used to the thread's total, then records and reports the count and
-/// the response's rate limits.
+/// Adds what one response used to the thread's total, keeps its count as the context's size
+/// for automatic compaction, then records and reports the count and the response's rate limits.
 pub(super) async fn emit_usage(
     turn: &TurnContext,
     usage: Option<TokenUsage>,
@@ -33,6 +33,10 @@ pub(super) async fn emit_usage(
     let last = usage.unwrap_or_default();
     let total = {
         let mut thread_state = turn.thread.state();
+        if usage.is_some() {
+            // What the provider counted is the measure automatic compaction decides on.
+            thread_state.reported_context_tokens = Some(last.total_tokens);
+        }
         let total = &mut thread_state.total_usage;
         total.input_tokens += last.input_tokens;
         total.cached_input_tokens += last.cached_input_tokens;

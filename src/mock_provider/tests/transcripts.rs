@@ -171,6 +171,7 @@ fn transcript_format_options() {
         fault: Some((4, Fault::Stall)),
         hold_open_after_end: true,
         stamp_send_time: true,
+        count_request_usage: false,
     };
     assert_eq!(first, &expected);
     assert_eq!(sse(&script.replies[1]).chunking, Chunking::Whole);

@@ -1369,7 +1369,7 @@ class ThreadItem7(BaseModel):
 
 class ThreadItem9(BaseModel):
     """
-    The thread's history was compacted: replaced by the user's messages and a summary.
+    The thread's history was compacted: replaced by the user's messages and a summary. `status` and `error` are openturn's additions (the reference sends the id alone): `inProgress` when it starts, then `completed`, or `failed` with `error` saying why (the history was then left as it was). A failed compaction completes too.
     """
 
     model_config = ConfigDict(
@@ -1377,7 +1377,9 @@ class ThreadItem9(BaseModel):
     )
     completed_at_ms: Annotated[int | None, Field(alias="completedAtMs")] = None
     started_at_ms: Annotated[int | None, Field(alias="startedAtMs")] = None
+    error: str | None = None
     id: str
+    status: str
     type: Literal["contextCompaction"]
 
 
