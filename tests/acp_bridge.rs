@@ -885,6 +885,11 @@ async fn the_acp_bridge_runs_commands_and_an_mcp_tool_behind_a_stdio_logging_wra
     replies.extend(commands_then_mcp(2, &root));
     let provider = MockProvider::start(Script::new(replies)).await.unwrap();
     write_config(home.path(), &provider);
+    // The commands' pid files must hold host pids, which a command in a PID namespace of its own
+    // cannot know: the sandbox runs them in its fallback (Landlock and seccomp, no namespaces).
+    let config = home.path().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("sandbox_isolation = \"fallback\"\n{text}")).unwrap();
     let cwd = root.display().to_string();
 
     let mut client = AcpClient::spawn(&entry, home.path());

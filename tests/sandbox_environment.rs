@@ -125,6 +125,8 @@ async fn command_exec_gets_no_provider_key_by_default_and_the_policy_shapes_the_
     let mut names: Vec<&str> = shown
         .lines()
         .filter_map(|line| line.split_once('=').map(|(name, _)| name))
+        // The supervisor's own marker, which finds the command's processes (not the policy's).
+        .filter(|name| *name != "OPENTURN_COMMAND_ID")
         .collect();
     names.sort_unstable();
     // GITHUB_TOKEN fell to `exclude` (matched without case); the provider key is named exactly

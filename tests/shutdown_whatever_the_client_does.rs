@@ -236,8 +236,9 @@ async fn daemon_running_a_silent_tool(
     .unwrap();
     let home = tempfile::tempdir().unwrap();
     let mut daemon = RawDaemon::spawn(home.path(), &mock_overrides(&provider), &[]);
-    // workspace-write: the tool writes its pid file in its cwd, inside the sandbox.
-    let params = json!({"approvalPolicy": "never", "sandbox": "workspace-write",
+    // Unconfined, so the pid the tool writes is the host's (a confined command may run in a PID
+    // namespace of its own, where `$$` is not).
+    let params = json!({"approvalPolicy": "never", "sandbox": "danger-full-access",
         "cwd": workdir.display().to_string()});
     let thread_id = daemon.start_thread(params).await;
     daemon.start_turn(&thread_id).await;

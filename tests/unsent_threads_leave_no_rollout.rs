@@ -14,6 +14,8 @@ use support::*;
 fn without_key(provider: &MockProvider) -> Vec<String> {
     let mut overrides = mock_overrides(provider);
     overrides.push("model_providers.mock.env_key=\"OPENTURN_UNSET_TEST_KEY\"".to_string());
+    // Takes the key `account/login/start` stores, as OpenAI's own provider does.
+    overrides.push("model_providers.mock.requires_openai_auth=true".to_string());
     overrides
 }
 

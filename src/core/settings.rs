@@ -68,7 +68,7 @@ pub struct ThreadSettings {
     /// Paths no sandboxed command may write, even inside a writable root: openturn's home.
     pub protected_paths: Vec<PathBuf>,
     /// `sandbox_isolation` in config.toml: namespaces, the fallback, or whichever works.
-    pub sandbox_isolation: super::sandboxing::Isolation,
+    pub sandbox_isolation: crate::sandbox::Isolation,
     /// `[shell_environment_policy]`: the environment commands get.
     pub shell_environment: std::sync::Arc<super::shell_env::ShellEnvironmentPolicy>,
     pub reasoning_effort: Option<String>,
@@ -230,7 +230,7 @@ pub struct ConfiguredSettings {
     pub sandbox_writable_roots: Vec<PathBuf>,
     pub sandbox_network_access: bool,
     pub protected_paths: Vec<PathBuf>,
-    pub sandbox_isolation: super::sandboxing::Isolation,
+    pub sandbox_isolation: crate::sandbox::Isolation,
     pub shell_environment: std::sync::Arc<super::shell_env::ShellEnvironmentPolicy>,
     pub reasoning_effort: Option<String>,
     pub reasoning_summary: Option<String>,

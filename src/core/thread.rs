@@ -418,7 +418,11 @@ impl Thread {
     /// Fsyncs and closes the rollout, releasing its lock (the thread is being unloaded); or
     /// deletes it when no request of the thread ever left the process.
     pub async fn close_rollout(&self) {
-        if self.discard_rollout_if_never_sent().await {
+        if self
+            .provider_contact
+            .discard_rollout_if_never_sent(self.rollout.as_ref(), &self.id)
+            .await
+        {
             return;
         }
         if let Some(rollout) = &self.rollout {
@@ -438,7 +442,11 @@ impl Thread {
         if let Some(mcp) = self.mcp.get() {
             mcp.shutdown().await;
         }
-        if self.discard_rollout_if_never_sent().await {
+        if self
+            .provider_contact
+            .discard_rollout_if_never_sent(self.rollout.as_ref(), &self.id)
+            .await
+        {
             return;
         }
         if let Some(rollout) = &self.rollout {

@@ -11,8 +11,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::client::ClientError;
+use crate::rollout::RolloutWriter;
 
-use super::thread::Thread;
+use super::ids::ThreadId;
 
 /// What a thread's requests have done so far, as far as keeping its rollout is concerned.
 #[derive(Debug, Default)]
@@ -45,26 +46,27 @@ impl ProviderContact {
             && self.failed_unsent.load(Ordering::SeqCst)
             && !self.reached.load(Ordering::SeqCst)
     }
-}
 
-impl Thread {
-    /// Deletes the rollout when nothing this thread did ever left the process (see the module
+    /// Deletes the thread's rollout when nothing it did ever left the process (see the module
     /// docs); true when it did, and the rollout is gone.
-    pub(crate) async fn discard_rollout_if_never_sent(&self) -> bool {
-        let Some(rollout) = &self.rollout else {
+    pub(crate) async fn discard_rollout_if_never_sent(
+        &self,
+        rollout: Option<&RolloutWriter>,
+        thread_id: &ThreadId,
+    ) -> bool {
+        let Some(rollout) = rollout else {
             return false;
         };
-        let contact = &self.provider_contact;
-        if contact.discarded.load(Ordering::SeqCst) {
+        if self.discarded.load(Ordering::SeqCst) {
             return true;
         }
-        if !contact.never_reached() {
+        if !self.never_reached() {
             return false;
         }
         match rollout.discard().await {
             Ok(()) => {
-                contact.discarded.store(true, Ordering::SeqCst);
-                tracing::info!(thread_id = %self.id, "no request of this thread left the process; its rollout is removed");
+                self.discarded.store(true, Ordering::SeqCst);
+                tracing::info!(%thread_id, "no request of this thread left the process; its rollout is removed");
                 true
             }
             Err(error) => {
