@@ -25,7 +25,7 @@ fn uncommented() -> String {
 }
 
 /// Tables whose keys are names the user chooses.
-const NAMED: [&str; 3] = ["model_providers", "models", "mcp_servers"];
+const NAMED: [&str; 4] = ["model_providers", "models", "mcp_servers", "projects"];
 
 /// The example's keys as `known_keys` spells them (`*` for a chosen name, `[]` for an array
 /// entry); a table that is itself a known key (a map such as `query_params`) is one key.
