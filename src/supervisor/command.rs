@@ -14,9 +14,9 @@ use tokio::process::{Child, Command};
 
 use super::cgroup::CommandCgroup;
 use super::proc_table::read_entry;
+use super::registry::MARKER;
 use super::registry::{registry, ChildKind, CommandRecord};
 use super::sweep::Sweep;
-use super::MARKER;
 
 /// Starts `command` as a command leader. `confine` adds the caller's own child hooks (the
 /// sandbox); they run in the child after the supervisor's, which must join the command's
@@ -25,7 +25,7 @@ pub(crate) fn spawn_command(
     command: &mut Command,
     confine: impl FnOnce(&mut Command),
 ) -> io::Result<(Child, CommandTree)> {
-    super::start();
+    super::registry::start();
     let id = uuid::Uuid::new_v4().simple().to_string();
     // A daemon that itself runs inside a command keeps that command's marker too, so the outer
     // daemon still finds what this one's commands start.

@@ -37,32 +37,9 @@ mod registry;
 mod server;
 mod sweep;
 
-use std::sync::Once;
-
 pub(crate) use command::{spawn_command, CommandTree};
+pub use registry::start;
 pub(crate) use server::{spawn_server, ServerProcess};
-
-/// The environment variable that marks a command's processes: a `:`-separated list of command
-/// ids (a daemon run by another daemon's command keeps the outer id and adds its own).
-const MARKER: &str = "OPENTURN_COMMAND_ID";
-
-/// Records the children the daemon started with and makes it a child subreaper. Call it first
-/// thing, before any child is started; spawning calls it too, for embedders that do not.
-pub fn start() {
-    static STARTED: Once = Once::new();
-    STARTED.call_once(|| {
-        drop(registry::registry());
-        // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only sets a flag on this process.
-        let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-        if rc != 0 {
-            tracing::warn!(
-                error = %std::io::Error::last_os_error(),
-                "cannot become a child subreaper; what a command leaves running is killed but \
-                 may be reaped by init instead"
-            );
-        }
-    });
-}
 
 /// At shutdown: kills every MCP server still running and everything of every command (leaders
 /// included), with their process groups, and reaps what the daemon adopted. The children the

@@ -134,3 +134,25 @@ impl Registry {
 pub(super) fn own_pid() -> i32 {
     i32::try_from(std::process::id()).unwrap_or(0)
 }
+
+/// The environment variable that marks a command's processes: a `:`-separated list of command
+/// ids (a daemon run by another daemon's command keeps the outer id and adds its own).
+pub(super) const MARKER: &str = "OPENTURN_COMMAND_ID";
+
+/// Records the children the daemon started with and makes it a child subreaper. Call it first
+/// thing, before any child is started; spawning calls it too, for embedders that do not.
+pub fn start() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        drop(registry());
+        // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only sets a flag on this process.
+        let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        if rc != 0 {
+            tracing::warn!(
+                error = %std::io::Error::last_os_error(),
+                "cannot become a child subreaper; what a command leaves running is killed but \
+                 may be reaped by init instead"
+            );
+        }
+    });
+}

@@ -18,7 +18,7 @@ const REAP_LIMIT: Duration = Duration::from_secs(5);
 
 /// Starts MCP server `name`: stdin and stdout piped (the protocol), stderr the daemon's.
 pub(crate) fn spawn_server(name: &str, command: &mut Command) -> io::Result<ServerProcess> {
-    super::start();
+    super::registry::start();
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use super::cgroup::CommandCgroup;
 use super::proc_table::{carries_marker, read_table, with_descendants, ProcEntry};
+use super::registry::MARKER;
 use super::registry::{own_pid, registry, ChildKind, CommandRecord};
-use super::MARKER;
 
 /// How many rounds [`Sweep::run`] runs at most: a round kills what it finds and reaps what has
 /// died; a process forked while a round ran is found by the next.
