@@ -1,4 +1,4 @@
-//! The one table of client → server methods: name, params type, response type. A line's params
+//! The one table of client → server methods: name, params type, response type, concurrency. A line's params
 //! are decoded exactly once, straight into the typed params of its method.
 
 use serde::de::DeserializeOwned;
@@ -38,8 +38,69 @@ pub enum DecodeError {
     InvalidParams(String),
 }
 
-macro_rules! client_requests {
-    ($($variant:ident => $method:literal, $params:ty, $response:ty;)*) => {
+/// How the dispatcher runs a method's handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Concurrency {
+    /// One at a time, in arrival order (the handshake, thread lifecycle, turns, writes).
+    Ordered,
+    /// A read that may be slow: runs beside the ordered ones, a bounded number at once.
+    Concurrent,
+    /// Work that may last minutes (a command): runs on its own task and is answered when done.
+    Background,
+}
+
+/// One client method: its wire name, params, result and how it is dispatched. Implemented by
+/// the marker types in [`method`], one per row of the table.
+pub trait Method {
+    const NAME: &'static str;
+    const CONCURRENCY: Concurrency;
+    type Params: Send + 'static;
+    type Response: serde::Serialize + Send;
+}
+
+/// The table itself. It hands its rows to `$callback`, so the request enum, decoding, the
+/// schema, the dispatch of the server (`server::handlers`) and the method markers all come from
+/// this one list. Columns: variant, wire name, params type, result type, [`Concurrency`].
+macro_rules! client_request_table {
+    ($callback:ident) => {
+        $callback! {
+            Initialize => "initialize", InitializeParams, InitializeResponse, Ordered;
+            ThreadStart => "thread/start", ThreadStartParams, ThreadStartResponse, Ordered;
+            ThreadResume => "thread/resume", ThreadResumeParams, ThreadResumeResponse, Ordered;
+            ThreadFork => "thread/fork", ThreadForkParams, ThreadStartResponse, Ordered;
+            ThreadList => "thread/list", ThreadListParams, ThreadListResponse, Concurrent;
+            ThreadRead => "thread/read", ThreadReadParams, ThreadReadResponse, Concurrent;
+            ThreadArchive => "thread/archive", ThreadIdParams, EmptyResponse, Ordered;
+            ThreadUnarchive => "thread/unarchive", ThreadIdParams, ThreadResponse, Ordered;
+            ThreadSetName => "thread/name/set", ThreadSetNameParams, EmptyResponse, Ordered;
+            ThreadLoadedList => "thread/loaded/list", ThreadLoadedListParams, ThreadLoadedListResponse, Concurrent;
+            ThreadUnsubscribe => "thread/unsubscribe", ThreadIdParams, ThreadUnsubscribeResponse, Ordered;
+            TurnStart => "turn/start", TurnStartParams, TurnStartResponse, Ordered;
+            TurnSteer => "turn/steer", TurnSteerParams, TurnSteerResponse, Ordered;
+            TurnInterrupt => "turn/interrupt", TurnInterruptParams, EmptyResponse, Ordered;
+            ModelList => "model/list", ModelListParams, ModelListResponse, Concurrent;
+            ConfigRead => "config/read", ConfigReadParams, ConfigReadResponse, Concurrent;
+            CommandExec => "command/exec", CommandExecParams, CommandExecResponse, Background;
+            AccountRead => "account/read", GetAccountParams, GetAccountResponse, Ordered;
+            AccountLoginStart => "account/login/start", LoginAccountParams, LoginAccountResponse, Ordered;
+            AccountLoginCancel => "account/login/cancel", CancelLoginAccountParams, CancelLoginAccountResponse, Ordered;
+            AccountLogout => "account/logout", EmptyParams, EmptyResponse, Ordered;
+            SkillsList => "skills/list", SkillsListParams, SkillsListResponse, Ordered;
+            SkillsExtraRootsSet => "skills/extraRoots/set", SkillsExtraRootsSetParams, EmptyResponse, Ordered;
+            PermissionProfileList => "permissionProfile/list", PermissionProfileListParams, PermissionProfileListResponse, Ordered;
+            ThreadGoalGet => "thread/goal/get", ThreadGoalGetParams, ThreadGoalGetResponse, Ordered;
+            ThreadItemsList => "thread/items/list", ThreadItemsListParams, ThreadItemsListResponse, Ordered;
+            ThreadCompactStart => "thread/compact/start", ThreadCompactStartParams, ThreadCompactStartResponse, Ordered;
+            // Without a thread it starts the configured servers to look at them, which can take
+            // each its start-up timeout.
+            McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse, Concurrent;
+        }
+    };
+}
+pub(crate) use client_request_table;
+
+macro_rules! define_client_requests {
+    ($($variant:ident => $method:literal, $params:ty, $response:ty, $mode:ident;)*) => {
         /// A decoded client request.
         #[derive(Debug, Clone)]
         pub enum ClientRequest {
@@ -49,10 +110,32 @@ macro_rules! client_requests {
         /// Every method name this server answers, in table order.
         pub const CLIENT_REQUEST_METHODS: &[&str] = &[$($method,)*];
 
+        /// One marker type per method, carrying its row of the table as a [`Method`].
+        pub mod method {
+            use super::*;
+            $(
+                #[derive(Debug, Clone, Copy)]
+                pub struct $variant;
+                impl Method for $variant {
+                    const NAME: &'static str = $method;
+                    const CONCURRENCY: Concurrency = Concurrency::$mode;
+                    type Params = $params;
+                    type Response = $response;
+                }
+            )*
+        }
+
         impl ClientRequest {
             pub fn method(&self) -> &'static str {
                 match self {
                     $(ClientRequest::$variant(_) => $method,)*
+                }
+            }
+
+            /// How the dispatcher runs this request.
+            pub fn concurrency(&self) -> Concurrency {
+                match self {
+                    $(ClientRequest::$variant(_) => Concurrency::$mode,)*
                 }
             }
 
@@ -78,36 +161,7 @@ macro_rules! client_requests {
     };
 }
 
-client_requests! {
-    Initialize => "initialize", InitializeParams, InitializeResponse;
-    ThreadStart => "thread/start", ThreadStartParams, ThreadStartResponse;
-    ThreadResume => "thread/resume", ThreadResumeParams, ThreadResumeResponse;
-    ThreadFork => "thread/fork", ThreadForkParams, ThreadStartResponse;
-    ThreadList => "thread/list", ThreadListParams, ThreadListResponse;
-    ThreadRead => "thread/read", ThreadReadParams, ThreadReadResponse;
-    ThreadArchive => "thread/archive", ThreadIdParams, EmptyResponse;
-    ThreadUnarchive => "thread/unarchive", ThreadIdParams, ThreadResponse;
-    ThreadSetName => "thread/name/set", ThreadSetNameParams, EmptyResponse;
-    ThreadLoadedList => "thread/loaded/list", ThreadLoadedListParams, ThreadLoadedListResponse;
-    ThreadUnsubscribe => "thread/unsubscribe", ThreadIdParams, ThreadUnsubscribeResponse;
-    TurnStart => "turn/start", TurnStartParams, TurnStartResponse;
-    TurnSteer => "turn/steer", TurnSteerParams, TurnSteerResponse;
-    TurnInterrupt => "turn/interrupt", TurnInterruptParams, EmptyResponse;
-    ModelList => "model/list", ModelListParams, ModelListResponse;
-    ConfigRead => "config/read", ConfigReadParams, ConfigReadResponse;
-    CommandExec => "command/exec", CommandExecParams, CommandExecResponse;
-    AccountRead => "account/read", GetAccountParams, GetAccountResponse;
-    AccountLoginStart => "account/login/start", LoginAccountParams, LoginAccountResponse;
-    AccountLoginCancel => "account/login/cancel", CancelLoginAccountParams, CancelLoginAccountResponse;
-    AccountLogout => "account/logout", EmptyParams, EmptyResponse;
-    SkillsList => "skills/list", SkillsListParams, SkillsListResponse;
-    SkillsExtraRootsSet => "skills/extraRoots/set", SkillsExtraRootsSetParams, EmptyResponse;
-    PermissionProfileList => "permissionProfile/list", PermissionProfileListParams, PermissionProfileListResponse;
-    ThreadGoalGet => "thread/goal/get", ThreadGoalGetParams, ThreadGoalGetResponse;
-    ThreadItemsList => "thread/items/list", ThreadItemsListParams, ThreadItemsListResponse;
-    ThreadCompactStart => "thread/compact/start", ThreadCompactStartParams, ThreadCompactStartResponse;
-    McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse;
-}
+client_request_table!(define_client_requests);
 
 /// Absent or `null` params read as `{}`, so methods whose fields are all optional need none.
 /// Errors name the offending field by its path.

@@ -3,10 +3,12 @@
 //! with -32001 at once. Replies to our own server requests bypass the queue so a waiting turn is
 //! never stuck behind other work. The queue's capacity is `ingress_queue_capacity` (default 256).
 //!
-//! Requests whose order matters (the handshake, thread lifecycle, turns, archive, naming) run one
-//! at a time in arrival order. Read-only requests that may be slow (`thread/read` of a huge
-//! rollout, `thread/list`) run beside them on the connection's handler tracker, at most
-//! [`MAX_CONCURRENT_READS`] at once, so they never hold up a `turn/interrupt` sent after them.
+//! Each method's row in the table (`protocol::methods`) says how it runs. Requests whose order
+//! matters (the handshake, thread lifecycle, turns, archive, naming) run one at a time in arrival
+//! order. Read-only requests that may be slow (`thread/read` of a huge rollout, `thread/list`)
+//! run beside them on the connection's handler tracker, at most [`MAX_CONCURRENT_READS`] at once,
+//! so they never hold up a `turn/interrupt` sent after them. Background ones (`command/exec`) run
+//! on their own task and are answered when done.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -20,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::jsonrpc::{
     ErrorObject, Incoming, IncomingMessage, RequestId, INVALID_REQUEST, PARSE_ERROR,
 };
-use crate::protocol::methods::ClientRequest;
+use crate::protocol::methods::{ClientRequest, Concurrency};
 
 use super::context::ServerContext;
 use super::errors::{already_initialized, decode_error, not_initialized, overloaded};
@@ -214,22 +216,6 @@ async fn send_parse_error(context: &ServerContext, message: String) {
         .await;
 }
 
-/// True for requests that only read state and may take a while: they need not wait for, nor
-/// hold up, the requests queued around them. Everything else keeps arrival order.
-fn runs_concurrently(request: &ClientRequest) -> bool {
-    matches!(
-        request,
-        ClientRequest::ThreadRead(_)
-            | ClientRequest::ThreadList(_)
-            | ClientRequest::ThreadLoadedList(_)
-            | ClientRequest::ModelList(_)
-            | ClientRequest::ConfigRead(_)
-            // Without a thread it starts the configured servers to look at them, which can
-            // take each its start-up timeout.
-            | ClientRequest::McpServerStatusList(_)
-    )
-}
-
 /// Runs queued requests, enforcing the handshake: ordered ones one at a time in arrival order,
 /// read-only ones concurrently (see the module docs). Each gets exactly one response.
 pub(crate) async fn run_dispatcher(
@@ -259,19 +245,28 @@ pub(crate) async fn run_dispatcher(
             }
             (None, Ok(request)) => request,
         };
-        if runs_concurrently(&request) {
-            // The semaphore is never closed; should that change, run the request inline.
-            let Ok(permit) = reads.clone().acquire_owned().await else {
-                handlers::handle(&context, responder, request).await;
-                continue;
-            };
-            let context = context.clone();
-            context.clone().lifecycle.handlers.spawn(async move {
-                handlers::handle(&context, responder, request).await;
-                drop(permit);
-            });
-        } else {
-            handlers::handle(&context, responder, request).await;
+        match request.concurrency() {
+            Concurrency::Ordered => handlers::handle(&context, responder, request).await,
+            Concurrency::Concurrent => {
+                // The semaphore is never closed; should that change, run the request inline.
+                let Ok(permit) = reads.clone().acquire_owned().await else {
+                    handlers::handle(&context, responder, request).await;
+                    continue;
+                };
+                let context = context.clone();
+                context.clone().lifecycle.handlers.spawn(async move {
+                    handlers::handle(&context, responder, request).await;
+                    drop(permit);
+                });
+            }
+            // It may run for minutes: it runs beside later requests, on the handler tracker
+            // (which shutdown stops and waits for), and is answered when it is over.
+            Concurrency::Background => {
+                let context = context.clone();
+                context.clone().lifecycle.handlers.spawn(async move {
+                    handlers::handle(&context, responder, request).await;
+                });
+            }
         }
     }
 }

@@ -158,3 +158,15 @@ fn auth_mode_updated(auth_mode: Option<&str>) -> ServerNotification {
         plan_type: None,
     })
 }
+
+handler!(AccountRead, |context, params| account_read(context, params)
+    .await);
+handler!(AccountLoginStart, |context, params| account_login_start(
+    context, params
+)
+.await);
+handler!(AccountLoginCancel, |_context, params| account_login_cancel(
+    params
+));
+handler!(AccountLogout, |context, _params| account_logout(context)
+    .await);

@@ -416,3 +416,6 @@ async fn collect<R: AsyncRead + Unpin>(
         }
     }
 }
+
+handler!(CommandExec, |context, params| command_exec(context, params)
+    .await);

@@ -26,3 +26,7 @@ pub(crate) fn thread_compact_start(
         Err(error) => Reply::plain(Err(HandlerError::from(error))),
     }
 }
+
+handler!(ThreadCompactStart, |context, params| thread_compact_start(
+    context, params
+));

@@ -232,3 +232,5 @@ fn toml_to_json(value: &toml::Value) -> Value {
         ),
     }
 }
+
+handler!(ConfigRead, |context, params| config_read(context, params));

@@ -81,6 +81,18 @@ fn header_safe(name: &str) -> String {
         .collect()
 }
 
+// Configuration warnings follow the handshake's response.
+handler!(Initialize, |context, params| {
+    let warnings = super::config::config_warnings(&context.config.warnings)
+        .into_iter()
+        .map(super::reply::After::Notify)
+        .collect();
+    match initialize(context, params) {
+        Ok(response) => super::reply::Reply::then(response, warnings),
+        Err(error) => super::reply::Reply::plain(Err(error)),
+    }
+});
+
 #[cfg(test)]
 mod tests {
     use super::header_safe;

@@ -208,6 +208,10 @@ fn origin(url: &str) -> Option<String> {
     Some(format!("{scheme}://{host}"))
 }
 
+handler!(McpServerStatusList, |context, params| {
+    mcp_server_status_list(context, params).await
+});
+
 #[cfg(test)]
 mod tests {
     use super::origin;

@@ -165,3 +165,6 @@ fn model_entry(id: &str, spec: Option<&toml::Value>, is_default: bool, config: &
         available_access_programs: None,
     }
 }
+
+handler!(ModelList, |context, params| model_list(context, params)
+    .await);

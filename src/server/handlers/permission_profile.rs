@@ -75,3 +75,11 @@ pub(crate) async fn thread_goal_get(
     }
     Ok(ThreadGoalGetResponse { goal: None })
 }
+
+handler!(PermissionProfileList, |_context, params| {
+    permission_profile_list(params)
+});
+handler!(ThreadGoalGet, |context, params| thread_goal_get(
+    context, params
+)
+.await);

@@ -97,3 +97,9 @@ pub(crate) fn skills_extra_roots_set(
     context.connection().skill_extra_roots = roots;
     Ok(EmptyResponse {})
 }
+
+handler!(SkillsList, |context, params| skills_list(context, params)
+    .await);
+handler!(SkillsExtraRootsSet, |context, params| {
+    skills_extra_roots_set(context, params)
+});

@@ -422,3 +422,12 @@ pub(crate) fn start_response(
         active_permission_profile: None,
     }
 }
+
+handler!(ThreadStart, |context, params| thread_start(context, params)
+    .await);
+handler!(ThreadResume, |context, params| thread_resume(
+    context, params
+)
+.await);
+handler!(ThreadFork, |context, params| thread_fork(context, params)
+    .await);

@@ -148,3 +148,19 @@ pub(crate) fn thread_unsubscribe(
         status: ThreadUnsubscribeStatus::Unsubscribed,
     })
 }
+
+handler!(ThreadArchive, |context, params| thread_archive(
+    context, params
+)
+.await);
+handler!(ThreadUnarchive, |context, params| thread_unarchive(
+    context, params
+)
+.await);
+handler!(ThreadSetName, |context, params| thread_set_name(
+    context, params
+)
+.await);
+handler!(ThreadUnsubscribe, |context, params| thread_unsubscribe(
+    context, params
+));

@@ -181,6 +181,11 @@ fn page(
     })
 }
 
+handler!(ThreadItemsList, |context, params| thread_items_list(
+    context, params
+)
+.await);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -318,3 +318,11 @@ pub(crate) fn thread_loaded_list(
     };
     Ok(ThreadLoadedListResponse { data, next_cursor })
 }
+
+handler!(ThreadList, |context, params| thread_list(context, params)
+    .await);
+handler!(ThreadRead, |context, params| thread_read(context, params)
+    .await);
+handler!(ThreadLoadedList, |context, params| thread_loaded_list(
+    context, params
+));

@@ -117,3 +117,11 @@ pub(crate) fn turn_interrupt(
     thread.interrupt(&TurnId::from(params.turn_id))?;
     Ok(EmptyResponse {})
 }
+
+handler!(TurnStart, |context, params| turn_start(context, params)
+    .await);
+handler!(TurnSteer, |context, params| turn_steer(context, params)
+    .await);
+handler!(TurnInterrupt, |context, params| turn_interrupt(
+    context, params
+));
