@@ -83,6 +83,13 @@ pub enum EventMsg {
         item_id: ItemId,
         delta: String,
     },
+    /// The model wrote to (or, with empty `stdin`, polled) a running command's session.
+    TerminalInteraction {
+        turn_id: TurnId,
+        item_id: ItemId,
+        process_id: String,
+        stdin: String,
+    },
     /// What the thread waits on the client for changed: an approval (any open approval or
     /// elicitation) and the user's input (any open question of the model). Emitted by the one
     /// `ask` (`core/ask.rs`) when a flag goes up or comes down.

@@ -145,6 +145,9 @@ pub struct Thread {
     pub(crate) mcp: std::sync::OnceLock<Arc<crate::mcp::McpServers>>,
     /// Whether any request got past this process, to keep or drop the rollout (`unsent.rs`).
     pub(crate) provider_contact: super::unsent::ProviderContact,
+    /// The commands of the model still running (`exec_command` sessions, background
+    /// terminals); killed when the thread shuts down or unloads.
+    pub(crate) terminals: Arc<super::tools::unified_exec::Terminals>,
 }
 
 impl Thread {
@@ -190,6 +193,7 @@ impl Thread {
             shutdown,
             mcp: std::sync::OnceLock::new(),
             provider_contact: Default::default(),
+            terminals: Arc::default(),
         }
     }
 
@@ -439,6 +443,8 @@ impl Thread {
         }
         self.tasks.close();
         self.tasks.wait().await;
+        // After the turns: a turn that was still starting a command has added it by now.
+        self.terminals.shutdown().await;
         if let Some(mcp) = self.mcp.get() {
             mcp.shutdown().await;
         }

@@ -11,6 +11,7 @@ use crate::mcp::McpServers;
 use super::settings::ThreadSettings;
 use super::thread::Thread;
 use super::tools::handle::{ApprovalKey, ToolEnvironment};
+use super::tools::unified_exec::Terminals;
 
 impl ToolEnvironment for Thread {
     fn settings(&self) -> ThreadSettings {
@@ -31,5 +32,9 @@ impl ToolEnvironment for Thread {
 
     fn mcp_servers(&self) -> Option<Arc<McpServers>> {
         Thread::mcp_servers(self).cloned()
+    }
+
+    fn terminals(&self) -> Arc<Terminals> {
+        self.terminals.clone()
     }
 }

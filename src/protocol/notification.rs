@@ -53,6 +53,8 @@ pub enum ServerNotification {
     TurnPlanUpdated(TurnPlanUpdatedNotification),
     #[serde(rename = "item/commandExecution/outputDelta")]
     CommandExecutionOutputDelta(ItemDeltaNotification),
+    #[serde(rename = "item/commandExecution/terminalInteraction")]
+    TerminalInteraction(TerminalInteractionNotification),
     #[serde(rename = "serverRequest/resolved")]
     ServerRequestResolved(ServerRequestResolvedNotification),
     #[serde(rename = "thread/archived")]
@@ -103,6 +105,9 @@ impl ServerNotification {
             ServerNotification::CommandExecutionOutputDelta(_) => {
                 "item/commandExecution/outputDelta"
             }
+            ServerNotification::TerminalInteraction(_) => {
+                "item/commandExecution/terminalInteraction"
+            }
             ServerNotification::ServerRequestResolved(_) => "serverRequest/resolved",
             ServerNotification::ThreadArchived(_) => "thread/archived",
             ServerNotification::ThreadUnarchived(_) => "thread/unarchived",
@@ -135,6 +140,7 @@ impl ServerNotification {
             ServerNotification::ReasoningTextDelta(n) => Some(&n.thread_id),
             ServerNotification::PlanDelta(n)
             | ServerNotification::CommandExecutionOutputDelta(n) => Some(&n.thread_id),
+            ServerNotification::TerminalInteraction(n) => Some(&n.thread_id),
             ServerNotification::TokenUsageUpdated(n) => Some(&n.thread_id),
             ServerNotification::TurnPlanUpdated(n) => Some(&n.thread_id),
             ServerNotification::ModelRerouted(n) => Some(&n.thread_id),
@@ -216,6 +222,18 @@ pub struct ItemDeltaNotification {
     pub turn_id: String,
     pub item_id: String,
     pub delta: String,
+}
+
+/// What was written to a running command's stdin (empty: the model only polled its output).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalInteractionNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item_id: String,
+    /// The command's session, as in the item's `processId`.
+    pub process_id: String,
+    pub stdin: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

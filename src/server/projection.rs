@@ -9,7 +9,7 @@ use crate::core::{EventMsg, TurnOutcome};
 use crate::protocol::mcp::McpToolCallProgressNotification;
 use crate::protocol::notification::{
     ErrorNotification, FileChangePatchUpdatedNotification, ItemCompletedNotification,
-    ItemDeltaNotification, ItemStartedNotification, ModelReroutedNotification, RateLimitSnapshot,
+    ItemDeltaNotification, TerminalInteractionNotification, ItemStartedNotification, ModelReroutedNotification, RateLimitSnapshot,
     RateLimitWindow, RateLimitsUpdatedNotification, ReasoningSummaryPartAddedNotification,
     ReasoningSummaryTextDeltaNotification, ReasoningTextDeltaNotification, ServerNotification,
     ThreadStatusChangedNotification, ThreadTokenUsage, TokenUsageUpdatedNotification,
@@ -337,6 +337,18 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             turn_id: turn_id.into_string(),
             item_id: item_id.into_string(),
             delta,
+        }),
+        EventMsg::TerminalInteraction {
+            turn_id,
+            item_id,
+            process_id,
+            stdin,
+        } => ServerNotification::TerminalInteraction(TerminalInteractionNotification {
+            thread_id,
+            turn_id: turn_id.into_string(),
+            item_id: item_id.into_string(),
+            process_id,
+            stdin,
         }),
         EventMsg::Warning { message } => ServerNotification::Warning(WarningNotification {
             message,

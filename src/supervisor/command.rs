@@ -25,6 +25,23 @@ pub(crate) fn spawn_command(
     command: &mut Command,
     confine: impl FnOnce(&mut Command),
 ) -> io::Result<(Child, CommandTree)> {
+    spawn_leader(command, Leads::Group, confine)
+}
+
+/// What a command's leader leads: a process group of its own, or a session of its own whose
+/// controlling terminal is its stdin (a PTY's slave). A session leader also leads its group,
+/// so the sweep finds both the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Leads {
+    Group,
+    TerminalSession,
+}
+
+pub(super) fn spawn_leader(
+    command: &mut Command,
+    leads: Leads,
+    confine: impl FnOnce(&mut Command),
+) -> io::Result<(Child, CommandTree)> {
     super::registry::start();
     let id = uuid::Uuid::new_v4().simple().to_string();
     // A daemon that itself runs inside a command keeps that command's marker too, so the outer
@@ -33,7 +50,10 @@ pub(crate) fn spawn_command(
         Ok(outer) if !outer.is_empty() => format!("{outer}:{id}"),
         _ => id.clone(),
     };
-    command.env(MARKER, marker).process_group(0);
+    command.env(MARKER, marker);
+    if leads == Leads::Group {
+        command.process_group(0);
+    }
     let cgroup = CommandCgroup::create(&id).map(Arc::new);
     let in_child = cgroup.clone();
     // SAFETY: the closure runs in the child between fork and exec; it only makes
@@ -44,6 +64,14 @@ pub(crate) fn spawn_command(
                 cgroup.join_in_child();
             }
             if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // A new session (never set up by `process_group`, since a group leader cannot
+            // start one) whose controlling terminal is the PTY on stdin: job control, `^C`
+            // and `isatty` then work as in a terminal.
+            if leads == Leads::TerminalSession
+                && (libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) != 0)
+            {
                 return Err(io::Error::last_os_error());
             }
             Ok(())

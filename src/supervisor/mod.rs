@@ -36,10 +36,14 @@ mod proc_table;
 mod registry;
 mod server;
 mod sweep;
+mod terminal;
 
 pub(crate) use command::{spawn_command, CommandTree};
 pub use registry::start;
 pub(crate) use server::{spawn_server, ServerProcess};
+pub(crate) use terminal::{
+    spawn_terminal, PtyHandle, Stream, Terminal, TerminalInput, TerminalMode, TerminalSize,
+};
 
 /// At shutdown: kills every MCP server still running and everything of every command (leaders
 /// included), with their process groups, and reaps what the daemon adopted. The children the

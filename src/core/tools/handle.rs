@@ -44,6 +44,8 @@ pub(crate) trait ToolEnvironment: Send + Sync {
     fn first_sandbox_warning(&self, sandbox: &'static str) -> bool;
     /// The thread's MCP servers, once started.
     fn mcp_servers(&self) -> Option<Arc<McpServers>>;
+    /// The thread's running commands (`exec_command` sessions), which outlive their turn.
+    fn terminals(&self) -> Arc<super::unified_exec::Terminals>;
 }
 
 /// The turn as a tool sees it. Cloned into each tool task of the turn.

@@ -13,7 +13,9 @@ pub(crate) mod output;
 pub(crate) mod process;
 pub(crate) mod request_user_input;
 pub(crate) mod shell;
+pub(crate) mod unified_exec;
 pub(crate) mod update_plan;
+pub(crate) mod write_stdin;
 
 use std::path::{Path, PathBuf};
 
@@ -55,6 +57,10 @@ pub(crate) enum ToolCall {
     },
     /// A tool of an MCP server, or a resource helper.
     Mcp(mcp::McpCall),
+    WriteStdin {
+        call_id: ItemId,
+        args: write_stdin::WriteStdinArgs,
+    },
 }
 
 impl ToolCall {
@@ -62,7 +68,8 @@ impl ToolCall {
         match self {
             ToolCall::Shell { call_id, .. }
             | ToolCall::UpdatePlan { call_id, .. }
-            | ToolCall::RequestUserInput { call_id, .. } => call_id,
+            | ToolCall::RequestUserInput { call_id, .. }
+            | ToolCall::WriteStdin { call_id, .. } => call_id,
             ToolCall::Client(call) => &call.call_id,
             ToolCall::ApplyPatch { call_id, .. } => call_id,
             ToolCall::Mcp(call) => &call.call_id,
@@ -82,7 +89,7 @@ pub(crate) enum Routed {
 /// The tool definitions offered to the model on every request.
 pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
     let form = settings.model_catalog.apply_patch_form(&settings.model);
-    let mut specs = vec![shell::spec()];
+    let mut specs = vec![shell::spec(), write_stdin::spec()];
     specs.push(update_plan::spec());
     specs.push(request_user_input::spec());
     specs.push(apply_patch::tool::spec(form));
@@ -173,6 +180,15 @@ fn route_function_call(
             Err(error) => refuse(format!("failed to parse function arguments: {error}")),
         };
     }
+    if name == write_stdin::TOOL_NAME {
+        return match serde_json::from_str::<write_stdin::WriteStdinArgs>(arguments) {
+            Ok(args) => Routed::Run(ToolCall::WriteStdin {
+                call_id: ItemId::from(call_id),
+                args,
+            }),
+            Err(error) => refuse(format!("failed to parse function arguments: {error}")),
+        };
+    }
     if name == update_plan::TOOL_NAME {
         return match serde_json::from_str::<update_plan::UpdatePlanArgs>(arguments) {
             Ok(args) => match args.check() {
@@ -245,6 +261,7 @@ pub(crate) async fn run(turn: TurnHandle, call: ToolCall) -> Option<ToolOutput> 
             dir,
         } => apply_patch::tool::run(&turn, call_id, custom, &input, dir.as_deref()).await,
         ToolCall::Mcp(call) => mcp::run(&turn, call).await,
+        ToolCall::WriteStdin { call_id, args } => write_stdin::run(&turn, call_id, args).await,
     }
 }
 
@@ -309,6 +326,7 @@ mod tests {
             names,
             vec![
                 json!("exec_command"),
+                json!("write_stdin"),
                 json!("update_plan"),
                 json!("request_user_input"),
                 json!("apply_patch"),

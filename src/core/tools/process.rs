@@ -102,7 +102,7 @@ async fn read_some_err(
 
 /// Takes the longest valid UTF-8 prefix of `pending` (invalid bytes become U+FFFD); an
 /// incomplete character at the end waits for the next read.
-fn take_utf8(pending: &mut Vec<u8>) -> Option<String> {
+pub(crate) fn take_utf8(pending: &mut Vec<u8>) -> Option<String> {
     let valid = match std::str::from_utf8(pending) {
         Ok(_) => pending.len(),
         Err(error) if error.error_len().is_none() => error.valid_up_to(),

@@ -18,7 +18,7 @@
 //! started is killed, even what left its process group.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -32,17 +32,19 @@ use super::super::sandboxing::CommandSandbox;
 use super::super::settings::{ApprovalPolicy, SandboxMode};
 use super::super::shell_env::ShellEnvironmentPolicy;
 use super::handle::TurnHandle;
-use super::head_tail::HeadTail;
 use super::output::ToolOutput;
-use super::process::{exit_code_of, OutputPipes};
-use crate::supervisor;
+use super::unified_exec::output::render;
+use super::unified_exec::session::{Driven, Session};
+use super::unified_exec::{self, MAX_LIVE_SESSIONS};
+use crate::supervisor::{self, TerminalMode, TerminalSize};
 
 pub(crate) const TOOL_NAME: &str = "exec_command";
 
-/// Used when the model gives no `timeout_ms`.
-const DEFAULT_TIMEOUT_MS: u64 = 120_000;
-/// The item keeps at most this much output; the rest is counted but not kept.
-const MAX_AGGREGATED_BYTES: usize = 1024 * 1024;
+/// How long a call waits for its command before answering with the output so far, when the
+/// model names no `yield_time_ms`; what it names is held within the two bounds below.
+const DEFAULT_YIELD_TIME_MS: u64 = 10_000;
+const MIN_YIELD_TIME_MS: u64 = 250;
+const MAX_YIELD_TIME_MS: u64 = 30_000;
 /// Commands that run without asking, and even under a read-only thread that cannot ask: they
 /// only read, whatever their arguments. Tools whose flags can write or run programs (`rg --pre`,
 /// `date -s`, `find -exec`/`-delete`, `sort -o`, `tee`) are deliberately absent.
@@ -73,29 +75,41 @@ pub(crate) struct ShellArgs {
     #[serde(default)]
     pub login: Option<bool>,
     #[serde(default)]
-    pub timeout_ms: Option<u64>,
+    pub tty: Option<bool>,
+    #[serde(default)]
+    pub yield_time_ms: Option<u64>,
+    #[serde(default)]
+    pub max_output_tokens: Option<u64>,
     #[serde(default)]
     pub sandbox_permissions: Option<String>,
     #[serde(default)]
     pub justification: Option<String>,
+    /// A reusable approval prefix the model proposes with an escalation. Accepted for the
+    /// reference's shape; approvals here cover the exact command line only.
+    #[serde(default)]
+    pub prefix_rule: Option<Vec<String>>,
 }
 
-/// The definition offered to the model.
+/// The definition offered to the model: the reference's names, types and descriptions.
 pub(crate) fn spec() -> Value {
     json!({
         "type": "function",
         "name": TOOL_NAME,
-        "description": "Run a shell command in the workspace and return its exit code and output (stdout and stderr interleaved).",
+        "description": "Runs a command in a PTY, returning output or a session ID for ongoing interaction.",
         "strict": false,
         "parameters": {
             "type": "object",
             "properties": {
-                "cmd": {"type": "string", "description": "The command line, run by the shell."},
-                "workdir": {"type": "string", "description": "Directory to run in; relative paths start at the thread's working directory, which is also the default."},
-                "login": {"type": "boolean", "description": "Run the shell as a login shell (-l), loading the user's profile. Default true."},
-                "timeout_ms": {"type": "number", "description": "Kill the command (and everything it started) after this many milliseconds. Default 120000."},
-                "sandbox_permissions": {"type": "string", "enum": ["use_default", "require_escalated"], "description": "`require_escalated` asks the user to run this command outside the sandbox; give a `justification`."},
-                "justification": {"type": "string", "description": "Why the command needs to run outside the sandbox, shown to the user when asking."}
+                "cmd": {"type": "string", "description": "Shell command to execute."},
+                "justification": {"type": "string", "description": "User-facing approval question for `require_escalated`; omit otherwise."},
+                "login": {"type": "boolean", "description": "Request login-shell startup. Omit to inherit."},
+                "max_output_tokens": {"type": "number", "description": "Output token budget. Defaults to 10000 tokens; larger requests may be capped by policy."},
+                "prefix_rule": {"type": "array", "description": "Reusable approval prefix for `cmd`, only with `sandbox_permissions: \"require_escalated\"`; for example [\"git\", \"pull\"].", "items": {"type": "string"}},
+                "sandbox_permissions": {"type": "string", "description": "Per-command sandbox override. Defaults to `use_default`; use `require_escalated` for unsandboxed execution.", "enum": ["use_default", "require_escalated"]},
+                "shell": {"type": "string", "description": "Shell binary to launch. Defaults to the user's default shell."},
+                "tty": {"type": "boolean", "description": "True allocates a PTY for the command; false or omitted uses plain pipes."},
+                "workdir": {"type": "string", "description": "Working directory for the command. Defaults to the turn cwd."},
+                "yield_time_ms": {"type": "number", "description": "Wait before yielding output. Defaults to 10000 ms; effective range is 250-30000 ms."}
             },
             "required": ["cmd"],
             "additionalProperties": false
@@ -221,7 +235,9 @@ struct Invocation {
     cmd: String,
     cwd: PathBuf,
     display: String,
-    timeout: Duration,
+    tty: bool,
+    yield_time_ms: Option<u64>,
+    max_output_tokens: Option<u64>,
     /// Told to the model before the command's output.
     note: Option<String>,
     /// The confinement it runs under (unconfined when the gate said so).
@@ -318,7 +334,9 @@ pub(crate) async fn run(turn: &TurnHandle, call_id: ItemId, args: ShellArgs) -> 
         login,
         cmd: args.cmd.clone(),
         cwd,
-        timeout: Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
+        tty: args.tty.unwrap_or(false),
+        yield_time_ms: args.yield_time_ms,
+        max_output_tokens: args.max_output_tokens,
         note: ignored_shell,
         workspace: settings.cwd.clone(),
         environment: settings.shell_environment.clone(),
@@ -452,51 +470,85 @@ async fn emit_item(turn: &TurnHandle, item: &TurnItem, completed: bool) {
     }
 }
 
-/// How a process run ended.
-struct RunResult {
-    exit_code: Option<i32>,
-    output: String,
-    /// What the model will see of the output: its head and tail within the model's budgets.
-    model_output: HeadTail,
-    timed_out: bool,
-    cancelled: bool,
-    process_id: Option<u32>,
-    spawn_error: Option<String>,
-}
-
+/// Starts the command as a session of the thread and answers once it exited or
+/// `yield_time_ms` passed; a command still running then stays alive for `write_stdin`.
 async fn execute(
     turn: &TurnHandle,
     invocation: &Invocation,
     announced: bool,
 ) -> Option<ToolOutput> {
     let clock = Instant::now();
-    let result = run_process(turn, invocation, announced).await;
-    if result.cancelled {
-        return None;
+    // Built in the daemon; it must outlive the child (in the fallback it owns its TMPDIR), so
+    // the session's task keeps it.
+    let prepared = match invocation.sandbox.prepare(&invocation.workspace) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            let error = format!("the sandbox could not be set up: {error}");
+            return Some(spawn_failed(turn, invocation, announced, &error, clock).await);
+        }
+    };
+    let flag = if invocation.login { "-lc" } else { "-c" };
+    // The sandbox builds the process to spawn (in namespace mode, bwrap in front of the shell),
+    // with the environment `shell_environment_policy` gives.
+    let command = prepared.command(
+        &invocation.shell,
+        &[flag, invocation.cmd.as_str()],
+        &invocation.cwd,
+        invocation.environment.environment(),
+    );
+    // Without a PTY stdin is closed, as the reference does: only a terminal takes input.
+    let mode = if invocation.tty {
+        TerminalMode::Tty(TerminalSize::default())
+    } else {
+        TerminalMode::Pipes { stdin: false }
+    };
+    // Started by the supervisor, so everything the command starts can be found and killed; the
+    // sandbox's hooks run in the child after the supervisor's.
+    let mut terminal =
+        match supervisor::spawn_terminal(command, mode, |command| prepared.install(command)) {
+            Ok(terminal) => terminal,
+            Err(error) => {
+                let error = error.to_string();
+                return Some(spawn_failed(turn, invocation, announced, &error, clock).await);
+            }
+        };
+    let terminals = turn.env.terminals();
+    let id = terminals.allocate_id();
+    let started_item =
+        invocation.item_with_process(ToolItemStatus::InProgress, u32::try_from(id).ok());
+    if !announced {
+        emit_item(turn, &started_item, false).await;
     }
-    let duration_ms = i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX);
-    let exit_code = match (result.timed_out, result.exit_code) {
-        (true, _) => Some(124),
-        (false, code) => code,
-    };
-    let status = match (&result.spawn_error, exit_code) {
-        (None, Some(0)) => ToolItemStatus::Completed,
-        _ => ToolItemStatus::Failed,
-    };
-    let item = TurnItem::CommandExecution {
-        id: invocation.call_id.clone(),
-        command: invocation.display.clone(),
-        cwd: invocation.cwd.display().to_string(),
-        status,
-        aggregated_output: Some(result.output.clone()),
-        exit_code,
-        duration_ms: Some(duration_ms),
-        process_id: result.process_id.map(|pid| pid.to_string()),
-        raw_command: invocation.cmd.clone(),
-    };
-    emit_item(turn, &item, true).await;
+    let session = Arc::new(Session::new(
+        id,
+        invocation.call_id.clone(),
+        invocation.cmd.clone(),
+        invocation.cwd.display().to_string(),
+        terminal.child.id(),
+        terminal.input.take(),
+        invocation.tty,
+    ));
+    let evicted = terminals.add(
+        session.clone(),
+        Driven {
+            terminal,
+            turn: turn.clone(),
+            started_item,
+            started: clock,
+            keep_alive: Box::new(prepared),
+        },
+    );
+    let deadline = clock + yield_time(invocation.yield_time_ms);
+    let collected = unified_exec::read_after_wait(turn, &terminals, &session, deadline).await?;
     let mut text = invocation.note.clone().unwrap_or_default();
-    if invocation.sandbox.confines() && looks_like_sandbox_denial(exit_code, &result.output) {
+    if let Some(evicted) = evicted {
+        text.push_str(&format!(
+            "Note: this thread already ran {MAX_LIVE_SESSIONS} sessions, so session {evicted} \
+             (the one used least recently) was killed to start this one.\n"
+        ));
+    }
+    if invocation.sandbox.confines() && looks_like_sandbox_denial(collected.exit_code, &collected.text)
+    {
         text.push_str(&format!(
             "Note: this command ran in the `{}` sandbox and failed with a permission error; the \
              sandbox may have refused it. If it must write outside the writable paths or use the \
@@ -505,8 +557,48 @@ async fn execute(
             invocation.sandbox.name()
         ));
     }
-    text.push_str(&model_output(&result, exit_code, clock.elapsed()));
+    text.push_str(&render(
+        &collected,
+        id,
+        clock.elapsed(),
+        invocation.max_output_tokens,
+    ));
     Some(invocation.output(text))
+}
+
+/// How long the call waits before it answers with what the command wrote so far.
+fn yield_time(asked: Option<u64>) -> Duration {
+    Duration::from_millis(
+        asked
+            .unwrap_or(DEFAULT_YIELD_TIME_MS)
+            .clamp(MIN_YIELD_TIME_MS, MAX_YIELD_TIME_MS),
+    )
+}
+
+/// The command could not start: its item completes as failed, and the model is told why.
+async fn spawn_failed(
+    turn: &TurnHandle,
+    invocation: &Invocation,
+    announced: bool,
+    error: &str,
+    clock: Instant,
+) -> ToolOutput {
+    if !announced {
+        emit_item(turn, &invocation.item(ToolItemStatus::InProgress), false).await;
+    }
+    let item = TurnItem::CommandExecution {
+        id: invocation.call_id.clone(),
+        command: invocation.display.clone(),
+        cwd: invocation.cwd.display().to_string(),
+        status: ToolItemStatus::Failed,
+        aggregated_output: Some(String::new()),
+        exit_code: None,
+        duration_ms: Some(i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX)),
+        process_id: None,
+        raw_command: invocation.cmd.clone(),
+    };
+    emit_item(turn, &item, true).await;
+    invocation.output(format!("The command could not start: {error}\n"))
 }
 
 /// A failed exit whose output carries the errors the sandbox produces (EACCES, EPERM, EROFS).
@@ -519,136 +611,6 @@ fn looks_like_sandbox_denial(exit_code: Option<i32>, output: &str) -> bool {
     exit_code.is_some_and(|code| code != 0) && DENIALS.iter().any(|text| output.contains(text))
 }
 
-fn model_output(result: &RunResult, exit_code: Option<i32>, elapsed: Duration) -> String {
-    let mut text = String::new();
-    if let Some(error) = &result.spawn_error {
-        text.push_str(&format!("The command could not start: {error}\n"));
-    }
-    if result.timed_out {
-        text.push_str("The command timed out and was killed with everything it started.\n");
-    }
-    if let Some(code) = exit_code {
-        text.push_str(&format!("Exit code: {code}\n"));
-    }
-    text.push_str(&format!(
-        "Wall time: {:.2} seconds\nOutput:\n",
-        elapsed.as_secs_f64()
-    ));
-    text.push_str(&result.model_output.render());
-    text
-}
-
-/// Runs the process to its end (or kill). Unless `announced`, emits the item's start once the
-/// process exists, so the start carries its id.
-async fn run_process(turn: &TurnHandle, invocation: &Invocation, announced: bool) -> RunResult {
-    let mut result = RunResult {
-        exit_code: None,
-        output: String::new(),
-        model_output: HeadTail::for_model(),
-        timed_out: false,
-        cancelled: false,
-        process_id: None,
-        spawn_error: None,
-    };
-    // Built in the daemon; it must outlive the child (in the fallback it owns its TMPDIR).
-    let prepared = match invocation.sandbox.prepare(&invocation.workspace) {
-        Ok(prepared) => prepared,
-        Err(error) => {
-            if !announced {
-                emit_item(turn, &invocation.item(ToolItemStatus::InProgress), false).await;
-            }
-            result.spawn_error = Some(format!("the sandbox could not be set up: {error}"));
-            return result;
-        }
-    };
-    let flag = if invocation.login { "-lc" } else { "-c" };
-    // The sandbox builds the process to spawn (in namespace mode, bwrap in front of the shell),
-    // with the environment `shell_environment_policy` gives.
-    let mut command = prepared.command(
-        &invocation.shell,
-        &[flag, invocation.cmd.as_str()],
-        &invocation.cwd,
-        invocation.environment.environment(),
-    );
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // Started by the supervisor, so everything the command starts can be found and killed; the
-    // sandbox's hooks run in the child after the supervisor's.
-    let spawned = supervisor::spawn_command(&mut command, |command| prepared.install(command));
-    result.process_id = spawned.as_ref().ok().and_then(|(child, _)| child.id());
-    if !announced {
-        let started = invocation.item_with_process(ToolItemStatus::InProgress, result.process_id);
-        emit_item(turn, &started, false).await;
-    }
-    let (mut child, mut tree) = match spawned {
-        Ok(spawned) => spawned,
-        Err(error) => {
-            result.spawn_error = Some(error.to_string());
-            return result;
-        }
-    };
-    let mut pipes = OutputPipes::new(child.stdout.take(), child.stderr.take());
-    let deadline = tokio::time::sleep(invocation.timeout);
-    tokio::pin!(deadline);
-    let mut exit = None;
-    while exit.is_none() || pipes.is_open() {
-        tokio::select! {
-            chunk = pipes.next_chunk() => {
-                if let Some(text) = chunk {
-                    forward_output(turn, invocation, &mut result, text).await;
-                }
-            }
-            status = child.wait(), if exit.is_none() => {
-                exit = Some(status.ok().and_then(exit_code_of));
-                // The command is over when its leader is: what it left running (`cmd &`,
-                // `nohup`, `setsid`) goes now, which also closes the pipes it held.
-                tree.end().await;
-            }
-            _ = &mut deadline => {
-                tree.kill().await;
-                result.timed_out = true;
-                break;
-            }
-            _ = turn.cancel.cancelled() => {
-                tree.kill().await;
-                result.cancelled = true;
-                break;
-            }
-        }
-    }
-    if exit.is_none() {
-        // Killed: reap it (bounded; SIGKILL cannot be ignored).
-        let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-        exit = Some(status.ok().and_then(Result::ok).and_then(exit_code_of));
-    }
-    tree.end().await;
-    drop(prepared);
-    result.exit_code = exit.flatten();
-    result
-}
-
-async fn forward_output(
-    turn: &TurnHandle,
-    invocation: &Invocation,
-    result: &mut RunResult,
-    text: String,
-) {
-    // The client gets every chunk; the item keeps a bounded prefix and the model a head and tail.
-    if result.output.len() < MAX_AGGREGATED_BYTES {
-        result.output.push_str(&text);
-    }
-    result.model_output.push(&text);
-    turn.emit(EventMsg::CommandOutputDelta {
-        turn_id: turn.turn_id.clone(),
-        item_id: invocation.call_id.clone(),
-        delta: text,
-    })
-    .await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -659,7 +621,10 @@ mod tests {
             workdir: None,
             shell: None,
             login: None,
-            timeout_ms: None,
+            tty: None,
+            yield_time_ms: None,
+            max_output_tokens: None,
+            prefix_rule: None,
             sandbox_permissions: escalated.then(|| "require_escalated".to_string()),
             justification: None,
         }
