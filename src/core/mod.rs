@@ -26,11 +26,13 @@ pub mod shell_env;
 pub mod skills;
 pub(crate) mod text;
 pub mod thread;
+mod background_terminals;
 mod tool_environment;
 pub(crate) mod tools;
 pub mod turn;
 mod unsent;
 
+pub use background_terminals::BackgroundTerminal;
 pub use clock::{now_unix_millis, now_unix_seconds};
 pub use error::{CoreError, TurnError, TurnErrorKind};
 pub use event::{EventMsg, TurnOutcome};

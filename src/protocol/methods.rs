@@ -8,6 +8,11 @@ use super::account::{
     CancelLoginAccountParams, CancelLoginAccountResponse, EmptyParams, GetAccountParams,
     GetAccountResponse, LoginAccountParams, LoginAccountResponse,
 };
+use super::background_terminals::{
+    ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsListParams,
+    ThreadBackgroundTerminalsListResponse, ThreadBackgroundTerminalsTerminateParams,
+    ThreadBackgroundTerminalsTerminateResponse,
+};
 use super::command::{CommandExecParams, CommandExecResponse};
 use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
@@ -94,6 +99,9 @@ macro_rules! client_request_table {
             // Without a thread it starts the configured servers to look at them, which can take
             // each its start-up timeout.
             McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse, Concurrent;
+            ThreadBackgroundTerminalsList => "thread/backgroundTerminals/list", ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse, Ordered;
+            ThreadBackgroundTerminalsTerminate => "thread/backgroundTerminals/terminate", ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse, Ordered;
+            ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", ThreadBackgroundTerminalsCleanParams, EmptyResponse, Ordered;
         }
     };
 }

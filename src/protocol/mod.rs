@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod approval;
+pub mod background_terminals;
 pub mod command;
 pub mod common;
 pub mod compact;
