@@ -1,11 +1,11 @@
 //! A command with a terminal or with pipes, as one shape: [`spawn_terminal`] starts a command
 //! leader (through [`super::command::spawn_leader`], so everything it starts is found and killed
-//! like any command's) and returns a [`Terminal`]: its output as a stream of byte chunks, its
-//! stdin (when it has one) and, for a PTY, its size.
+//! like any command's) and returns a [`Terminal`]: its output as a stream of byte chunks and its
+//! stdin (when it has one).
 //!
 //! With a PTY (`portable-pty` opens the pair) the leader starts a session of its own whose
 //! controlling terminal is the PTY's slave, on its stdin, stdout and stderr; the daemon keeps
-//! the master. Reads of the master block, so one dedicated thread per terminal reads it and
+//! the master's reading and writing ends. Reads of the master block, so one dedicated thread per terminal reads it and
 //! hands chunks to a bounded channel; it ends when the last holder of the slave is gone (the
 //! kernel then answers EIO), which the command's sweep guarantees. With pipes, stdout and
 //! stderr are read by two tasks into the same channel, each chunk tagged with its stream.
@@ -15,7 +15,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use portable_pty::{MasterPty, PtySize};
+use portable_pty::PtySize;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
@@ -66,8 +66,6 @@ pub(crate) struct Terminal {
     pub output: mpsc::Receiver<(Stream, Vec<u8>)>,
     /// `None` when the command has no stdin to write to.
     pub input: Option<TerminalInput>,
-    /// The PTY's master, to resize it; `None` with pipes.
-    pub pty: Option<PtyHandle>,
 }
 
 /// Starts `command` as a command leader in `mode`. `confine` adds the caller's child hooks (the
@@ -109,7 +107,6 @@ fn spawn_with_pipes(
         tree,
         output,
         input,
-        pty: None,
     })
 }
 
@@ -183,9 +180,6 @@ fn spawn_with_pty(
         tree,
         output,
         input: Some(TerminalInput::Pty(Arc::new(Mutex::new(writer)))),
-        pty: Some(PtyHandle {
-            master: Arc::new(Mutex::new(pair.master)),
-        }),
     })
 }
 
@@ -247,34 +241,5 @@ impl std::fmt::Debug for TerminalInput {
             TerminalInput::Pty(_) => f.write_str("TerminalInput::Pty"),
             TerminalInput::Pipe(_) => f.write_str("TerminalInput::Pipe"),
         }
-    }
-}
-
-/// A PTY's master, kept to resize it.
-#[derive(Clone)]
-pub(crate) struct PtyHandle {
-    master: Arc<Mutex<Box<dyn MasterPty + Send>>>,
-}
-
-impl PtyHandle {
-    pub(crate) fn resize(&self, size: TerminalSize) -> io::Result<()> {
-        let master = self
-            .master
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        master
-            .resize(PtySize {
-                rows: size.rows,
-                cols: size.cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .map_err(|error| io::Error::other(error.to_string()))
-    }
-}
-
-impl std::fmt::Debug for PtyHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PtyHandle")
     }
 }

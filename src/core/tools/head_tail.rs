@@ -5,8 +5,6 @@
 
 use std::collections::VecDeque;
 
-/// The byte budget of what the model sees of one command's output (head and tail together).
-pub(crate) const MODEL_OUTPUT_BYTES: usize = 10 * 1024;
 /// The line budget of what the model sees of one command's output (head and tail together).
 pub(crate) const MODEL_OUTPUT_LINES: usize = 256;
 
@@ -44,11 +42,6 @@ impl HeadTail {
             elided_bytes: 0,
             elided_lines: 0,
         }
-    }
-
-    /// The budgets the model's output is held to.
-    pub(crate) fn for_model() -> HeadTail {
-        HeadTail::new(MODEL_OUTPUT_BYTES, MODEL_OUTPUT_LINES)
     }
 
     pub(crate) fn push(&mut self, text: &str) {

@@ -526,7 +526,6 @@ async fn execute(
         invocation.cwd.display().to_string(),
         terminal.child.id(),
         terminal.input.take(),
-        invocation.tty,
     ));
     let evicted = terminals.add(
         session.clone(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use super::super::head_tail::HeadTail;
+use super::super::head_tail::{HeadTail, MODEL_OUTPUT_LINES};
 use super::session::Collected;
 
 /// The model's output budget when it names none (`max_output_tokens`).
@@ -39,13 +39,10 @@ pub(crate) fn render(
     )
 }
 
-/// `text` within `budget` bytes: its head and tail, the middle counted and elided.
+/// `text` within `budget` bytes and [`MODEL_OUTPUT_LINES`] lines: its head and tail, the
+/// middle counted and elided.
 fn truncate(text: &str, budget: usize) -> String {
-    if text.len() <= budget {
-        return text.to_string();
-    }
-    // Only the byte budget matters here; the line budget is set out of reach.
-    let mut head_tail = HeadTail::new(budget, budget.max(2));
+    let mut head_tail = HeadTail::new(budget, MODEL_OUTPUT_LINES);
     head_tail.push(text);
     head_tail.render()
 }

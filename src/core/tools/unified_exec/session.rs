@@ -51,8 +51,6 @@ pub(crate) struct Session {
     pub raw_command: String,
     pub cwd: String,
     pub os_pid: Option<u32>,
-    /// Whether it runs on a PTY: only then does it have a stdin to write to.
-    pub tty: bool,
     state: Mutex<SessionState>,
     input: AsyncMutex<Option<TerminalInput>>,
     kill: CancellationToken,
@@ -88,7 +86,6 @@ impl Session {
         cwd: String,
         os_pid: Option<u32>,
         input: Option<TerminalInput>,
-        tty: bool,
     ) -> Session {
         Session {
             id,
@@ -96,7 +93,6 @@ impl Session {
             raw_command,
             cwd,
             os_pid,
-            tty,
             state: Mutex::new(SessionState {
                 last_used: Some(Instant::now()),
                 ..SessionState::default()
