@@ -125,7 +125,7 @@ async fn a_prompt_on_a_pty_is_answered_through_write_stdin_within_one_item() {
         "{first}"
     );
     assert!(first.starts_with("Chunk ID: "), "{first}");
-    let second = &call_outputs(&bodies[2])[0].1;
+    let second = call_outputs(&bodies[2]).last().unwrap().1.clone();
     assert!(second.contains("Process exited with code 0\n"), "{second}");
     assert!(second.contains("hello bob"), "{second}");
     let tools: Vec<&Value> = bodies[0]["tools"]
@@ -152,7 +152,7 @@ async fn without_a_tty_stdin_is_closed_and_a_write_is_refused_with_the_reason() 
     let turn = s.run_turn("ask me").await;
     single_turn_end(&turn, "completed");
     let bodies = s.bodies(3).await;
-    let refused = &call_outputs(&bodies[2])[0].1;
+    let refused = call_outputs(&bodies[2]).last().unwrap().1.clone();
     assert_eq!(
         refused,
         "write_stdin failed: stdin is closed for this session; rerun exec_command with \
