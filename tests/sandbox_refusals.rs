@@ -92,8 +92,10 @@ async fn assert_confined_under(
     let outputs = call_outputs(&bodies[1]);
     for (id, text) in &outputs {
         match id.as_str() {
-            "call_ls" => assert!(text.contains("Exit code: 0"), "{text}"),
-            "call_touch" if touch_writes => assert!(text.contains("Exit code: 0"), "{text}"),
+            "call_ls" => assert!(text.contains("Process exited with code 0"), "{text}"),
+            "call_touch" if touch_writes => {
+                assert!(text.contains("Process exited with code 0"), "{text}")
+            }
             "call_touch" => {
                 // Landlock (fallback) or the read-only mount (namespaces).
                 assert!(

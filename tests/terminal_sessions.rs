@@ -101,7 +101,11 @@ async fn a_prompt_on_a_pty_is_answered_through_write_stdin_within_one_item() {
 
     let started = items_of(&turn, "item/started", "commandExecution");
     let completed = items_of(&turn, "item/completed", "commandExecution");
-    assert_eq!((started.len(), completed.len()), (1, 1), "one item per session");
+    assert_eq!(
+        (started.len(), completed.len()),
+        (1, 1),
+        "one item per session"
+    );
     let process_id = started[0]["processId"].as_str().unwrap().to_string();
     assert_eq!(completed[0]["processId"], process_id.as_str());
     assert_eq!(completed[0]["status"], "completed");
@@ -178,7 +182,11 @@ async fn a_background_terminal_outlives_its_turn_until_a_client_terminates_it() 
         .unwrap();
     let cmd = "echo $$ > leader.pid; sleep 600 & echo $! > child.pid; echo started; wait";
     let script = Script::new([
-        call(0, "exec_command", json!({"cmd": cmd, "yield_time_ms": 250, "login": false})),
+        call(
+            0,
+            "exec_command",
+            json!({"cmd": cmd, "yield_time_ms": 250, "login": false}),
+        ),
         message_reply("r1", "msg_1", &["left it running"]),
     ]);
     let mut s = experimental_session(script, dir).await;
@@ -189,7 +197,12 @@ async fn a_background_terminal_outlives_its_turn_until_a_client_terminates_it() 
     let process_id = started[0]["processId"].as_str().unwrap().to_string();
     let pids: Vec<String> = ["leader.pid", "child.pid"]
         .iter()
-        .map(|file| std::fs::read_to_string(dir.join(file)).unwrap().trim().to_string())
+        .map(|file| {
+            std::fs::read_to_string(dir.join(file))
+                .unwrap()
+                .trim()
+                .to_string()
+        })
         .collect();
     assert!(pids.iter().all(|pid| !process_is_dead(pid)), "{pids:?}");
 
@@ -223,7 +236,10 @@ async fn a_background_terminal_outlives_its_turn_until_a_client_terminates_it() 
     let item = &completion.last().unwrap()["params"]["item"];
     assert_eq!(item["status"], "failed");
     assert_eq!(item["exitCode"], -1);
-    assert!(item["aggregatedOutput"].as_str().unwrap().contains("started"));
+    assert!(item["aggregatedOutput"]
+        .as_str()
+        .unwrap()
+        .contains("started"));
     for pid in &pids {
         assert!(poll_until(|| process_is_dead(pid)).await, "{pid} survived");
     }
@@ -237,7 +253,10 @@ async fn a_background_terminal_outlives_its_turn_until_a_client_terminates_it() 
     assert_eq!(again, json!({"terminated": false}));
     let empty = s
         .daemon
-        .ok("thread/backgroundTerminals/list", json!({"threadId": thread_id}))
+        .ok(
+            "thread/backgroundTerminals/list",
+            json!({"threadId": thread_id}),
+        )
         .await;
     assert_eq!(empty, json!({"data": [], "nextCursor": null}));
     let bad = s
@@ -247,8 +266,14 @@ async fn a_background_terminal_outlives_its_turn_until_a_client_terminates_it() 
             json!({"threadId": thread_id, "cursor": "zzz"}),
         )
         .await;
-    assert_eq!(bad["message"], "invalid cursor: invalid digit found in string");
-    assert!(unrelated.try_wait().unwrap().is_none(), "an unrelated process died");
+    assert_eq!(
+        bad["message"],
+        "invalid cursor: invalid digit found in string"
+    );
+    assert!(
+        unrelated.try_wait().unwrap().is_none(),
+        "an unrelated process died"
+    );
     unrelated.kill().unwrap();
     unrelated.wait().unwrap();
 }
@@ -259,7 +284,11 @@ async fn background_terminals_die_with_the_daemon_and_need_the_experimental_capa
     let dir = workdir.path();
     let cmd = "echo $$ > leader.pid; exec sleep 600";
     let script = Script::new([
-        call(0, "exec_command", json!({"cmd": cmd, "yield_time_ms": 250, "login": false})),
+        call(
+            0,
+            "exec_command",
+            json!({"cmd": cmd, "yield_time_ms": 250, "login": false}),
+        ),
         message_reply("r1", "msg_1", &["left it running"]),
     ]);
     let mut s = session(
@@ -288,5 +317,8 @@ async fn background_terminals_die_with_the_daemon_and_need_the_experimental_capa
     assert!(!process_is_dead(&pid));
     s.daemon.close_stdin();
     assert_eq!(s.daemon.wait_exit().await, Some(0));
-    assert!(poll_until(|| process_is_dead(&pid)).await, "{pid} outlived the daemon");
+    assert!(
+        poll_until(|| process_is_dead(&pid)).await,
+        "{pid} outlived the daemon"
+    );
 }

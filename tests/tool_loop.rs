@@ -1,8 +1,8 @@
 //! From a stream to the next action (docs/ARCHITECTURE.md §6), through the real binary: a tool call is
 //! run after its item is done, its output is recorded with the same call id and carried by the
 //! next request; `end_turn: false` follows up; a call that cannot run is answered with a
-//! synthetic output; client tools (`dynamicTools`) go to the client as `item/tool/call`; a
-//! command timeout kills its whole process group; `outputSchema` shapes its own turn's requests only;
+//! synthetic output; client tools (`dynamicTools`) go to the client as `item/tool/call`;
+//! `outputSchema` shapes its own turn's requests only;
 //! a rerouted model is announced once per turn.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
@@ -84,7 +84,7 @@ async fn a_tool_round_trip_whose_second_request_carries_the_output_with_the_same
     let outputs = call_outputs(&bodies[1]);
     assert_eq!(outputs.len(), 1);
     assert_eq!(outputs[0].0, "call_1");
-    assert!(outputs[0].1.contains("Exit code: 0") && outputs[0].1.contains("err"));
+    assert!(outputs[0].1.contains("Process exited with code 0") && outputs[0].1.contains("err"));
     let input = bodies[1]["input"].as_array().cloned().unwrap_or_default();
     let call_index = input
         .iter()
@@ -243,35 +243,6 @@ async fn dynamic_tools_go_to_the_client_and_its_answers_become_outputs() {
             ),
         ]
     );
-}
-
-#[tokio::test]
-async fn a_command_timeout_kills_the_whole_process_group() {
-    let workdir = tempfile::tempdir().unwrap();
-    let first = ResponseBuilder::new("r1")
-        .created()
-        .exec_call(
-            "fc_1",
-            "call_1",
-            json!({"cmd": "sleep 30 & echo $! > bg.pid; wait", "timeout_ms": 1500, "login": false}),
-        )
-        .completed(Usage::small(), None)
-        .build();
-    let second = message_reply("r2", "msg_2", &["it hung"]);
-    let mut s = session(Script::new([first, second]), &[], never_ask(workdir.path())).await;
-    let turn = s.run_turn("hang").await;
-    single_turn_end(&turn, "completed");
-    let completed = items_of(&turn, "item/completed", "commandExecution");
-    assert_eq!(completed[0]["status"], "failed", "{completed:#?}");
-    assert_eq!(completed[0]["exitCode"], 124);
-    let pid = std::fs::read_to_string(workdir.path().join("bg.pid")).unwrap();
-    let pid = pid.trim().to_string();
-    assert!(
-        poll_until(|| process_is_dead(&pid)).await,
-        "background child {pid} survived"
-    );
-    let bodies = s.bodies(2).await;
-    assert!(call_outputs(&bodies[1])[0].1.contains("timed out"));
 }
 
 #[tokio::test]

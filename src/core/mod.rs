@@ -6,6 +6,7 @@
 pub mod account;
 pub mod approval;
 pub(crate) mod ask;
+mod background_terminals;
 pub mod clock;
 pub mod compact;
 pub mod context;
@@ -26,7 +27,6 @@ pub mod shell_env;
 pub mod skills;
 pub(crate) mod text;
 pub mod thread;
-mod background_terminals;
 mod tool_environment;
 pub(crate) mod tools;
 pub mod turn;

@@ -9,11 +9,12 @@ use crate::core::{EventMsg, TurnOutcome};
 use crate::protocol::mcp::McpToolCallProgressNotification;
 use crate::protocol::notification::{
     ErrorNotification, FileChangePatchUpdatedNotification, ItemCompletedNotification,
-    ItemDeltaNotification, TerminalInteractionNotification, ItemStartedNotification, ModelReroutedNotification, RateLimitSnapshot,
+    ItemDeltaNotification, ItemStartedNotification, ModelReroutedNotification, RateLimitSnapshot,
     RateLimitWindow, RateLimitsUpdatedNotification, ReasoningSummaryPartAddedNotification,
     ReasoningSummaryTextDeltaNotification, ReasoningTextDeltaNotification, ServerNotification,
-    ThreadStatusChangedNotification, ThreadTokenUsage, TokenUsageUpdatedNotification,
-    TurnDiffUpdatedNotification, TurnNotification, WarningNotification,
+    TerminalInteractionNotification, ThreadStatusChangedNotification, ThreadTokenUsage,
+    TokenUsageUpdatedNotification, TurnDiffUpdatedNotification, TurnNotification,
+    WarningNotification,
 };
 use crate::protocol::thread::ThreadStatus;
 use crate::protocol::turn::{Turn, TurnPlanUpdatedNotification};

@@ -546,7 +546,8 @@ async fn execute(
              (the one used least recently) was killed to start this one.\n"
         ));
     }
-    if invocation.sandbox.confines() && looks_like_sandbox_denial(collected.exit_code, &collected.text)
+    if invocation.sandbox.confines()
+        && looks_like_sandbox_denial(collected.exit_code, &collected.text)
     {
         text.push_str(&format!(
             "Note: this command ran in the `{}` sandbox and failed with a permission error; the \

@@ -22,6 +22,7 @@ macro_rules! handler {
 }
 
 mod account;
+mod background_terminals;
 mod command_exec;
 mod compact;
 mod config;
@@ -38,7 +39,6 @@ mod thread_items;
 mod thread_object;
 mod thread_read;
 mod turn;
-mod background_terminals;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -63,10 +63,13 @@ impl Terminals {
     pub(crate) fn add(&self, session: Arc<Session>, driven: Driven) -> Option<i32> {
         let evicted = {
             let mut sessions = self.sessions();
-            let live: Vec<&Arc<Session>> =
-                sessions.iter().filter(|s| !s.has_ended()).collect();
+            let live: Vec<&Arc<Session>> = sessions.iter().filter(|s| !s.has_ended()).collect();
             let evicted = (live.len() >= MAX_LIVE_SESSIONS)
-                .then(|| live.iter().min_by_key(|s| s.last_used()).map(|s| (*s).clone()))
+                .then(|| {
+                    live.iter()
+                        .min_by_key(|s| s.last_used())
+                        .map(|s| (*s).clone())
+                })
                 .flatten();
             if let Some(victim) = &evicted {
                 victim.kill(KillReason::Terminated);

@@ -35,7 +35,10 @@ pub(crate) fn render(
          {}\nOutput:\n{}",
         wall.as_secs_f64(),
         collected.original_bytes.div_ceil(BYTES_PER_TOKEN),
-        truncate(&collected.text, budget_tokens.saturating_mul(BYTES_PER_TOKEN)),
+        truncate(
+            &collected.text,
+            budget_tokens.saturating_mul(BYTES_PER_TOKEN)
+        ),
     )
 }
 
@@ -63,7 +66,10 @@ mod tests {
     fn the_header_says_whether_the_process_runs_and_how_big_its_output_was() {
         let running = render(&collected("", None), 4242, Duration::from_millis(500), None);
         let lines: Vec<&str> = running.lines().collect();
-        assert!(lines[0].starts_with("Chunk ID: ") && lines[0].len() == 16, "{running}");
+        assert!(
+            lines[0].starts_with("Chunk ID: ") && lines[0].len() == 16,
+            "{running}"
+        );
         assert_eq!(
             &lines[1..],
             [

@@ -162,9 +162,10 @@ impl Session {
         if self.has_ended() {
             return Err("the process has already exited".to_string());
         }
-        stdin.write(bytes).await.map_err(|error| {
-            format!("could not write to the process: {error}")
-        })
+        stdin
+            .write(bytes)
+            .await
+            .map_err(|error| format!("could not write to the process: {error}"))
     }
 
     /// Asks the owning task to kill the command. The first reason given is the one kept.
@@ -265,10 +266,7 @@ pub(crate) async fn drive(session: Arc<Session>, driven: Driven) {
     };
     session.state().exit_code = Some(exit_code.unwrap_or(-1));
     session.ended.cancel();
-    if matches!(
-        reason,
-        Some(KillReason::Interrupted | KillReason::Shutdown)
-    ) {
+    if matches!(reason, Some(KillReason::Interrupted | KillReason::Shutdown)) {
         return;
     }
     let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
