@@ -189,7 +189,7 @@ async fn route_line(context: &Arc<ServerContext>, bytes: &[u8], ingress_tx: &Ing
             tracing::debug!(%method, "client notification");
         }
         Incoming::Response { id, result } => {
-            if !context.server_requests.resolve(&id, result).await {
+            if !context.server_requests.resolve(context.id, &id, result).await {
                 tracing::debug!(%id, "response to no pending server request; ignored");
             }
         }
