@@ -46,14 +46,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the app-server JSON-RPC protocol on stdin/stdout.
+    /// Serve the app-server JSON-RPC protocol on stdin/stdout, a Unix socket or WebSocket.
     AppServer {
-        /// Transport; only `stdio://` is supported.
-        #[arg(long, default_value = "stdio://")]
+        /// Transport endpoint URL: `stdio://` (default), `unix://` (the default socket under
+        /// $OPENTURN_HOME), `unix://PATH`, `ws://IP:PORT`, `off`.
+        #[arg(long, value_name = "URL", default_value = "stdio://")]
         listen: String,
         /// Same as `--listen stdio://`.
         #[arg(long)]
         stdio: bool,
+        #[command(flatten)]
+        ws_auth: openturn::server::listen::auth::WsAuthArgs,
     },
     /// Run a short scripted session offline: a built-in loopback provider replays shipped
     /// transcripts, and the live notification stream is printed.
@@ -240,14 +243,22 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
     }
     overrides.extend(cli.config.iter().cloned());
     match cli.command {
-        Command::AppServer { listen, stdio: _ } => {
-            if listen != "stdio://" {
-                anyhow::bail!("unsupported --listen `{listen}`: only stdio:// is supported");
-            }
+        Command::AppServer {
+            listen,
+            stdio,
+            ws_auth,
+        } => {
+            use openturn::server::listen::{self, auth::WsAuth, ListenAddress};
+            let listen = if stdio { "stdio://".to_string() } else { listen };
+            let address = ListenAddress::parse(&listen, &home)?;
+            let auth = WsAuth::from_args(&ws_auth)?;
             let mut config = Config::load(&home, &overrides).context("loading configuration")?;
             let demo = start_demo_provider(&mut config).await?;
             openturn::server::prepare_daemon(&config);
-            openturn::server::run_stdio(config).await?;
+            match address {
+                ListenAddress::Stdio => openturn::server::run_stdio(config).await?,
+                address => listen::run(config, address, auth).await?,
+            }
             stop_demo_provider(demo).await;
         }
         Command::Demo => {

@@ -126,7 +126,7 @@ fn finish_beside_shutdown(
     });
 }
 
-async fn route_input(context: Arc<ServerContext>, line: InputLine, ingress_tx: IngressSender) {
+pub(crate) async fn route_input(context: Arc<ServerContext>, line: InputLine, ingress_tx: IngressSender) {
     match line {
         InputLine::Line(bytes) => route_line(&context, &bytes, &ingress_tx).await,
         InputLine::TooLong { length } => {

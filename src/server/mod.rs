@@ -17,6 +17,7 @@ pub(crate) mod projection;
 pub mod schema;
 pub(crate) mod server_requests;
 pub(crate) mod shutdown;
+pub mod listen;
 pub mod stdio;
 pub(crate) mod thread_status;
 pub(crate) mod turn_builder;

@@ -193,25 +193,6 @@ impl OutgoingSender {
         }
     }
 
-    /// Appends one `item/agentMessage/delta` line to `lines`, unless the client opted out of it.
-    /// Deltas are most of a turn's traffic: the line is written from the event's borrowed fields
-    /// with no notification value, no envelope and no `flatten` round-trip, byte for byte what
-    /// [`OutgoingSender::encode_notification`] writes for the same notification (a test in
-    /// `projection.rs` holds them equal).
-    pub(crate) fn encode_agent_message_delta(
-        &self,
-        delta: AgentMessageDelta<'_>,
-        emitted_at_ms: i64,
-        lines: &mut Vec<u8>,
-    ) {
-        if self.is_opted_out(AGENT_MESSAGE_DELTA_METHOD) {
-            return;
-        }
-        if let Err(error) = encode_agent_message_delta_line(&delta, emitted_at_ms, lines) {
-            tracing::error!(%error, "outgoing notification could not be serialized");
-        }
-    }
-
     /// Queues complete lines (each ending in `\n`) as one message; nothing to do when empty.
     pub(crate) async fn send_lines(&self, lines: Vec<u8>) -> Result<(), OutputClosed> {
         self.send_bytes(Bytes::from(lines)).await
@@ -321,8 +302,10 @@ pub(crate) struct AgentMessageDelta<'a> {
     pub delta: &'a str,
 }
 
-/// Writes the delta's notification line into `out` (see
-/// [`OutgoingSender::encode_agent_message_delta`]). On error `out` is left as it was.
+/// Writes the delta's notification line into `out`: most of a turn's traffic, written from the
+/// event's borrowed fields with no notification value, no envelope and no `flatten` round-trip,
+/// byte for byte what [`OutgoingSender::encode_notification`] writes for the same notification
+/// (a test in `projection.rs` holds them equal). On error `out` is left as it was.
 pub(crate) fn encode_agent_message_delta_line(
     delta: &AgentMessageDelta<'_>,
     emitted_at_ms: i64,
