@@ -7,6 +7,7 @@
 
 pub mod auth;
 mod connection;
+pub mod control;
 mod handshake;
 
 use std::net::SocketAddr;
