@@ -46,14 +46,19 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the app-server JSON-RPC protocol on stdin/stdout.
+    /// Serve the app-server JSON-RPC protocol on stdin/stdout, a Unix socket or WebSocket.
     AppServer {
-        /// Transport; only `stdio://` is supported.
-        #[arg(long, default_value = "stdio://")]
+        /// Transport endpoint URL: `stdio://` (default), `unix://` (the default socket under
+        /// $OPENTURN_HOME), `unix://PATH`, `ws://IP:PORT`, `off`.
+        #[arg(long, value_name = "URL", default_value = "stdio://")]
         listen: String,
         /// Same as `--listen stdio://`.
         #[arg(long)]
         stdio: bool,
+        #[command(flatten)]
+        ws_auth: openturn::server::listen::auth::WsAuthArgs,
+        #[command(subcommand)]
+        command: Option<AppServerCommand>,
     },
     /// Run a short scripted session offline: a built-in loopback provider replays shipped
     /// transcripts, and the live notification stream is printed.
@@ -72,6 +77,33 @@ enum Command {
         #[arg(long, default_value = "schema")]
         out: std::path::PathBuf,
     },
+}
+
+#[derive(Subcommand)]
+enum AppServerCommand {
+    /// Manage the background daemon on the default socket under $OPENTURN_HOME.
+    Daemon {
+        #[command(subcommand)]
+        action: DaemonAction,
+    },
+    /// Bridge stdin/stdout to a running daemon's socket, one JSON message per line.
+    Proxy {
+        /// The daemon's Unix socket; the default socket when absent.
+        #[arg(long = "sock", value_name = "SOCKET_PATH")]
+        sock: Option<std::path::PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum DaemonAction {
+    /// Start the daemon unless one is already running.
+    Start,
+    /// Stop the daemon: gracefully, then forcibly after a grace period.
+    Stop,
+    /// Stop the daemon, then start it again.
+    Restart,
+    /// Print this binary's and the running daemon's versions as JSON.
+    Version,
 }
 
 /// Every `--enable X` / `--enable=X` and `--disable X` / `--disable=X`, wherever it stands;
@@ -240,20 +272,76 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
     }
     overrides.extend(cli.config.iter().cloned());
     match cli.command {
-        Command::AppServer { listen, stdio: _ } => {
-            if listen != "stdio://" {
-                anyhow::bail!("unsupported --listen `{listen}`: only stdio:// is supported");
+        Command::AppServer {
+            command: Some(command),
+            ..
+        } => {
+            use openturn::server::listen::control;
+            // The daemon is started with the same configuration flags as this command.
+            let flags: Vec<String> = overrides
+                .iter()
+                .flat_map(|o| ["-c".to_string(), o.clone()])
+                .collect();
+            match command {
+                AppServerCommand::Proxy { sock } => {
+                    let sock = sock.unwrap_or_else(|| openturn::server::listen::default_socket(&home));
+                    control::proxy(&sock).await?;
+                }
+                AppServerCommand::Daemon { action } => {
+                    let report = match action {
+                        DaemonAction::Start => control::start(&home, &flags).await?,
+                        DaemonAction::Stop => control::stop(&home).await?,
+                        DaemonAction::Restart => {
+                            control::stop(&home).await?;
+                            control::start(&home, &flags).await?
+                        }
+                        DaemonAction::Version => control::version(&home)?,
+                    };
+                    println!("{report}");
+                }
             }
+        }
+        Command::AppServer {
+            listen,
+            stdio,
+            ws_auth,
+            command: None,
+        } => {
+            use openturn::server::listen::{self, auth::WsAuth, ListenAddress};
+            let listen = if stdio { "stdio://".to_string() } else { listen };
+            let address = ListenAddress::parse(&listen, &home)?;
+            let auth = WsAuth::from_args(&ws_auth)?;
             let mut config = Config::load(&home, &overrides).context("loading configuration")?;
             let demo = start_demo_provider(&mut config).await?;
             openturn::server::prepare_daemon(&config);
-            openturn::server::run_stdio(config).await?;
+            match address {
+                ListenAddress::Stdio => openturn::server::run_stdio(config).await?,
+                address => listen::run(config, address, auth).await?,
+            }
             stop_demo_provider(demo).await;
         }
         Command::Demo => {
             let exe = std::env::current_exe().context("locating the openturn binary")?;
             let mut stdout = std::io::stdout();
             openturn::demo::run(&exe, &mut stdout).await?;
+        }
+        Command::Exec(args) if args.remote.is_some() => {
+            let url = args.remote.clone().unwrap_or_default();
+            let token = match &args.remote_auth_token_env {
+                Some(var) => Some(std::env::var(var).with_context(|| {
+                    format!("--remote-auth-token-env: the variable {var} is not set")
+                })?),
+                None => None,
+            };
+            let serve = move |input, output| {
+                openturn::server::listen::control::bridge_owned(url, token, input, output)
+            };
+            return Ok(match openturn::exec::run(*args, serve).await? {
+                openturn::exec::ExecEnd::Code(code) => {
+                    Ending::Code(u8::try_from(code).unwrap_or(1))
+                }
+                openturn::exec::ExecEnd::Signal(signal) => Ending::Signal(signal),
+            });
         }
         Command::Exec(args) => {
             let mut exec_overrides = args.config_overrides();

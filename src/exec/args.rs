@@ -58,6 +58,13 @@ pub struct ExecArgs {
     /// Do not store the thread (no rollout file).
     #[arg(long, global = true)]
     pub ephemeral: bool,
+    /// Run the turn on a running daemon instead of in this process: `ws://HOST:PORT` or
+    /// `unix://PATH` (docs/REMOTE.md).
+    #[arg(long, global = true, value_name = "ADDR")]
+    pub remote: Option<String>,
+    /// The environment variable holding the bearer token for `--remote`.
+    #[arg(long, global = true, value_name = "VAR", requires = "remote")]
+    pub remote_auth_token_env: Option<String>,
     /// Attach an image to the prompt (repeatable).
     #[arg(long, short = 'i', global = true, value_name = "FILE")]
     pub image: Vec<PathBuf>,

@@ -1,14 +1,15 @@
-//! The state one connection's handlers share.
+//! The state of one connection, as its handlers see it: its handshake, its outbound queue, the
+//! threads it is subscribed to, and (behind it, shared with every other connection of the
+//! daemon) the thread manager, the server→client requests and the lifecycle — see [`super::hub`].
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard};
-
-use tokio::task::JoinHandle;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::config::Config;
 use crate::core::{ThreadId, ThreadManager};
 use crate::protocol::thread::ThreadStatus;
 
+use super::hub::{ConnectionId, Hub};
 use super::outgoing::OutgoingSender;
 
 /// Per-connection handshake state.
@@ -22,30 +23,49 @@ pub(crate) struct ConnectionState {
     pub(crate) skill_extra_roots: Vec<std::path::PathBuf>,
 }
 
-/// What the connection knows about the threads loaded in this process.
+/// The loaded threads this connection hears.
 #[derive(Default)]
 pub(crate) struct LoadedThreads {
     /// Threads whose turn traffic this connection receives (start/resume/fork subscribe).
     pub(crate) subscribed: HashSet<ThreadId>,
-    /// The last status announced per loaded thread, for `thread/list` and `thread/read`.
-    pub(crate) statuses: HashMap<ThreadId, ThreadStatus>,
-    /// Each loaded thread's projection task; it ends once the thread is dropped.
-    pub(crate) projections: HashMap<ThreadId, JoinHandle<()>>,
 }
 
 pub(crate) struct ServerContext {
+    /// The connection's number within the daemon.
+    pub(crate) id: ConnectionId,
     pub(crate) config: Config,
-    pub(crate) threads: ThreadManager,
-    /// Requests we sent the client and are waiting on (approvals, client tools).
-    pub(crate) server_requests: std::sync::Arc<super::server_requests::ServerRequests>,
+    /// The daemon's one thread manager, shared by every connection.
+    pub(crate) threads: Arc<ThreadManager>,
+    /// Requests the daemon sent its clients and waits on (approvals, client tools); shared, since
+    /// a question goes to every subscriber of its thread.
+    pub(crate) server_requests: Arc<super::server_requests::ServerRequests>,
     pub(crate) outgoing: OutgoingSender,
     pub(crate) connection: Mutex<ConnectionState>,
     pub(crate) loaded: Mutex<LoadedThreads>,
-    /// The connection's tasks and the tokens that stop them, in shutdown order.
-    pub(crate) lifecycle: super::shutdown::Lifecycle,
+    /// The daemon's tasks and the tokens that stop them, in shutdown order.
+    pub(crate) lifecycle: Arc<super::shutdown::Lifecycle>,
+    /// What the connections of this daemon share.
+    pub(crate) hub: Arc<Hub>,
 }
 
 impl ServerContext {
+    /// A new connection of `hub`, writing to `outgoing`; registered with the hub.
+    pub(crate) fn connect(hub: &Arc<Hub>, config: Config, outgoing: OutgoingSender) -> Arc<Self> {
+        let context = Arc::new(ServerContext {
+            id: hub.next_connection_id(),
+            config,
+            threads: hub.threads.clone(),
+            server_requests: hub.server_requests.clone(),
+            outgoing,
+            connection: Mutex::new(ConnectionState::default()),
+            loaded: Mutex::new(LoadedThreads::default()),
+            lifecycle: hub.lifecycle.clone(),
+            hub: hub.clone(),
+        });
+        hub.register(&context);
+        context
+    }
+
     pub(crate) fn connection(&self) -> MutexGuard<'_, ConnectionState> {
         match self.connection.lock() {
             Ok(guard) => guard,
@@ -73,7 +93,8 @@ impl ServerContext {
         if self.threads.get(thread_id).is_err() {
             return ThreadStatus::NotLoaded;
         }
-        self.loaded()
+        self.hub
+            .loaded()
             .statuses
             .get(thread_id)
             .cloned()

@@ -1,23 +1,31 @@
-//! One task per loaded thread: takes the thread's core events, projects them, and queues the
-//! notifications on the connection. Keeps core's order; waits (never drops) when the client is
-//! slow, which in turn makes that thread's turn wait — other threads have their own tasks, so
-//! they keep flowing. Applies the fan-out rule of docs/PROTOCOL.md §4: turn traffic only while the
-//! connection is subscribed, lifecycle notifications always.
+//! One task per loaded thread: takes the thread's core events, projects them once, and queues
+//! the notifications on every connection that should hear them — turn traffic on the thread's
+//! subscribers, lifecycle notifications on every initialized connection (the fan-out rule of
+//! docs/PROTOCOL.md §4). A round's lines are encoded once and the same bytes are queued on each
+//! connection; only a connection that opted out of some method gets a filtered copy. Keeps
+//! core's order. On stdio (one client) a slow client makes the thread's turn wait and loses
+//! nothing; on a socket a connection whose queue is full is closed instead (see
+//! `OutgoingSender::closing_when_full`), so one slow client never stalls the others.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use crate::core::{EventMsg, ThreadId};
+use crate::protocol::jsonrpc::{NotificationEnvelope, JSONRPC_VERSION};
 use crate::protocol::notification::{
     ServerNotification, ThreadIdNotification, ThreadStatusChangedNotification,
 };
 use crate::protocol::thread::ThreadStatus;
 
 use super::context::ServerContext;
-use super::outgoing::AgentMessageDelta;
-use super::outgoing::OutputClosed;
+use super::hub::{Audience, Hub};
+use super::outgoing::{
+    encode_agent_message_delta_line, encode_line_into, AgentMessageDelta,
+    AGENT_MESSAGE_DELTA_METHOD,
+};
 use super::projection::ThreadProjection;
 
 /// Most core events projected per round: bounds the notifications one round encodes.
@@ -31,36 +39,47 @@ pub(crate) fn spawn_thread_projection(
     thread_id: ThreadId,
     events_rx: mpsc::Receiver<EventMsg>,
 ) {
+    let hub = context.hub.clone();
     let task = ProjectionTask {
-        context: context.clone(),
+        hub: hub.clone(),
         projection: ThreadProjection::new(thread_id.to_string()),
         thread_id: thread_id.clone(),
         lines: Vec::new(),
-        subscribed: None,
+        segments: Vec::new(),
+        audience: None,
     };
-    let handle = context.lifecycle.projections.spawn(task.run(events_rx));
-    context.loaded().projections.insert(thread_id, handle);
+    let handle = hub.lifecycle.projections.spawn(task.run(events_rx));
+    hub.loaded().projections.insert(thread_id, handle);
+}
+
+/// One encoded line of a round: where it ends in the buffer, its method (for opt-outs), and
+/// whether unsubscribed connections hear it too.
+struct Segment {
+    end: usize,
+    method: &'static str,
+    everyone: bool,
 }
 
 /// The state of one thread's projection task.
 struct ProjectionTask {
-    context: Arc<ServerContext>,
+    hub: Arc<Hub>,
     thread_id: ThreadId,
     projection: ThreadProjection,
-    /// Lines encoded but not yet queued on the connection.
+    /// Lines encoded but not yet queued.
     lines: Vec<u8>,
-    /// Whether the connection is subscribed to the thread, looked up once per round (a lock
-    /// on the connection's loaded threads), not once per notification.
-    subscribed: Option<bool>,
+    segments: Vec<Segment>,
+    /// Who hears this round, looked up once per round (the connections' locks), not once per
+    /// notification.
+    audience: Option<Audience>,
 }
 
 impl ProjectionTask {
     /// Takes core's events as they come — every event already queued in one round — and queues
-    /// their notifications as one message per round: a burst of deltas costs one hand-off to the
-    /// writer, a lone delta still goes out at once.
+    /// their notifications as one message per round and connection: a burst of deltas costs
+    /// one hand-off to each writer, a lone delta still goes out at once.
     async fn run(mut self, mut events_rx: mpsc::Receiver<EventMsg>) {
-        let context = self.context.clone();
-        let stop = context.lifecycle.projections_stop.cancelled();
+        let lifecycle = self.hub.lifecycle.clone();
+        let stop = lifecycle.projections_stop.cancelled();
         tokio::pin!(stop);
         let mut events = Vec::with_capacity(EVENTS_PER_ROUND);
         let mut stopping = false;
@@ -82,28 +101,25 @@ impl ProjectionTask {
                 return;
             }
             let now_ms = chrono::Utc::now().timestamp_millis();
-            self.subscribed = None;
+            self.audience = None;
             for event in events.drain(..) {
-                if self.handle(event, now_ms).await.is_err() {
-                    return;
-                }
+                self.handle(event, now_ms).await;
             }
-            if self.flush().await.is_err() {
-                return;
-            }
+            self.flush().await;
         }
     }
 
-    async fn handle(&mut self, event: EventMsg, now_ms: i64) -> Result<(), OutputClosed> {
-        // A question for the client goes out here, in event order, after every notification
-        // core emitted before it.
+    async fn handle(&mut self, event: EventMsg, now_ms: i64) {
+        // A question for the clients goes out here, in event order, after every notification
+        // core emitted before it; every subscriber is asked.
         if let EventMsg::ClientRequest(request) = event {
-            self.flush().await?;
-            self.context
+            self.flush().await;
+            let to = self.hub.subscriber_senders(&self.thread_id);
+            self.hub
                 .server_requests
-                .send(self.thread_id.as_str(), request)
+                .send(self.thread_id.as_str(), request, to)
                 .await;
-            return Ok(());
+            return;
         }
         let ended_turn = match &event {
             EventMsg::TurnEnded { turn_id, .. } => Some(turn_id.clone()),
@@ -117,110 +133,154 @@ impl ProjectionTask {
         {
             // Most of a turn's traffic: encoded from the event's fields, without building the
             // notification (the projection has no state to update for a delta).
-            if self.is_subscribed() {
+            if self.has_subscribers() {
                 let delta = AgentMessageDelta {
                     thread_id: self.thread_id.as_str(),
                     turn_id: turn_id.as_str(),
                     item_id: item_id.as_str(),
                     delta,
                 };
-                self.context
-                    .outgoing
-                    .encode_agent_message_delta(delta, now_ms, &mut self.lines);
+                match encode_agent_message_delta_line(&delta, now_ms, &mut self.lines) {
+                    Ok(()) => self.mark(AGENT_MESSAGE_DELTA_METHOD, false),
+                    Err(error) => {
+                        tracing::error!(%error, "outgoing notification could not be serialized")
+                    }
+                }
             }
         } else {
             for notification in self.projection.project(event) {
-                let admitted = match &notification {
-                    ServerNotification::ThreadStatusChanged(_) => {
-                        admit_thread_notification(&self.context, &self.thread_id, &notification)
-                    }
-                    other => other.reaches_unsubscribed() || self.is_subscribed(),
-                };
-                if admitted {
-                    self.context.outgoing.encode_notification(
-                        &notification,
-                        now_ms,
-                        &mut self.lines,
-                    );
+                if let ServerNotification::ThreadStatusChanged(changed) = &notification {
+                    self.hub
+                        .loaded()
+                        .statuses
+                        .insert(self.thread_id.clone(), changed.status.clone());
+                }
+                let everyone = notification.reaches_unsubscribed();
+                if everyone || self.has_subscribers() {
+                    self.encode(&notification, now_ms, everyone);
                 }
             }
         }
         if self.lines.len() >= LINES_FLUSH_BYTES {
-            self.flush().await?;
+            self.flush().await;
         }
         if let Some(turn_id) = ended_turn {
             // Requests still open when their turn ended are resolved after `turn/completed`.
-            self.flush().await?;
-            self.context
+            self.flush().await;
+            self.hub
                 .server_requests
                 .turn_ended(self.thread_id.as_str(), &turn_id)
                 .await;
         }
-        Ok(())
     }
 
-    /// Whether the connection is subscribed to this thread, as of this round.
-    fn is_subscribed(&mut self) -> bool {
-        *self
-            .subscribed
-            .get_or_insert_with(|| self.context.is_subscribed(&self.thread_id))
-    }
-
-    /// Queues the encoded lines. Once shutdown gave up on the client, they are dropped instead:
-    /// core's events keep being consumed, so turns can still end and record.
-    async fn flush(&mut self) -> Result<(), OutputClosed> {
-        if self.lines.is_empty() {
-            return Ok(());
+    fn encode(&mut self, notification: &ServerNotification, now_ms: i64, everyone: bool) {
+        let envelope = NotificationEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            notification,
+            emitted_at_ms: now_ms,
+        };
+        match encode_line_into(&envelope, &mut self.lines) {
+            Ok(()) => self.mark(notification.method(), everyone),
+            Err(error) => tracing::error!(%error, "outgoing notification could not be serialized"),
         }
-        // The burst is queued as an exact-size copy and the encoding buffer is kept: a queued
-        // burst holds no spare capacity (a stalled client's full queue costs what it carries, not
-        // twice that), and encoding the next burst allocates nothing.
-        let lines = bytes::Bytes::copy_from_slice(&self.lines);
+    }
+
+    fn mark(&mut self, method: &'static str, everyone: bool) {
+        self.segments.push(Segment {
+            end: self.lines.len(),
+            method,
+            everyone,
+        });
+    }
+
+    fn audience(&mut self) -> &Audience {
+        self.audience
+            .get_or_insert_with(|| self.hub.audience(&self.thread_id))
+    }
+
+    /// Whether any connection is subscribed to this thread, as of this round.
+    fn has_subscribers(&mut self) -> bool {
+        !self.audience().subscribers.is_empty()
+    }
+
+    /// Queues the encoded lines on each connection of the audience. Once shutdown gave up on
+    /// the clients, they are dropped instead: core's events keep being consumed, so turns can
+    /// still end and record.
+    async fn flush(&mut self) {
+        if self.lines.is_empty() {
+            return;
+        }
+        // The burst is copied once, exact-size, and shared by every connection's queue; the
+        // encoding buffer is kept, so encoding the next burst allocates nothing.
+        let lines = Bytes::copy_from_slice(&self.lines);
+        let segments = std::mem::take(&mut self.segments);
         self.lines.clear();
         if self.lines.capacity() > LINES_FLUSH_BYTES * 4 {
             // One huge notification is not kept around.
             self.lines = Vec::new();
         }
-        let abandoned = &self.context.lifecycle.output_abandoned;
+        let abandoned = self.hub.lifecycle.output_abandoned.clone();
         if abandoned.is_cancelled() {
-            return Ok(());
+            return;
         }
-        tokio::select! {
-            sent = self.context.outgoing.send_bytes(lines) => sent,
-            _ = abandoned.cancelled() => Ok(()),
+        let audience = self.audience();
+        let targets: Vec<(Arc<ServerContext>, bool)> = audience
+            .subscribers
+            .iter()
+            .map(|context| (context.clone(), true))
+            .chain(audience.others.iter().map(|context| (context.clone(), false)))
+            .collect();
+        for (context, subscribed) in targets {
+            let Some(message) = message_for(&context, subscribed, &lines, &segments) else {
+                continue;
+            };
+            tokio::select! {
+                _ = context.outgoing.send_bytes(message) => {}
+                _ = abandoned.cancelled() => return,
+            }
         }
     }
 }
 
-/// Whether a thread-scoped notification may go out under the fan-out rule, remembering the
-/// status it announces.
-fn admit_thread_notification(
+/// What of a round's `lines` one connection hears: all of it (the same bytes, no copy) unless
+/// it is not subscribed or opted out of some of it.
+fn message_for(
     context: &ServerContext,
-    thread_id: &ThreadId,
-    notification: &ServerNotification,
-) -> bool {
-    if let ServerNotification::ThreadStatusChanged(changed) = notification {
-        context
-            .loaded()
-            .statuses
-            .insert(thread_id.clone(), changed.status.clone());
+    subscribed: bool,
+    lines: &Bytes,
+    segments: &[Segment],
+) -> Option<Bytes> {
+    let hears = |segment: &Segment| {
+        (subscribed || segment.everyone) && !context.outgoing.is_opted_out(segment.method)
+    };
+    if segments.iter().all(hears) {
+        return Some(lines.clone());
     }
-    notification.reaches_unsubscribed() || context.is_subscribed(thread_id)
+    let mut filtered = Vec::new();
+    let mut start = 0;
+    for segment in segments {
+        if hears(segment) {
+            filtered.extend_from_slice(&lines[start..segment.end]);
+        }
+        start = segment.end;
+    }
+    (!filtered.is_empty()).then(|| Bytes::from(filtered))
 }
 
-/// Unloads a thread: ends its turn and waits for its last notifications to go out. Returns what
-/// announces the unload, for the caller to send in its place: `notLoaded` (and `thread/closed`
-/// when `closed`).
+/// Unloads a thread for every connection: ends its turn and waits for its last notifications to
+/// go out. The other connections are told at once; what announces the unload — `notLoaded`
+/// (and `thread/closed` when `closed`) — is returned for the caller to send in its own place.
 pub(crate) async fn unload_thread(
     context: &ServerContext,
     thread_id: &ThreadId,
     closed: bool,
 ) -> Vec<ServerNotification> {
-    let projection = {
-        let mut loaded = context.loaded();
-        loaded.subscribed.remove(thread_id);
-        loaded.projections.remove(thread_id)
-    };
+    for connection in context.hub.initialized() {
+        connection.loaded().subscribed.remove(thread_id);
+    }
+    context.loaded().subscribed.remove(thread_id);
+    let projection = context.hub.loaded().projections.remove(thread_id);
     drop(context.threads.unload_thread(thread_id).await);
     if let Some(handle) = projection {
         // The task ends once the thread (and so its event sender) is gone.
@@ -231,7 +291,7 @@ pub(crate) async fn unload_thread(
             tracing::warn!(%thread_id, "projection did not drain in time");
         }
     }
-    context.loaded().statuses.remove(thread_id);
+    context.hub.loaded().statuses.remove(thread_id);
     let mut announcements = vec![ServerNotification::ThreadStatusChanged(
         ThreadStatusChangedNotification {
             thread_id: thread_id.to_string(),
@@ -243,11 +303,18 @@ pub(crate) async fn unload_thread(
             thread_id: thread_id.to_string(),
         }));
     }
+    for other in context.hub.initialized() {
+        if other.id != context.id {
+            for announcement in &announcements {
+                let _ = other.outgoing.send_notification(announcement).await;
+            }
+        }
+    }
     announcements
 }
 
-/// After `thread/unsubscribe`: unloads the thread once it has had no subscriber and no running
-/// turn for `delay`.
+/// After `thread/unsubscribe` (or its last subscriber's connection closing): unloads the thread
+/// once it has had no subscriber and no running turn for `delay`.
 pub(crate) fn schedule_idle_unload(
     context: &Arc<ServerContext>,
     thread_id: ThreadId,
@@ -263,7 +330,7 @@ pub(crate) fn schedule_idle_unload(
                 _ = tokio::time::sleep(delay) => {}
                 _ = context.lifecycle.projections_stop.cancelled() => return,
             }
-            if context.is_subscribed(&thread_id) {
+            if !context.hub.audience(&thread_id).subscribers.is_empty() {
                 return;
             }
             // Decided before unloading: a thread handle held across `unload_thread` would keep

@@ -11,16 +11,18 @@ pub(crate) mod errors;
 pub(crate) mod fanout;
 pub(crate) mod handlers;
 pub(crate) mod history;
+pub(crate) mod hub;
 pub(crate) mod outgoing;
 pub(crate) mod projection;
 pub mod schema;
 pub(crate) mod server_requests;
 pub(crate) mod shutdown;
+pub mod listen;
 pub mod stdio;
 pub(crate) mod thread_status;
 pub(crate) mod turn_builder;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
@@ -28,7 +30,7 @@ use tokio::sync::mpsc;
 use crate::config::Config;
 use crate::core::{CoreError, ThreadManager};
 
-use context::{ConnectionState, LoadedThreads, ServerContext};
+use context::ServerContext;
 use outgoing::{OutgoingSender, OUTGOING_CAPACITY};
 
 /// What a daemon process does once, before it serves: it shields itself from the commands it
@@ -88,21 +90,8 @@ where
         lifecycle.writer_finish.clone(),
     ));
     let max_line_bytes = config.max_line_bytes;
-    let threads = ThreadManager::new(config.home.clone(), lifecycle.threads_stop.child_token())?;
-    let outgoing = OutgoingSender::new(lines_tx);
-    let server_requests = server_requests::ServerRequests::new(
-        outgoing.clone(),
-        server_requests::SERVER_REQUEST_TIMEOUT,
-    );
-    let context = Arc::new(ServerContext {
-        config,
-        threads,
-        server_requests,
-        outgoing,
-        connection: Mutex::new(ConnectionState::default()),
-        loaded: Mutex::new(LoadedThreads::default()),
-        lifecycle,
-    });
+    let hub = new_hub(&config, lifecycle)?;
+    let context = ServerContext::connect(&hub, config, OutgoingSender::new(lines_tx));
     let (ingress_tx, ingress_rx) = mpsc::channel(context.config.ingress_queue_capacity);
     let dispatcher = tokio::spawn(dispatch::run_dispatcher(context.clone(), ingress_rx));
     let reader = stdio::LineReader::new(BufReader::new(input), max_line_bytes);
@@ -124,4 +113,14 @@ where
         )
         .await;
     Ok(())
+}
+
+/// The state a daemon's connections share, with `lifecycle` as the daemon's.
+pub(crate) fn new_hub(
+    config: &Config,
+    lifecycle: shutdown::Lifecycle,
+) -> Result<Arc<hub::Hub>, CoreError> {
+    let threads = ThreadManager::new(config.home.clone(), lifecycle.threads_stop.child_token())?;
+    let server_requests = server_requests::ServerRequests::new(server_requests::SERVER_REQUEST_TIMEOUT);
+    Ok(hub::Hub::new(threads, server_requests, Arc::new(lifecycle)))
 }

@@ -56,6 +56,11 @@ pub(crate) struct OutgoingSender {
     /// Whether `opted_out` has any entry: most connections opt out of nothing, and then no
     /// notification takes the lock.
     any_opted_out: Arc<AtomicBool>,
+    /// Set for a connection that must never make its producers wait (one of many on a socket):
+    /// a full queue cancels this token, which closes the connection with a reason, instead of
+    /// stalling a turn every other connection is watching. `None` on stdio, whose one client
+    /// slows its own turns down and loses nothing.
+    overflow: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl OutgoingSender {
@@ -64,6 +69,19 @@ impl OutgoingSender {
             lines_tx,
             opted_out: Arc::new(RwLock::new(HashSet::new())),
             any_opted_out: Arc::new(AtomicBool::new(false)),
+            overflow: None,
+        }
+    }
+
+    /// A sender that never waits: when the queue is full, `overflow` is cancelled and the
+    /// message refused (see the field's docs).
+    pub(crate) fn closing_when_full(
+        lines_tx: mpsc::Sender<Bytes>,
+        overflow: tokio_util::sync::CancellationToken,
+    ) -> OutgoingSender {
+        OutgoingSender {
+            overflow: Some(overflow),
+            ..OutgoingSender::new(lines_tx)
         }
     }
 
@@ -75,7 +93,7 @@ impl OutgoingSender {
         }
     }
 
-    fn is_opted_out(&self, method: &str) -> bool {
+    pub(crate) fn is_opted_out(&self, method: &str) -> bool {
         if !self.any_opted_out.load(Ordering::Acquire) {
             return false;
         }
@@ -175,25 +193,6 @@ impl OutgoingSender {
         }
     }
 
-    /// Appends one `item/agentMessage/delta` line to `lines`, unless the client opted out of it.
-    /// Deltas are most of a turn's traffic: the line is written from the event's borrowed fields
-    /// with no notification value, no envelope and no `flatten` round-trip, byte for byte what
-    /// [`OutgoingSender::encode_notification`] writes for the same notification (a test in
-    /// `projection.rs` holds them equal).
-    pub(crate) fn encode_agent_message_delta(
-        &self,
-        delta: AgentMessageDelta<'_>,
-        emitted_at_ms: i64,
-        lines: &mut Vec<u8>,
-    ) {
-        if self.is_opted_out(AGENT_MESSAGE_DELTA_METHOD) {
-            return;
-        }
-        if let Err(error) = encode_agent_message_delta_line(&delta, emitted_at_ms, lines) {
-            tracing::error!(%error, "outgoing notification could not be serialized");
-        }
-    }
-
     /// Queues complete lines (each ending in `\n`) as one message; nothing to do when empty.
     pub(crate) async fn send_lines(&self, lines: Vec<u8>) -> Result<(), OutputClosed> {
         self.send_bytes(Bytes::from(lines)).await
@@ -204,7 +203,24 @@ impl OutgoingSender {
         if lines.is_empty() {
             return Ok(());
         }
-        self.lines_tx.send(lines).await.map_err(|_| OutputClosed)
+        self.queue(lines).await
+    }
+
+    async fn queue(&self, message: Bytes) -> Result<(), OutputClosed> {
+        let Some(overflow) = &self.overflow else {
+            return self.lines_tx.send(message).await.map_err(|_| OutputClosed);
+        };
+        match self.lines_tx.try_send(message) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                if !overflow.is_cancelled() {
+                    tracing::warn!("a connection's outbound queue is full; closing it");
+                    overflow.cancel();
+                }
+                Err(OutputClosed)
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(OutputClosed),
+        }
     }
 
     pub(crate) async fn send_request<T: Serialize>(
@@ -228,7 +244,7 @@ impl OutgoingSender {
                 return Ok(());
             }
         };
-        self.lines_tx.send(line).await.map_err(|_| OutputClosed)
+        self.queue(line).await
     }
 }
 
@@ -286,8 +302,10 @@ pub(crate) struct AgentMessageDelta<'a> {
     pub delta: &'a str,
 }
 
-/// Writes the delta's notification line into `out` (see
-/// [`OutgoingSender::encode_agent_message_delta`]). On error `out` is left as it was.
+/// Writes the delta's notification line into `out`: most of a turn's traffic, written from the
+/// event's borrowed fields with no notification value, no envelope and no `flatten` round-trip,
+/// byte for byte what [`OutgoingSender::encode_notification`] writes for the same notification
+/// (a test in `projection.rs` holds them equal). On error `out` is left as it was.
 pub(crate) fn encode_agent_message_delta_line(
     delta: &AgentMessageDelta<'_>,
     emitted_at_ms: i64,

@@ -37,6 +37,7 @@ use crate::protocol::mcp::{
 use crate::protocol::notification::ServerNotification;
 
 use super::convert;
+use super::hub::ConnectionId;
 use super::outgoing::OutgoingSender;
 
 /// How long a request may wait for its answer. Approvals wait on a human, so this is generous;
@@ -49,8 +50,17 @@ struct PendingRequest {
     turn_id: Option<TurnId>,
     reply_kind: ReplyKind,
     reply: ReplySlot,
+    /// Who was asked: every connection subscribed to the thread, each under an id of its own.
+    recipients: Vec<Recipient>,
     /// Aborts the timeout task when the entry is dropped (answered, ended, drained).
     timer: TimeoutTimer,
+}
+
+/// One connection a request was sent to.
+struct Recipient {
+    connection: ConnectionId,
+    id: i64,
+    outgoing: OutgoingSender,
 }
 
 /// Owns one request's timeout task: dropping it aborts the task.
@@ -72,24 +82,40 @@ impl Drop for TimeoutTimer {
     }
 }
 
+/// The pending requests, by the id of their first recipient, and every recipient's id pointing
+/// at its request.
+#[derive(Default)]
+struct Pending {
+    requests: HashMap<i64, PendingRequest>,
+    by_id: HashMap<i64, i64>,
+}
+
+impl Pending {
+    fn remove(&mut self, key: i64) -> Option<PendingRequest> {
+        let request = self.requests.remove(&key)?;
+        for recipient in &request.recipients {
+            self.by_id.remove(&recipient.id);
+        }
+        Some(request)
+    }
+}
+
 pub(crate) struct ServerRequests {
     next_id: AtomicI64,
-    pending: Mutex<HashMap<i64, PendingRequest>>,
-    outgoing: OutgoingSender,
+    pending: Mutex<Pending>,
     timeout: Duration,
 }
 
 impl ServerRequests {
-    pub(crate) fn new(outgoing: OutgoingSender, timeout: Duration) -> Arc<ServerRequests> {
+    pub(crate) fn new(timeout: Duration) -> Arc<ServerRequests> {
         Arc::new(ServerRequests {
             next_id: AtomicI64::new(0),
-            pending: Mutex::new(HashMap::new()),
-            outgoing,
+            pending: Mutex::new(Pending::default()),
             timeout,
         })
     }
 
-    fn pending(&self) -> MutexGuard<'_, HashMap<i64, PendingRequest>> {
+    fn pending(&self) -> MutexGuard<'_, Pending> {
         match self.pending.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
@@ -99,44 +125,105 @@ impl ServerRequests {
     /// Number of requests waiting for an answer.
     #[cfg(test)]
     fn pending_count(&self) -> usize {
-        self.pending().len()
+        self.pending().requests.len()
     }
 
-    /// Registers and sends `request` for `thread_id`.
-    pub(crate) async fn send(self: &Arc<Self>, thread_id: &str, request: ClientRequest) {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+    /// Registers `request` for `thread_id` and sends it to every connection in `to`, each under
+    /// an id of its own; the first answer decides. With nobody to ask it is answered `Cancelled`
+    /// at once.
+    pub(crate) async fn send(
+        self: &Arc<Self>,
+        thread_id: &str,
+        request: ClientRequest,
+        to: Vec<(ConnectionId, OutgoingSender)>,
+    ) {
+        if to.is_empty() {
+            request.reply.send(ClientReply::Cancelled);
+            return;
+        }
         let (message, reply_kind) = wire_request(thread_id, &request);
-        // Registered before the line goes out: the reply may arrive at once. The timer starts
+        let recipients: Vec<Recipient> = to
+            .into_iter()
+            .map(|(connection, outgoing)| Recipient {
+                connection,
+                id: self.next_id.fetch_add(1, Ordering::Relaxed),
+                outgoing,
+            })
+            .collect();
+        let sends: Vec<(i64, OutgoingSender)> = recipients
+            .iter()
+            .map(|recipient| (recipient.id, recipient.outgoing.clone()))
+            .collect();
+        let key = sends[0].0;
+        // Registered before the lines go out: a reply may arrive at once. The timer starts
         // under the same lock, so it cannot look for its entry before the entry exists.
         {
             let mut pending = self.pending();
-            let timer = self.spawn_timeout(id);
-            pending.insert(
-                id,
+            let timer = self.spawn_timeout(key);
+            for recipient in &recipients {
+                pending.by_id.insert(recipient.id, key);
+            }
+            pending.requests.insert(
+                key,
                 PendingRequest {
                     thread_id: thread_id.to_string(),
                     turn_id: request.turn_id.clone(),
                     reply_kind,
                     reply: request.reply,
+                    recipients,
                     timer,
                 },
             );
         }
-        if self
-            .outgoing
-            .send_request(&RequestId::Integer(id), &message)
-            .await
-            .is_err()
-        {
-            // Nobody will answer on a closed connection.
-            if let Some(pending) = self.pending().remove(&id) {
-                pending.reply.send(ClientReply::Cancelled);
+        for (id, outgoing) in sends {
+            if outgoing
+                .send_request(&RequestId::Integer(id), &message)
+                .await
+                .is_err()
+            {
+                // Nobody will answer on a closed connection.
+                self.withdraw(|recipient| recipient.id == id);
             }
         }
     }
 
-    /// The timeout task of request `id`; the returned timer, stored in its entry, owns it.
-    fn spawn_timeout(self: &Arc<Self>, id: i64) -> TimeoutTimer {
+    /// Removes the recipients `gone` picks; a request left with nobody to answer it is answered
+    /// `Cancelled`, and nothing is announced.
+    fn withdraw(&self, gone: impl Fn(&Recipient) -> bool) {
+        let orphaned: Vec<PendingRequest> = {
+            let mut pending = self.pending();
+            let Pending { requests, by_id } = &mut *pending;
+            let mut empty = Vec::new();
+            for (key, request) in requests.iter_mut() {
+                request.recipients.retain(|recipient| {
+                    let keep = !gone(recipient);
+                    if !keep {
+                        by_id.remove(&recipient.id);
+                    }
+                    keep
+                });
+                if request.recipients.is_empty() {
+                    empty.push(*key);
+                }
+            }
+            empty
+                .into_iter()
+                .filter_map(|key| pending.remove(key))
+                .collect()
+        };
+        for request in orphaned {
+            request.reply.send(ClientReply::Cancelled);
+        }
+    }
+
+    /// A connection went away: it answers nothing any more.
+    pub(crate) fn connection_closed(&self, connection: ConnectionId) {
+        self.withdraw(|recipient| recipient.connection == connection);
+    }
+
+    /// The timeout task of the request keyed `key`; the returned timer, stored in its entry,
+    /// owns it.
+    fn spawn_timeout(self: &Arc<Self>, key: i64) -> TimeoutTimer {
         let requests: Weak<ServerRequests> = Arc::downgrade(self);
         let timeout = self.timeout;
         let task = tokio::spawn(async move {
@@ -144,12 +231,12 @@ impl ServerRequests {
             let Some(requests) = requests.upgrade() else {
                 return;
             };
-            let Some(mut pending) = requests.pending().remove(&id) else {
+            let Some(mut pending) = requests.pending().remove(key) else {
                 return;
             };
             pending.timer.disarm();
-            tracing::warn!(id, "server request timed out");
-            requests.announce(&pending, id).await;
+            tracing::warn!(id = key, "server request timed out");
+            announce(&pending).await;
             pending.reply.send(ClientReply::Failed(
                 "the client did not answer in time".to_string(),
             ));
@@ -157,17 +244,35 @@ impl ServerRequests {
         TimeoutTimer(Some(task.abort_handle()))
     }
 
-    /// Routes a client's reply. False when no request with that id is pending.
+    /// Routes a reply from connection `from`. False when that connection has no request with
+    /// that id pending: a late answer, after another subscriber's decided, is ignored.
     pub(crate) async fn resolve(
         &self,
+        from: ConnectionId,
         id: &RequestId,
         result: Result<&RawValue, ErrorObject>,
     ) -> bool {
         let RequestId::Integer(id) = *id else {
             return false;
         };
-        let Some(pending) = self.pending().remove(&id) else {
-            return false;
+        let pending = {
+            let mut pending = self.pending();
+            let Some(key) = pending.by_id.get(&id).copied() else {
+                return false;
+            };
+            let asked_here = pending.requests.get(&key).is_some_and(|request| {
+                request
+                    .recipients
+                    .iter()
+                    .any(|recipient| recipient.id == id && recipient.connection == from)
+            });
+            if !asked_here {
+                return false;
+            }
+            match pending.remove(key) {
+                Some(request) => request,
+                None => return false,
+            }
         };
         let reply = match result {
             Err(error) => ClientReply::Failed(error.message),
@@ -178,50 +283,58 @@ impl ServerRequests {
                 ReplyKind::Elicitation => decode_elicitation(raw),
             },
         };
-        self.announce(&pending, id).await;
+        announce(&pending).await;
         pending.reply.send(reply);
         true
     }
 
     /// Answers every request of a turn that ended (after its `turn/completed`).
     pub(crate) async fn turn_ended(&self, thread_id: &str, turn_id: &TurnId) {
-        let ended: Vec<(i64, PendingRequest)> = {
+        let ended: Vec<PendingRequest> = {
             let mut pending = self.pending();
-            let ids: Vec<i64> = pending
+            let keys: Vec<i64> = pending
+                .requests
                 .iter()
                 .filter(|(_, request)| {
                     request.thread_id == thread_id && request.turn_id.as_ref() == Some(turn_id)
                 })
-                .map(|(id, _)| *id)
+                .map(|(key, _)| *key)
                 .collect();
-            ids.into_iter()
-                .filter_map(|id| pending.remove(&id).map(|request| (id, request)))
+            keys.into_iter()
+                .filter_map(|key| pending.remove(key))
                 .collect()
         };
-        for (id, request) in ended {
-            self.announce(&request, id).await;
+        for request in ended {
+            announce(&request).await;
             request.reply.send(ClientReply::Cancelled);
         }
     }
 
-    /// The connection is gone: every waiter is answered `Cancelled`, nothing is announced.
+    /// The daemon is stopping: every waiter is answered `Cancelled`, nothing is announced.
     pub(crate) fn drain(&self) {
-        let drained: Vec<PendingRequest> = self.pending().drain().map(|(_, r)| r).collect();
+        let drained: Vec<PendingRequest> = {
+            let mut pending = self.pending();
+            pending.by_id.clear();
+            pending.requests.drain().map(|(_, r)| r).collect()
+        };
         for request in drained {
             request.reply.send(ClientReply::Cancelled);
         }
     }
+}
 
-    async fn announce(&self, request: &PendingRequest, id: i64) {
-        if !request.reply_kind.announces_resolution() {
-            return;
-        }
+/// Tells every connection that was asked that the request is settled, under its own id.
+async fn announce(request: &PendingRequest) {
+    if !request.reply_kind.announces_resolution() {
+        return;
+    }
+    for recipient in &request.recipients {
         let notification =
             ServerNotification::ServerRequestResolved(ServerRequestResolvedNotification {
                 thread_id: request.thread_id.clone(),
-                request_id: RequestId::Integer(id),
+                request_id: RequestId::Integer(recipient.id),
             });
-        let _ = self.outgoing.send_notification(&notification).await;
+        let _ = recipient.outgoing.send_notification(&notification).await;
     }
 }
 
@@ -465,15 +578,15 @@ mod tests {
     #[tokio::test]
     async fn ids_start_at_zero_and_replies_reach_their_waiter() {
         let (lines_tx, mut lines_rx) = mpsc::channel(16);
-        let requests = ServerRequests::new(OutgoingSender::new(lines_tx), SERVER_REQUEST_TIMEOUT);
+        let requests = ServerRequests::new(SERVER_REQUEST_TIMEOUT);
         let (request, reply_rx) = ClientRequest::new("turn".into(), approval());
-        requests.send("thread", request).await;
+        requests.send("thread", request, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
         let sent = lines(&mut lines_rx).await;
         assert_eq!(sent[0]["id"], 0);
         assert_eq!(sent[0]["method"], "item/commandExecution/requestApproval");
         assert!(
             requests
-                .resolve(&RequestId::Integer(0), Ok(&raw(r#"{"decision":"accept"}"#)))
+                .resolve(0, &RequestId::Integer(0), Ok(&raw(r#"{"decision":"accept"}"#)))
                 .await
         );
         assert_eq!(
@@ -485,28 +598,76 @@ mod tests {
         assert_eq!(resolved[0]["params"]["requestId"], 0);
         assert!(
             !requests
-                .resolve(&RequestId::Integer(0), Ok(&raw("{}")))
+                .resolve(0, &RequestId::Integer(0), Ok(&raw("{}")))
                 .await
         );
     }
 
     #[tokio::test]
+    async fn every_subscriber_is_asked_and_the_first_answer_wins() {
+        let (first_tx, mut first_rx) = mpsc::channel(16);
+        let (second_tx, mut second_rx) = mpsc::channel(16);
+        let requests = ServerRequests::new(SERVER_REQUEST_TIMEOUT);
+        let (request, reply_rx) = ClientRequest::new("turn".into(), approval());
+        let to = vec![
+            (7, OutgoingSender::new(first_tx)),
+            (8, OutgoingSender::new(second_tx)),
+        ];
+        requests.send("thread", request, to).await;
+        let (asked_first, asked_second) = (lines(&mut first_rx).await, lines(&mut second_rx).await);
+        let (first_id, second_id) = (asked_first[0]["id"].clone(), asked_second[0]["id"].clone());
+        assert_ne!(first_id, second_id);
+        // An id asked of the other connection is not this one's to answer.
+        let not_ours = RequestId::Integer(first_id.as_i64().unwrap());
+        assert!(!requests.resolve(8, &not_ours, Ok(&raw(r#"{"decision":"accept"}"#))).await);
+        let ours = RequestId::Integer(second_id.as_i64().unwrap());
+        assert!(requests.resolve(8, &ours, Ok(&raw(r#"{"decision":"decline"}"#))).await);
+        assert_eq!(
+            reply_rx.await.ok(),
+            Some(ClientReply::Decision(CommandDecision::Decline))
+        );
+        assert_eq!(lines(&mut first_rx).await[0]["params"]["requestId"], first_id);
+        assert_eq!(lines(&mut second_rx).await[0]["params"]["requestId"], second_id);
+        // The late answer from the first connection is ignored.
+        assert!(!requests.resolve(7, &not_ours, Ok(&raw(r#"{"decision":"accept"}"#))).await);
+        assert_eq!(requests.pending_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_question_whose_every_recipient_left_is_cancelled() {
+        let (first_tx, _first_rx) = mpsc::channel(16);
+        let (second_tx, _second_rx) = mpsc::channel(16);
+        let requests = ServerRequests::new(SERVER_REQUEST_TIMEOUT);
+        let (request, mut reply_rx) = ClientRequest::new("turn".into(), approval());
+        let to = vec![
+            (1, OutgoingSender::new(first_tx)),
+            (2, OutgoingSender::new(second_tx)),
+        ];
+        requests.send("thread", request, to).await;
+        requests.connection_closed(1);
+        assert!(reply_rx.try_recv().is_err());
+        requests.connection_closed(2);
+        assert_eq!(reply_rx.await.ok(), Some(ClientReply::Cancelled));
+        assert_eq!(requests.pending_count(), 0);
+    }
+
+    #[tokio::test]
     async fn malformed_replies_decline_and_invalid_tool_answers_are_flagged() {
         let (lines_tx, _lines_rx) = mpsc::channel(16);
-        let requests = ServerRequests::new(OutgoingSender::new(lines_tx), SERVER_REQUEST_TIMEOUT);
+        let requests = ServerRequests::new(SERVER_REQUEST_TIMEOUT);
         let (request, reply_rx) = ClientRequest::new("turn".into(), approval());
-        requests.send("thread", request).await;
+        requests.send("thread", request, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
         requests
-            .resolve(&RequestId::Integer(0), Ok(&raw(r#"{"nope":1}"#)))
+            .resolve(0, &RequestId::Integer(0), Ok(&raw(r#"{"nope":1}"#)))
             .await;
         assert_eq!(
             reply_rx.await.ok(),
             Some(ClientReply::Decision(CommandDecision::Decline))
         );
         let (request, reply_rx) = ClientRequest::new("turn".into(), tool_call());
-        requests.send("thread", request).await;
+        requests.send("thread", request, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
         requests
-            .resolve(&RequestId::Integer(1), Ok(&raw("{}")))
+            .resolve(0, &RequestId::Integer(1), Ok(&raw("{}")))
             .await;
         assert_eq!(reply_rx.await.ok(), Some(ClientReply::Invalid));
     }
@@ -514,11 +675,11 @@ mod tests {
     #[tokio::test]
     async fn ending_a_turn_or_the_connection_answers_every_waiter() {
         let (lines_tx, mut lines_rx) = mpsc::channel(16);
-        let requests = ServerRequests::new(OutgoingSender::new(lines_tx), SERVER_REQUEST_TIMEOUT);
+        let requests = ServerRequests::new(SERVER_REQUEST_TIMEOUT);
         let (first, first_rx) = ClientRequest::new("turn".into(), approval());
         let (second, second_rx) = ClientRequest::new("other".into(), tool_call());
-        requests.send("thread", first).await;
-        requests.send("thread", second).await;
+        requests.send("thread", first, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
+        requests.send("thread", second, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
         lines(&mut lines_rx).await;
         requests.turn_ended("thread", &TurnId::from("turn")).await;
         assert_eq!(first_rx.await.ok(), Some(ClientReply::Cancelled));
@@ -535,10 +696,9 @@ mod tests {
     #[tokio::test]
     async fn a_request_nobody_answers_times_out_and_is_cleaned_up() {
         let (lines_tx, _lines_rx) = mpsc::channel(16);
-        let requests =
-            ServerRequests::new(OutgoingSender::new(lines_tx), Duration::from_millis(20));
+        let requests = ServerRequests::new(Duration::from_millis(20));
         let (request, reply_rx) = ClientRequest::new("turn".into(), tool_call());
-        requests.send("thread", request).await;
+        requests.send("thread", request, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
         let reply = tokio::time::timeout(Duration::from_secs(20), reply_rx).await;
         assert!(matches!(reply, Ok(Ok(ClientReply::Failed(_)))));
         assert_eq!(requests.pending_count(), 0);
@@ -560,19 +720,19 @@ mod tests {
     #[tokio::test]
     async fn an_answered_or_ended_request_leaves_no_timeout_task_behind() {
         let (lines_tx, _lines_rx) = mpsc::channel(16);
-        let requests = ServerRequests::new(OutgoingSender::new(lines_tx), SERVER_REQUEST_TIMEOUT);
+        let requests = ServerRequests::new(SERVER_REQUEST_TIMEOUT);
         let before = tokio::runtime::Handle::current()
             .metrics()
             .num_alive_tasks();
         let (answered, _answered_rx) = ClientRequest::new("turn".into(), tool_call());
         let (ended, _ended_rx) = ClientRequest::new("turn".into(), tool_call());
         let (drained, _drained_rx) = ClientRequest::new("other".into(), tool_call());
-        requests.send("thread", answered).await;
-        requests.send("thread", ended).await;
-        requests.send("thread", drained).await;
+        requests.send("thread", answered, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
+        requests.send("thread", ended, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
+        requests.send("thread", drained, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
         assert_eq!(alive_tasks_settled(before + 3).await, before + 3);
         requests
-            .resolve(&RequestId::Integer(0), Ok(&raw("{}")))
+            .resolve(0, &RequestId::Integer(0), Ok(&raw("{}")))
             .await;
         assert_eq!(alive_tasks_settled(before + 2).await, before + 2);
         requests.turn_ended("thread", &TurnId::from("turn")).await;

@@ -80,9 +80,10 @@ pub(crate) async fn announce_started(
     context.subscribe(&thread_id);
     let started = spawn.thread.clone();
     spawn_thread_projection(context, thread_id, spawn.events_rx);
-    let _ = context
-        .outgoing
-        .send_notification(&ServerNotification::ThreadStarted(
+    // Every initialized connection hears of a new thread; only this one is subscribed.
+    context
+        .hub
+        .broadcast(&ServerNotification::ThreadStarted(
             ThreadStartedNotification {
                 thread: Box::new(thread),
             },

@@ -1,0 +1,162 @@
+//! What the connections of one daemon share: the thread manager, the server→client requests, the
+//! shutdown lifecycle, the registry of live connections, and each loaded thread's projection
+//! task and last status. A connection ([`super::context::ServerContext`]) owns its handshake, its
+//! outbound queue and the set of threads it is subscribed to; a thread's projection task asks the
+//! hub, once per round, which connections should hear it (see [`Hub::audience`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use tokio::task::JoinHandle;
+
+use crate::core::{ThreadId, ThreadManager};
+use crate::protocol::jsonrpc::{NotificationEnvelope, JSONRPC_VERSION};
+use crate::protocol::notification::ServerNotification;
+use crate::protocol::thread::ThreadStatus;
+
+use super::context::ServerContext;
+use super::outgoing::{encode_line, OutgoingSender};
+use super::server_requests::ServerRequests;
+use super::shutdown::Lifecycle;
+
+/// A connection's number within this daemon; never reused.
+pub(crate) type ConnectionId = u64;
+
+/// What the daemon knows about each loaded thread, whoever loaded it.
+#[derive(Default)]
+pub(crate) struct SharedThreads {
+    /// The last status announced per loaded thread, for `thread/list` and `thread/read`.
+    pub(crate) statuses: HashMap<ThreadId, ThreadStatus>,
+    /// Each loaded thread's projection task; it ends once the thread is dropped.
+    pub(crate) projections: HashMap<ThreadId, JoinHandle<()>>,
+}
+
+/// See the module docs.
+pub(crate) struct Hub {
+    pub(crate) threads: Arc<ThreadManager>,
+    pub(crate) server_requests: Arc<ServerRequests>,
+    pub(crate) lifecycle: Arc<Lifecycle>,
+    connections: Mutex<HashMap<ConnectionId, Weak<ServerContext>>>,
+    loaded: Mutex<SharedThreads>,
+    next_connection: AtomicU64,
+}
+
+/// The connections one round of a thread's notifications goes to.
+pub(crate) struct Audience {
+    /// Initialized connections subscribed to the thread.
+    pub(crate) subscribers: Vec<Arc<ServerContext>>,
+    /// Initialized connections that are not: they hear lifecycle notifications only.
+    pub(crate) others: Vec<Arc<ServerContext>>,
+}
+
+impl Hub {
+    pub(crate) fn new(
+        threads: ThreadManager,
+        server_requests: Arc<ServerRequests>,
+        lifecycle: Arc<Lifecycle>,
+    ) -> Arc<Hub> {
+        Arc::new(Hub {
+            threads: Arc::new(threads),
+            server_requests,
+            lifecycle,
+            connections: Mutex::new(HashMap::new()),
+            loaded: Mutex::new(SharedThreads::default()),
+            next_connection: AtomicU64::new(0),
+        })
+    }
+
+    pub(crate) fn next_connection_id(&self) -> ConnectionId {
+        self.next_connection.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn connections(&self) -> MutexGuard<'_, HashMap<ConnectionId, Weak<ServerContext>>> {
+        match self.connections.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    pub(crate) fn loaded(&self) -> MutexGuard<'_, SharedThreads> {
+        match self.loaded.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    pub(crate) fn register(&self, context: &Arc<ServerContext>) {
+        self.connections()
+            .insert(context.id, Arc::downgrade(context));
+    }
+
+    /// Forgets a connection that ended: its pending questions are withdrawn (answered
+    /// `Cancelled` when nobody else was asked), and the threads only it was subscribed to are
+    /// left to the idle unload, as after `thread/unsubscribe`.
+    pub(crate) fn unregister(&self, context: &Arc<ServerContext>) {
+        self.connections().remove(&context.id);
+        self.server_requests.connection_closed(context.id);
+        let subscribed: Vec<ThreadId> = context.loaded().subscribed.drain().collect();
+        let delay = std::time::Duration::from_secs(context.config.thread_unload_delay_secs);
+        for thread_id in subscribed {
+            if self.audience(&thread_id).subscribers.is_empty() {
+                super::fanout::schedule_idle_unload(context, thread_id, delay);
+            }
+        }
+    }
+
+    /// Every live connection that finished its handshake.
+    pub(crate) fn initialized(&self) -> Vec<Arc<ServerContext>> {
+        let live: Vec<Arc<ServerContext>> =
+            self.connections().values().filter_map(Weak::upgrade).collect();
+        live.into_iter()
+            .filter(|context| context.connection().initialized)
+            .collect()
+    }
+
+    /// The initialized connections, split by whether they are subscribed to `thread_id`.
+    pub(crate) fn audience(&self, thread_id: &ThreadId) -> Audience {
+        let (subscribers, others) = self
+            .initialized()
+            .into_iter()
+            .partition(|context| context.is_subscribed(thread_id));
+        Audience {
+            subscribers,
+            others,
+        }
+    }
+
+    /// Sends one notification to every initialized connection, encoded once (each connection's
+    /// opt-outs still apply).
+    pub(crate) async fn broadcast(&self, notification: &ServerNotification) {
+        let envelope = NotificationEnvelope {
+            jsonrpc: JSONRPC_VERSION,
+            notification,
+            emitted_at_ms: chrono::Utc::now().timestamp_millis(),
+        };
+        let line = match encode_line(&envelope) {
+            Ok(line) => line,
+            Err(error) => {
+                tracing::error!(%error, "notification could not be serialized");
+                return;
+            }
+        };
+        for context in self.initialized() {
+            if !context.outgoing.is_opted_out(notification.method()) {
+                let _ = context.outgoing.send_bytes(line.clone()).await;
+            }
+        }
+    }
+
+    /// The senders of the connections subscribed to `thread_id`, with their ids: who is asked a
+    /// question the thread's turn puts to the client.
+    pub(crate) fn subscriber_senders(
+        &self,
+        thread_id: &ThreadId,
+    ) -> Vec<(ConnectionId, OutgoingSender)> {
+        self.audience(thread_id)
+            .subscribers
+            .into_iter()
+            .map(|context| (context.id, context.outgoing.clone()))
+            .collect()
+    }
+}
