@@ -11,7 +11,10 @@ use super::account::{
 use super::command::{CommandExecParams, CommandExecResponse};
 use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
-use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
+use super::goal::{
+    ThreadGoalClearParams, ThreadGoalClearResponse, ThreadGoalGetParams, ThreadGoalGetResponse,
+    ThreadGoalSetParams, ThreadGoalSetResponse,
+};
 use super::initialize::{InitializeParams, InitializeResponse};
 use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
@@ -94,6 +97,8 @@ macro_rules! client_request_table {
             // Without a thread it starts the configured servers to look at them, which can take
             // each its start-up timeout.
             McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse, Concurrent;
+            ThreadGoalSet => "thread/goal/set", ThreadGoalSetParams, ThreadGoalSetResponse, Ordered;
+            ThreadGoalClear => "thread/goal/clear", ThreadGoalClearParams, ThreadGoalClearResponse, Ordered;
         }
     };
 }

@@ -38,6 +38,7 @@ mod thread_items;
 mod thread_object;
 mod thread_read;
 mod turn;
+mod goal;
 
 use std::future::Future;
 use std::sync::Arc;
