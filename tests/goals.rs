@@ -141,7 +141,10 @@ async fn an_active_goal_starts_a_turn_and_continues_until_the_model_completes_it
     assert!(output["completionBudgetReport"].is_string(), "{output}");
 
     let after = pause_and_collect(&mut s).await;
-    assert!(!methods_of(&after).contains(&"turn/started".to_string()), "{after:#?}");
+    assert!(
+        !methods_of(&after).contains(&"turn/started".to_string()),
+        "{after:#?}"
+    );
     assert_eq!(s.provider.requests().len(), 3);
     let goal = goal_of(&mut s.daemon, &s.thread_id.clone()).await;
     assert_eq!(goal["status"], "paused");
@@ -163,9 +166,15 @@ async fn a_goal_whose_budget_runs_out_is_budget_limited_and_stops() {
     let messages = until_turns_completed(&mut s.daemon, 2).await;
     assert_eq!(last_goal_status(&messages), "budgetLimited");
     let goal = goal_of(&mut s.daemon, &s.thread_id.clone()).await;
-    assert_eq!((goal["status"].clone(), goal["tokensUsed"].clone()), (json!("budgetLimited"), json!(200)));
+    assert_eq!(
+        (goal["status"].clone(), goal["tokensUsed"].clone()),
+        (json!("budgetLimited"), json!(200))
+    );
     let after = pause_and_collect(&mut s).await;
-    assert!(!methods_of(&after).contains(&"turn/started".to_string()), "{after:#?}");
+    assert!(
+        !methods_of(&after).contains(&"turn/started".to_string()),
+        "{after:#?}"
+    );
     assert_eq!(s.provider.requests().len(), 2);
 }
 
@@ -182,7 +191,10 @@ async fn a_failed_goal_turn_blocks_the_goal() {
     single_turn_end(&messages, "failed");
     assert_eq!(last_goal_status(&messages), "blocked");
     let after = pause_and_collect(&mut s).await;
-    assert!(!methods_of(&after).contains(&"turn/started".to_string()), "{after:#?}");
+    assert!(
+        !methods_of(&after).contains(&"turn/started".to_string()),
+        "{after:#?}"
+    );
     assert_eq!(s.provider.requests().len(), 1);
 }
 
@@ -198,13 +210,17 @@ async fn turns_that_call_no_tool_block_the_goal_after_the_limit() {
     let messages = until_turns_completed(&mut s.daemon, 3).await;
     assert_eq!(last_goal_status(&messages), "blocked");
     assert!(
-        params_of(&messages, "warning")
-            .iter()
-            .any(|w| w["message"].as_str().unwrap_or_default().contains("called no tool")),
+        params_of(&messages, "warning").iter().any(|w| w["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("called no tool")),
         "{messages:#?}"
     );
     let after = pause_and_collect(&mut s).await;
-    assert!(!methods_of(&after).contains(&"turn/started".to_string()), "{after:#?}");
+    assert!(
+        !methods_of(&after).contains(&"turn/started".to_string()),
+        "{after:#?}"
+    );
     assert_eq!(s.provider.requests().len(), 3);
 }
 
@@ -227,7 +243,10 @@ async fn an_interrupted_goal_turn_leaves_the_goal_active_and_starts_nothing() {
     let goal = goal_of(&mut s.daemon, &s.thread_id.clone()).await;
     assert_eq!(goal["status"], "active");
     let after = pause_and_collect(&mut s).await;
-    assert!(!methods_of(&after).contains(&"turn/started".to_string()), "{after:#?}");
+    assert!(
+        !methods_of(&after).contains(&"turn/started".to_string()),
+        "{after:#?}"
+    );
     assert_eq!(s.provider.requests().len(), 1);
 }
 
@@ -245,7 +264,10 @@ async fn a_paused_goal_starts_nothing_and_a_user_turn_does_not_wake_it() {
     let body = &s.bodies(1).await[0];
     assert_eq!(texts_containing(body, "codex_internal_context"), 0);
     let goal = goal_of(&mut s.daemon, &s.thread_id.clone()).await;
-    assert_eq!((goal["status"].clone(), goal["tokensUsed"].clone()), (json!("paused"), json!(0)));
+    assert_eq!(
+        (goal["status"].clone(), goal["tokensUsed"].clone()),
+        (json!("paused"), json!(0))
+    );
     assert_eq!(s.provider.requests().len(), 1);
 }
 
@@ -253,15 +275,27 @@ async fn a_paused_goal_starts_nothing_and_a_user_turn_does_not_wake_it() {
 async fn the_goal_survives_a_restart_and_a_resumed_thread_goes_back_to_work() {
     let script = Script::new([stalled_text_reply("m1", &["partial"])]);
     let mut s = session(script, &[], json!({})).await;
-    set_goal(&mut s, json!({ "objective": "Persisted objective", "tokenBudget": 5000 })).await;
+    set_goal(
+        &mut s,
+        json!({ "objective": "Persisted objective", "tokenBudget": 5000 }),
+    )
+    .await;
     let started = s.daemon.notification("turn/started").await;
     s.provider.wait_for_requests(1, TIMEOUT).await;
     let turn_id = started["params"]["turn"]["id"].clone();
     s.daemon
-        .ok("turn/interrupt", json!({ "threadId": s.thread_id, "turnId": turn_id }))
+        .ok(
+            "turn/interrupt",
+            json!({ "threadId": s.thread_id, "turnId": turn_id }),
+        )
         .await;
     s.daemon.until_turn_completed().await;
-    let Session { home, daemon, thread_id, .. } = s;
+    let Session {
+        home,
+        daemon,
+        thread_id,
+        ..
+    } = s;
     daemon.exit_cleanly().await;
 
     let provider = MockProvider::start(Script::new([
@@ -302,16 +336,28 @@ async fn goal_params_that_cannot_be_used_are_refused_naming_the_field() {
     let mut s = session(Script::new([]), &[], json!({})).await;
     let thread_id = s.thread_id.clone();
     let cases = [
-        (json!({ "threadId": thread_id, "status": "bogus" }), "status"),
-        (json!({ "threadId": thread_id, "objective": "x", "tokenBudget": 0 }), "tokenBudget"),
-        (json!({ "threadId": thread_id, "objective": "" }), "objective"),
+        (
+            json!({ "threadId": thread_id, "status": "bogus" }),
+            "status",
+        ),
+        (
+            json!({ "threadId": thread_id, "objective": "x", "tokenBudget": 0 }),
+            "tokenBudget",
+        ),
+        (
+            json!({ "threadId": thread_id, "objective": "" }),
+            "objective",
+        ),
         (json!({ "objective": "x" }), "threadId"),
     ];
     for (params, field) in cases {
         let error = s.daemon.err("thread/goal/set", params.clone()).await;
         assert_eq!(error["code"], -32602, "{params}: {error}");
         assert!(
-            error["message"].as_str().unwrap_or_default().contains(field),
+            error["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(field),
             "{params}: {error}"
         );
     }
@@ -320,7 +366,10 @@ async fn goal_params_that_cannot_be_used_are_refused_naming_the_field() {
     // Changing a goal that does not exist is a request the thread cannot serve.
     let error = s
         .daemon
-        .err("thread/goal/set", json!({ "threadId": thread_id, "status": "active" }))
+        .err(
+            "thread/goal/set",
+            json!({ "threadId": thread_id, "status": "active" }),
+        )
         .await;
     assert_eq!(error["code"], -32600, "{error}");
     let cleared = s

@@ -35,7 +35,12 @@ async fn the_official_python_sdk_sets_follows_reads_pauses_and_clears_a_goal() {
     };
     let update = ResponseBuilder::new("r1")
         .created()
-        .function_call_json("fc_1", "call_1", "update_goal", json!({"status": "complete"}))
+        .function_call_json(
+            "fc_1",
+            "call_1",
+            "update_goal",
+            json!({"status": "complete"}),
+        )
         .completed(Usage::small(), None)
         .build();
     let provider = MockProvider::start(Script::new([

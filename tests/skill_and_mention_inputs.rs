@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 use support::*;
 use turn_support::*;
 
-const SKILL_MD: &str = "---\nname: demo\ndescription: A demo skill.\n---\n\n# Demo\n\nAlways say BANANA.\n";
+const SKILL_MD: &str =
+    "---\nname: demo\ndescription: A demo skill.\n---\n\n# Demo\n\nAlways say BANANA.\n";
 
 fn last_inputs(body: &Value, n: usize) -> Vec<Value> {
     let input = body["input"].as_array().cloned().unwrap_or_default();
@@ -97,7 +98,10 @@ async fn a_skill_file_that_cannot_be_read_fails_the_request_naming_it() {
         .await;
     assert_eq!(error["code"], -32602, "{error}");
     assert!(
-        error["message"].as_str().unwrap_or_default().contains("/nonexistent/gone/SKILL.md"),
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("/nonexistent/gone/SKILL.md"),
         "{error}"
     );
     assert!(s.provider.requests().is_empty());

@@ -172,7 +172,8 @@ fn skill_messages(input: &[UserInput], cwd: &Path) -> Result<Vec<ResponseItem>, 
                 ReadError::Io(error) => error.to_string(),
             })
         })?;
-        let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
         messages.push(ResponseItem::user_text(format!(
             "<skill>\n<name>{name}</name>\n<path>{path}</path>\n{text}\n</skill>"
         )));

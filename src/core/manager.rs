@@ -18,8 +18,8 @@ use crate::rollout::{
 use crate::wire::{ResponseItem, TokenUsage};
 
 use super::error::CoreError;
-use super::goal::model::{Goal, GoalRuntime};
 use super::event::EventMsg;
+use super::goal::model::{Goal, GoalRuntime};
 use super::ids::{ThreadId, TurnId};
 use super::provider_models::ProviderModelLists;
 use super::record::ForkedTurnLines;

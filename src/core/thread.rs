@@ -315,7 +315,14 @@ impl Thread {
         previous_finished: Option<CancellationToken>,
         kind: TurnKind,
     ) -> AdmittedTurn {
-        self.admit_turn_as(state, TurnId::new(), pending, options, previous_finished, kind)
+        self.admit_turn_as(
+            state,
+            TurnId::new(),
+            pending,
+            options,
+            previous_finished,
+            kind,
+        )
     }
 
     fn admit_turn_as(

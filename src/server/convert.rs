@@ -9,12 +9,12 @@ use crate::core::event::TokenUsage;
 use crate::core::{self, TurnErrorKind};
 use crate::protocol::approval::DynamicToolCallOutputContentItem;
 use crate::protocol::common::{AskForApproval, SandboxMode, SandboxPolicy};
+use crate::protocol::goal::{ThreadGoal, ThreadGoalStatus};
 use crate::protocol::item::{
     FileUpdateChange, McpToolCallError, McpToolCallResult, PatchChangeKind, ThreadItem,
     ThreadItemDetails,
 };
 use crate::protocol::notification::TokenUsageBreakdown;
-use crate::protocol::goal::{ThreadGoal, ThreadGoalStatus};
 use crate::protocol::turn::{TurnError, TurnPlanStep, TurnPlanStepStatus, UserInput};
 
 pub(crate) fn thread_item(

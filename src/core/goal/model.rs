@@ -71,7 +71,9 @@ pub enum GoalError {
     NonPositiveBudget(i64),
     #[error("the thread has no goal; give an `objective` to set one")]
     NoGoal,
-    #[error("the thread already has an unfinished goal ({0}); use update_goal to change its status")]
+    #[error(
+        "the thread already has an unfinished goal ({0}); use update_goal to change its status"
+    )]
     UnfinishedGoal(&'static str),
     #[error("update_goal cannot set status `{0}`; use complete, blocked or paused")]
     StatusNotForModel(String),

@@ -19,7 +19,11 @@ pub(crate) fn objective_message(goal: &Goal) -> ResponseItem {
 
 /// The message that starts an automatic goal turn.
 pub(crate) fn continuation_message(goal: &Goal) -> ResponseItem {
-    ResponseItem::user_text(CONTINUATION.trim_end().replace("{budget}", &budget_lines(goal)))
+    ResponseItem::user_text(
+        CONTINUATION
+            .trim_end()
+            .replace("{budget}", &budget_lines(goal)),
+    )
 }
 
 fn budget_lines(goal: &Goal) -> String {
@@ -52,9 +56,15 @@ mod tests {
             ResponseItem::Message { content, .. } => format!("{content:?}"),
             other => panic!("unexpected {other:?}"),
         };
-        assert!(text.contains("- Tokens used: 250\\n- Token budget: 1000\\n- Tokens remaining: 750"), "{text}");
+        assert!(
+            text.contains("- Tokens used: 250\\n- Token budget: 1000\\n- Tokens remaining: 750"),
+            "{text}"
+        );
         assert!(!text.contains("{budget}"));
-        let unbudgeted = Goal { token_budget: None, ..goal };
+        let unbudgeted = Goal {
+            token_budget: None,
+            ..goal
+        };
         let text = format!("{:?}", continuation_message(&unbudgeted));
         assert!(text.contains("- Token budget: none"), "{text}");
     }

@@ -14,8 +14,8 @@ use crate::wire::ResponseItem;
 use super::super::compact::prompt::TURN_ABORTED_NOTE;
 use super::super::context;
 use super::super::error::{TurnError, TurnErrorKind};
-use super::super::goal::model::TurnEndKind;
 use super::super::event::{EventMsg, TurnOutcome};
+use super::super::goal::model::TurnEndKind;
 use super::super::items::TurnItem;
 use super::super::record::{self, TurnEndRecord};
 use super::super::skills;
@@ -44,7 +44,11 @@ pub(crate) async fn run_turn(mut turn: TurnContext, mut end: TurnEnd) {
     end.end(outcome).await;
     if continue_goal {
         // The slot is free now: the goal's next turn follows this one's `turn/completed`.
-        if let Some(gate) = turn.thread.start_goal_turn().and_then(|started| started.gate) {
+        if let Some(gate) = turn
+            .thread
+            .start_goal_turn()
+            .and_then(|started| started.gate)
+        {
             gate.open();
         }
     }

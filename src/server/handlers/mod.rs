@@ -25,6 +25,7 @@ mod account;
 mod command_exec;
 mod compact;
 mod config;
+mod goal;
 mod initialize;
 mod mcp;
 mod model;
@@ -38,7 +39,6 @@ mod thread_items;
 mod thread_object;
 mod thread_read;
 mod turn;
-mod goal;
 
 use std::future::Future;
 use std::sync::Arc;

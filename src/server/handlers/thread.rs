@@ -102,19 +102,18 @@ pub(crate) async fn thread_resume(
     let mut before = Vec::new();
     let mut after = Vec::new();
     let mut goal_gate = None;
-    let (result, after) = match resume(context, &params, &mut before, &mut after, &mut goal_gate)
-        .await
-    {
-        Ok((response, usage)) => {
-            after.extend(
-                usage.map(|usage| After::Notify(ServerNotification::TokenUsageUpdated(usage))),
-            );
-            // A thread loaded with an active goal goes back to work on it, last.
-            after.extend(goal_gate.map(After::OpenGate));
-            (Ok(response), after)
-        }
-        Err(error) => (Err(error), Vec::new()),
-    };
+    let (result, after) =
+        match resume(context, &params, &mut before, &mut after, &mut goal_gate).await {
+            Ok((response, usage)) => {
+                after.extend(
+                    usage.map(|usage| After::Notify(ServerNotification::TokenUsageUpdated(usage))),
+                );
+                // A thread loaded with an active goal goes back to work on it, last.
+                after.extend(goal_gate.map(After::OpenGate));
+                (Ok(response), after)
+            }
+            Err(error) => (Err(error), Vec::new()),
+        };
     Reply {
         before,
         result,
