@@ -379,3 +379,66 @@ async fn goal_params_that_cannot_be_used_are_refused_naming_the_field() {
     assert_eq!(cleared, json!({ "cleared": false }));
     assert_eq!(goal_of(&mut s.daemon, &thread_id).await, Value::Null);
 }
+
+fn goal_call(id: &str, name: &str, args: Value) -> Reply {
+    ResponseBuilder::new(id)
+        .created()
+        .function_call_json(&format!("fc_{id}"), &format!("call_{id}"), name, args)
+        .completed(Usage::small(), None)
+        .build()
+}
+
+#[tokio::test]
+async fn the_model_creates_reads_and_pauses_a_goal_with_its_tools() {
+    let script = Script::new([
+        goal_call(
+            "r1",
+            "create_goal",
+            json!({"objective": "Make tea", "token_budget": 5000}),
+        ),
+        goal_call("r2", "get_goal", json!({})),
+        goal_call("r3", "create_goal", json!({"objective": "Other"})),
+        goal_call("r4", "update_goal", json!({"status": "active"})),
+        goal_call("r5", "update_goal", json!({"status": "paused"})),
+        message_reply("r6", "m6", &["paused"]),
+    ]);
+    let mut s = session(script, &[], json!({})).await;
+    let turn = s.run_turn("set a goal to make tea").await;
+    let turn_id = single_turn_end(&turn, "completed")["id"].clone();
+    let updates = params_of(&turn, "thread/goal/updated");
+    let seen: Vec<(Value, Value)> = updates
+        .iter()
+        .map(|u| (u["turnId"].clone(), u["goal"]["status"].clone()))
+        .collect();
+    // Created, paused by the model; the turn's end counts nothing on a paused goal.
+    assert_eq!(
+        seen,
+        vec![
+            (turn_id.clone(), json!("active")),
+            (turn_id, json!("paused"))
+        ]
+    );
+    let bodies = s.bodies(6).await;
+    let output = |n: usize| call_outputs(&bodies[n]).last().cloned().unwrap().1;
+    let created: Value = serde_json::from_str(&output(1)).unwrap();
+    assert_eq!(created["goal"]["objective"], "Make tea");
+    assert_eq!(created["goal"]["tokenBudget"], 5000);
+    assert_eq!(created["remainingTokens"], 5000);
+    assert_eq!(created["completionBudgetReport"], Value::Null);
+    let read: Value = serde_json::from_str(&output(2)).unwrap();
+    assert_eq!(read["goal"]["status"], "active");
+    assert!(output(3).contains("unfinished goal"), "{}", output(3));
+    assert!(
+        output(4).contains("complete, blocked or paused"),
+        "{}",
+        output(4)
+    );
+    let paused: Value = serde_json::from_str(&output(5)).unwrap();
+    assert_eq!(paused["goal"]["status"], "paused");
+    let after = pause_and_collect(&mut s).await;
+    assert!(
+        !methods_of(&after).contains(&"turn/started".to_string()),
+        "{after:#?}"
+    );
+    assert_eq!(s.provider.requests().len(), 6);
+}
