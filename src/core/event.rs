@@ -147,6 +147,13 @@ pub enum EventMsg {
     Warning {
         message: String,
     },
+    /// The thread's goal changed (`turn_id`: the turn that changed it, if one did).
+    GoalUpdated {
+        turn_id: Option<TurnId>,
+        goal: super::goal::model::Goal,
+    },
+    /// The thread's goal was removed.
+    GoalCleared,
     Error {
         turn_id: TurnId,
         error: TurnError,

@@ -2,6 +2,11 @@
 //! `input_image`; a local image is read from disk here, checked, and inlined as a `data:` URL
 //! between `<image name=[Image #N] path="…">` / `</image>` texts, as the reference sends it.
 //!
+//! A `skill` item sends the skill's `SKILL.md`, read here, as its own user message after the
+//! user's words (`<skill>`, its name and path, the file, `</skill>`: the reference's framing);
+//! a `mention` names a file the text refers to and adds nothing for the model (the reference
+//! sends none either), but is kept on the user-message item.
+//!
 //! Preparing happens before a turn starts or input is steered in: a missing, unreadable,
 //! oversized or non-image file fails the request that brought it, so nothing of that input is
 //! announced, stored or sent. (The reference instead sends the model a note that the image
@@ -25,7 +30,12 @@ pub const MAX_LOCAL_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 /// The detail level asked for when the input names none (what the reference asks for).
 const DEFAULT_IMAGE_DETAIL: &str = "high";
 
-/// Why a local image cannot be sent.
+/// The largest `SKILL.md` sent: a skill is instructions, and it is replayed with every later
+/// request of the thread.
+pub const MAX_SKILL_FILE_BYTES: u64 = 256 * 1024;
+
+/// Why a file the input names (a local image, a skill's `SKILL.md`) cannot be sent. Named for
+/// the first kind of file it covered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LocalImageError {
     #[error("could not read the local image at `{path}`: {reason}")]
@@ -34,6 +44,8 @@ pub enum LocalImageError {
     TooLarge { path: String, limit: u64 },
     #[error("the local image at `{path}` is not a PNG, JPEG, GIF or WebP image")]
     Unsupported { path: String },
+    #[error("could not read the skill file at `{path}`: {reason}")]
+    SkillUnreadable { path: String, reason: String },
 }
 
 impl LocalImageError {
@@ -43,6 +55,7 @@ impl LocalImageError {
             LocalImageError::Unreadable { .. } => "local_image_unreadable",
             LocalImageError::TooLarge { .. } => "local_image_too_large",
             LocalImageError::Unsupported { .. } => "local_image_unsupported",
+            LocalImageError::SkillUnreadable { .. } => "skill_unreadable",
         }
     }
 
@@ -51,17 +64,18 @@ impl LocalImageError {
         match self {
             LocalImageError::Unreadable { path, .. }
             | LocalImageError::TooLarge { path, .. }
-            | LocalImageError::Unsupported { path } => path,
+            | LocalImageError::Unsupported { path }
+            | LocalImageError::SkillUnreadable { path, .. } => path,
         }
     }
 }
 
 /// User input ready to join a turn: what the client sent (for the user-message item) and the
-/// message the model gets.
+/// messages the model gets (the user's, then one per skill).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreparedInput {
     pub input: Vec<UserInput>,
-    pub(crate) message: ResponseItem,
+    pub(crate) messages: Vec<ResponseItem>,
 }
 
 impl PreparedInput {
@@ -73,8 +87,9 @@ impl PreparedInput {
     ) -> Result<PreparedInput, LocalImageError> {
         let cwd = cwd.to_path_buf();
         let task = tokio::task::spawn_blocking(move || {
-            let message = user_message(&input, &cwd)?;
-            Ok(PreparedInput { input, message })
+            let mut messages = vec![user_message(&input, &cwd)?];
+            messages.extend(skill_messages(&input, &cwd)?);
+            Ok(PreparedInput { input, messages })
         });
         match task.await {
             Ok(prepared) => prepared,
@@ -90,7 +105,10 @@ impl PreparedInput {
     pub(crate) fn without_files(input: Vec<UserInput>) -> PreparedInput {
         let message = user_message(&input, Path::new("/"))
             .unwrap_or_else(|error| ResponseItem::user_text(error.to_string()));
-        PreparedInput { input, message }
+        PreparedInput {
+            input,
+            messages: vec![message],
+        }
     }
 }
 
@@ -124,6 +142,8 @@ fn user_message(input: &[UserInput], cwd: &Path) -> Result<ResponseItem, LocalIm
                     text: "</image>".to_string(),
                 });
             }
+            // Sent as messages of their own (`skill_messages`), or not at all.
+            UserInput::Skill { .. } | UserInput::Mention { .. } => {}
         }
     }
     Ok(ResponseItem::Message {
@@ -132,6 +152,33 @@ fn user_message(input: &[UserInput], cwd: &Path) -> Result<ResponseItem, LocalIm
         content,
         phase: None,
     })
+}
+
+/// One user message per `skill` item: the skill's `SKILL.md` as it is on disk, framed with its
+/// name and path.
+fn skill_messages(input: &[UserInput], cwd: &Path) -> Result<Vec<ResponseItem>, LocalImageError> {
+    let mut messages = Vec::new();
+    for part in input {
+        let UserInput::Skill { name, path } = part else {
+            continue;
+        };
+        let unreadable = |reason: String| LocalImageError::SkillUnreadable {
+            path: path.clone(),
+            reason,
+        };
+        let bytes = read_capped(&resolve(path, cwd), MAX_SKILL_FILE_BYTES).map_err(|error| {
+            unreadable(match error {
+                ReadError::TooLarge => format!("it is larger than {MAX_SKILL_FILE_BYTES} bytes"),
+                ReadError::Io(error) => error.to_string(),
+            })
+        })?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
+        messages.push(ResponseItem::user_text(format!(
+            "<skill>\n<name>{name}</name>\n<path>{path}</path>\n{text}\n</skill>"
+        )));
+    }
+    Ok(messages)
 }
 
 /// The file at `path` as a `data:` URL, its type read from its content (an extension can lie,

@@ -23,6 +23,16 @@ pub enum UserInput {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },
+    /// A skill the user picked: its `SKILL.md` goes to the model.
+    Skill {
+        name: String,
+        path: String,
+    },
+    /// A file or resource the text names; shown on the item, nothing more for the model.
+    Mention {
+        name: String,
+        path: String,
+    },
 }
 
 /// The memory files and earlier threads an agent message cited (hidden from its text).

@@ -19,6 +19,7 @@ use crate::wire::{ResponseItem, TokenUsage};
 
 use super::error::CoreError;
 use super::event::EventMsg;
+use super::goal::model::{Goal, GoalRuntime};
 use super::ids::{ThreadId, TurnId};
 use super::provider_models::ProviderModelLists;
 use super::record::ForkedTurnLines;
@@ -180,6 +181,7 @@ impl ThreadManager {
             state.name = loaded.name;
             state.total_usage = loaded.total_usage;
             state.reported_context_tokens = loaded.reported_context_tokens;
+            state.goal = GoalRuntime::restored(loaded.goal, loaded.total_usage.total_tokens);
         }
         self.threads().insert(id, thread.clone());
         ThreadSpawn { thread, events_rx }
@@ -341,6 +343,8 @@ struct LoadedState {
     /// What the provider last reported, as the live thread keeps it for automatic compaction
     /// (see `ThreadState::reported_context_tokens`).
     reported_context_tokens: Option<i64>,
+    /// The goal the last `thread_goal` line left (none once cleared).
+    goal: Option<Goal>,
 }
 
 impl LoadedState {
@@ -350,6 +354,7 @@ impl LoadedState {
             name: None,
             total_usage: TokenUsage::default(),
             reported_context_tokens: None,
+            goal: None,
         };
         // A compaction writes its `compacted` line and right after it a usage line whose `last`
         // is its own estimate of the compacted request, not a provider's count: that one is
@@ -374,6 +379,7 @@ impl LoadedState {
                     after_compaction = true;
                 }
                 RolloutItem::ThreadName { name } => state.name = Some(name.clone()),
+                RolloutItem::ThreadGoal { goal } => state.goal = stored_goal(goal.as_ref()),
                 RolloutItem::TokenUsage { total, last, .. } => {
                     state.total_usage = *total;
                     // A response that reported no usage leaves `last` empty, and the live
@@ -387,6 +393,19 @@ impl LoadedState {
         }
         state
     }
+}
+
+/// A goal as a `thread_goal` line stored it; one this build cannot read counts as none.
+pub(crate) fn stored_goal(goal: Option<&serde_json::Value>) -> Option<Goal> {
+    serde_json::from_value(goal?.clone()).ok()
+}
+
+/// The goal a rollout's lines leave (`thread/goal/get` of a thread that is not loaded).
+pub fn goal_in_rollout(items: &[RolloutItem]) -> Option<Goal> {
+    items.iter().rev().find_map(|item| match item {
+        RolloutItem::ThreadGoal { goal } => Some(stored_goal(goal.as_ref())),
+        _ => None,
+    })?
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod compact;
 pub mod context;
 pub mod error;
 pub mod event;
+pub mod goal;
 pub mod ids;
 pub mod input;
 pub mod items;

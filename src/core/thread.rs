@@ -35,9 +35,12 @@ pub(crate) struct ActiveTurn {
 #[derive(Debug, Clone)]
 pub(crate) struct PendingInput {
     pub input: Vec<UserInput>,
-    /// The user message the model gets for `input`, prepared before the input was accepted.
-    pub message: ResponseItem,
+    /// The messages the model gets for `input` (the user's, then one per skill), prepared
+    /// before the input was accepted.
+    pub messages: Vec<ResponseItem>,
     pub client_id: Option<String>,
+    /// Only the model sees it (a goal's continuation): no user-message item is announced.
+    pub hidden: bool,
 }
 
 pub(crate) struct ThreadState {
@@ -60,6 +63,8 @@ pub(crate) struct ThreadState {
     /// automatic compaction decides. `None` until a response reports usage, and again once a
     /// compaction replaced the history (the count was of the history before it).
     pub reported_context_tokens: Option<i64>,
+    /// The thread's goal and what its automatic turns need (`core/goal/`).
+    pub goal: super::goal::model::GoalRuntime,
 }
 
 /// How many ended turn ids a thread remembers for idempotent interrupts.
@@ -188,6 +193,7 @@ impl Thread {
                 approved_commands: std::collections::HashSet::new(),
                 sandbox_warnings: std::collections::HashSet::new(),
                 reported_context_tokens: None,
+                goal: Default::default(),
             }),
             tasks: TaskTracker::new(),
             shutdown,
@@ -307,13 +313,31 @@ impl Thread {
     /// between the check and this. Nothing runs yet: the turn module spawns it.
     fn admit_turn(
         self: &Arc<Self>,
-        mut state: MutexGuard<'_, ThreadState>,
+        state: MutexGuard<'_, ThreadState>,
         pending: Vec<PendingInput>,
         options: TurnOptions,
         previous_finished: Option<CancellationToken>,
         kind: TurnKind,
     ) -> AdmittedTurn {
-        let turn_id = TurnId::new();
+        self.admit_turn_as(
+            state,
+            TurnId::new(),
+            pending,
+            options,
+            previous_finished,
+            kind,
+        )
+    }
+
+    fn admit_turn_as(
+        self: &Arc<Self>,
+        mut state: MutexGuard<'_, ThreadState>,
+        turn_id: TurnId,
+        pending: Vec<PendingInput>,
+        options: TurnOptions,
+        previous_finished: Option<CancellationToken>,
+        kind: TurnKind,
+    ) -> AdmittedTurn {
         let cancel = self.shutdown.child_token();
         let finished = CancellationToken::new();
         let pending_input = Arc::new(Mutex::new(pending));
@@ -334,6 +358,21 @@ impl Thread {
             previous_finished,
             kind,
         }
+    }
+
+    /// Admits a sampling turn that nothing is queued behind, and lets the caller note the new
+    /// turn's id in the state under the same lock (so its end cannot be accounted before).
+    pub(crate) fn admit_turn_with(
+        self: &Arc<Self>,
+        state: MutexGuard<'_, ThreadState>,
+        pending: Vec<PendingInput>,
+        options: TurnOptions,
+        note: impl FnOnce(&mut ThreadState, &TurnId),
+    ) -> AdmittedTurn {
+        let mut state = state;
+        let turn_id = TurnId::new();
+        note(&mut state, &turn_id);
+        self.admit_turn_as(state, turn_id, pending, options, None, TurnKind::Sampling)
     }
 
     /// Queues input for the running turn; it is delivered at the next sampling boundary.
@@ -470,11 +509,27 @@ fn push_pending(active: &ActiveTurn, input: PreparedInput, client_id: Option<Str
 }
 
 impl PendingInput {
+    /// Input only the model sees: no user-message item is announced or stored for it.
+    pub(crate) fn hidden(message: ResponseItem) -> PendingInput {
+        PendingInput {
+            input: Vec::new(),
+            messages: vec![message],
+            client_id: None,
+            hidden: true,
+        }
+    }
+
+    /// Whether the client sees this input as a user message.
+    pub(crate) fn is_hidden(&self) -> bool {
+        self.hidden
+    }
+
     fn new(prepared: PreparedInput, client_id: Option<String>) -> PendingInput {
         PendingInput {
             input: prepared.input,
-            message: prepared.message,
+            messages: prepared.messages,
             client_id,
+            hidden: false,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! How a thread serves as the environment of its turns' tools: settings, session approvals,
-//! sandbox warnings and MCP servers, read and recorded on the thread's state.
+//! sandbox warnings, MCP servers and the goal, read and recorded on the thread's state.
 //!
 //! Kept apart from `thread.rs` because the MCP servers are the thread's MCP glue's, which itself
 //! builds on the thread; nothing imports this file (it only implements).
@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use crate::mcp::McpServers;
 
+use super::clock::now_unix_seconds;
+use super::goal::model::{Goal, GoalError, GoalRuntime};
 use super::settings::ThreadSettings;
 use super::thread::Thread;
 use super::tools::handle::{ApprovalKey, ToolEnvironment};
@@ -36,5 +38,18 @@ impl ToolEnvironment for Thread {
 
     fn terminals(&self) -> Arc<Terminals> {
         self.terminals.clone()
+    }
+
+    fn thread_id(&self) -> String {
+        self.id.to_string()
+    }
+
+    fn with_goal(
+        &self,
+        change: &mut dyn FnMut(&mut GoalRuntime, i64, i64) -> Result<Goal, GoalError>,
+    ) -> Result<Goal, GoalError> {
+        let mut state = self.state();
+        let total = state.total_usage.total_tokens;
+        change(&mut state.goal, now_unix_seconds(), total)
     }
 }

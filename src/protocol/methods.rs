@@ -16,7 +16,10 @@ use super::background_terminals::{
 use super::command::{CommandExecParams, CommandExecResponse};
 use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
-use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
+use super::goal::{
+    ThreadGoalClearParams, ThreadGoalClearResponse, ThreadGoalGetParams, ThreadGoalGetResponse,
+    ThreadGoalSetParams, ThreadGoalSetResponse,
+};
 use super::initialize::{InitializeParams, InitializeResponse};
 use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
@@ -102,6 +105,8 @@ macro_rules! client_request_table {
             ThreadBackgroundTerminalsList => "thread/backgroundTerminals/list", ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse, Ordered;
             ThreadBackgroundTerminalsTerminate => "thread/backgroundTerminals/terminate", ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse, Ordered;
             ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", ThreadBackgroundTerminalsCleanParams, EmptyResponse, Ordered;
+            ThreadGoalSet => "thread/goal/set", ThreadGoalSetParams, ThreadGoalSetResponse, Ordered;
+            ThreadGoalClear => "thread/goal/clear", ThreadGoalClearParams, ThreadGoalClearResponse, Ordered;
         }
     };
 }

@@ -77,6 +77,10 @@ pub enum ServerNotification {
     McpServerStartupStatusUpdated(super::mcp::McpServerStartupStatusUpdatedNotification),
     #[serde(rename = "item/mcpToolCall/progress")]
     McpToolCallProgress(super::mcp::McpToolCallProgressNotification),
+    #[serde(rename = "thread/goal/updated")]
+    ThreadGoalUpdated(super::goal::ThreadGoalUpdatedNotification),
+    #[serde(rename = "thread/goal/cleared")]
+    ThreadGoalCleared(super::goal::ThreadGoalClearedNotification),
 }
 
 impl ServerNotification {
@@ -121,6 +125,8 @@ impl ServerNotification {
                 "mcpServer/startupStatus/updated"
             }
             ServerNotification::McpToolCallProgress(_) => "item/mcpToolCall/progress",
+            ServerNotification::ThreadGoalUpdated(_) => "thread/goal/updated",
+            ServerNotification::ThreadGoalCleared(_) => "thread/goal/cleared",
         }
     }
 
@@ -155,6 +161,8 @@ impl ServerNotification {
             ServerNotification::ServerRequestResolved(n) => Some(&n.thread_id),
             ServerNotification::McpServerStartupStatusUpdated(n) => n.thread_id.as_deref(),
             ServerNotification::McpToolCallProgress(n) => Some(&n.thread_id),
+            ServerNotification::ThreadGoalUpdated(n) => Some(&n.thread_id),
+            ServerNotification::ThreadGoalCleared(n) => Some(&n.thread_id),
             ServerNotification::RateLimitsUpdated(_)
             | ServerNotification::CommandExecOutputDelta(_)
             | ServerNotification::ConfigWarning(_)

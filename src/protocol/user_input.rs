@@ -28,4 +28,8 @@ pub enum UserInput {
         #[serde(default)]
         detail: Option<String>,
     },
+    /// A skill to use: the server sends its `SKILL.md` (at `path`) to the model.
+    Skill { name: String, path: String },
+    /// A file or resource the text refers to (an `@` mention).
+    Mention { name: String, path: String },
 }

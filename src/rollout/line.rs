@@ -83,6 +83,12 @@ pub enum RolloutItem {
         summary: String,
         replacement_history: Vec<ResponseItem>,
     },
+    /// The thread's goal after a change, in core's own serialized form; `null` once cleared.
+    /// The last such line is the goal a resume (and `thread/goal/get` of a thread that is not
+    /// loaded) reads.
+    ThreadGoal {
+        goal: Option<Value>,
+    },
 }
 
 /// Facts about the thread fixed at creation.

@@ -9,6 +9,7 @@ use crate::core::event::TokenUsage;
 use crate::core::{self, TurnErrorKind};
 use crate::protocol::approval::DynamicToolCallOutputContentItem;
 use crate::protocol::common::{AskForApproval, SandboxMode, SandboxPolicy};
+use crate::protocol::goal::{ThreadGoal, ThreadGoalStatus};
 use crate::protocol::item::{
     FileUpdateChange, McpToolCallError, McpToolCallResult, PatchChangeKind, ThreadItem,
     ThreadItemDetails,
@@ -298,6 +299,14 @@ fn user_input_out(input: &core::UserInput) -> UserInput {
             path: path.clone(),
             detail: detail.clone(),
         },
+        core::UserInput::Skill { name, path } => UserInput::Skill {
+            name: name.clone(),
+            path: path.clone(),
+        },
+        core::UserInput::Mention { name, path } => UserInput::Mention {
+            name: name.clone(),
+            path: path.clone(),
+        },
     }
 }
 
@@ -328,6 +337,14 @@ pub(crate) fn user_input_in(input: &[UserInput]) -> Result<Vec<core::UserInput>,
             UserInput::LocalImage { path, detail } => Ok(core::UserInput::LocalImage {
                 path: path.clone(),
                 detail: detail.clone(),
+            }),
+            UserInput::Skill { name, path } => Ok(core::UserInput::Skill {
+                name: name.clone(),
+                path: path.clone(),
+            }),
+            UserInput::Mention { name, path } => Ok(core::UserInput::Mention {
+                name: name.clone(),
+                path: path.clone(),
             }),
         })
         .collect()
@@ -469,5 +486,40 @@ pub(crate) fn plan_step(step: &core::event::PlanStep) -> TurnPlanStep {
             core::event::PlanStepStatus::InProgress => TurnPlanStepStatus::InProgress,
             core::event::PlanStepStatus::Completed => TurnPlanStepStatus::Completed,
         },
+    }
+}
+
+/// A core goal as clients see it.
+pub(crate) fn goal(thread_id: &str, goal: &crate::core::goal::Goal) -> ThreadGoal {
+    use crate::core::goal::GoalStatus as Core;
+    ThreadGoal {
+        thread_id: thread_id.to_string(),
+        objective: goal.objective.clone(),
+        status: match goal.status {
+            Core::Active => ThreadGoalStatus::Active,
+            Core::Paused => ThreadGoalStatus::Paused,
+            Core::Blocked => ThreadGoalStatus::Blocked,
+            Core::UsageLimited => ThreadGoalStatus::UsageLimited,
+            Core::BudgetLimited => ThreadGoalStatus::BudgetLimited,
+            Core::Complete => ThreadGoalStatus::Complete,
+        },
+        token_budget: goal.token_budget,
+        tokens_used: goal.tokens_used,
+        time_used_seconds: goal.time_used_seconds(),
+        created_at: goal.created_at,
+        updated_at: goal.updated_at,
+    }
+}
+
+/// A client's goal status in core's terms.
+pub(crate) fn goal_status_in(status: ThreadGoalStatus) -> crate::core::goal::GoalStatus {
+    use crate::core::goal::GoalStatus as Core;
+    match status {
+        ThreadGoalStatus::Active => Core::Active,
+        ThreadGoalStatus::Paused => Core::Paused,
+        ThreadGoalStatus::Blocked => Core::Blocked,
+        ThreadGoalStatus::UsageLimited => Core::UsageLimited,
+        ThreadGoalStatus::BudgetLimited => Core::BudgetLimited,
+        ThreadGoalStatus::Complete => Core::Complete,
     }
 }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use crate::core::record::TurnEndRecord;
 use crate::core::{EventMsg, TurnOutcome};
+use crate::protocol::goal::{ThreadGoalClearedNotification, ThreadGoalUpdatedNotification};
 use crate::protocol::mcp::McpToolCallProgressNotification;
 use crate::protocol::notification::{
     ErrorNotification, FileChangePatchUpdatedNotification, ItemCompletedNotification,
@@ -355,6 +356,16 @@ fn one_to_one(thread_id: String, event: EventMsg) -> Option<ServerNotification> 
             message,
             thread_id: Some(thread_id),
         }),
+        EventMsg::GoalUpdated { turn_id, goal } => {
+            ServerNotification::ThreadGoalUpdated(ThreadGoalUpdatedNotification {
+                goal: convert::goal(&thread_id, &goal),
+                thread_id,
+                turn_id: turn_id.map(|id| id.into_string()),
+            })
+        }
+        EventMsg::GoalCleared => {
+            ServerNotification::ThreadGoalCleared(ThreadGoalClearedNotification { thread_id })
+        }
         EventMsg::Error {
             turn_id,
             error,

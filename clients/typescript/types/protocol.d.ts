@@ -242,6 +242,16 @@ export type UserInput =
       detail?: string | null;
       path: string;
       type: "localImage";
+    }
+  | {
+      name: string;
+      path: string;
+      type: "skill";
+    }
+  | {
+      name: string;
+      path: string;
+      type: "mention";
     };
 /**
  * `account/login/start` result: the key is stored before the answer is sent.
@@ -394,6 +404,14 @@ export type ServerNotification =
   | {
       method: "item/mcpToolCall/progress";
       params: McpToolCallProgressNotification;
+    }
+  | {
+      method: "thread/goal/updated";
+      params: ThreadGoalUpdatedNotification;
+    }
+  | {
+      method: "thread/goal/cleared";
+      params: ThreadGoalClearedNotification;
     };
 /**
  * `{"type":"idle"}`, `{"type":"active","activeFlags":[…]}`, …
@@ -433,6 +451,13 @@ export type TurnStatus = "inProgress" | "completed" | "interrupted" | "failed";
  */
 export type TurnPlanStepStatus = "pending" | "inProgress" | "completed";
 /**
+ * Where a goal stands. Only `active` keeps the thread working on it.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoalStatus".
+ */
+export type ThreadGoalStatus = "active" | "paused" | "blocked" | "usageLimited" | "budgetLimited" | "complete";
+/**
  * A server → client request, tagged by method name.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -469,6 +494,13 @@ export type SortDirection = "asc" | "desc";
  * via the `definition` "SortDirection2".
  */
 export type SortDirection2 = "asc" | "desc";
+/**
+ * Who asked for a change: a person, or the goal's own lifecycle.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoalMutationOrigin".
+ */
+export type ThreadGoalMutationOrigin = "user" | "automatic";
 /**
  * `{"type": "item", "itemId": "…"}`: the position just past (or, descending, just before) an item of the requested turn.
  *
@@ -1488,6 +1520,42 @@ export interface ThreadNameUpdatedNotification {
   threadName?: string | null;
 }
 /**
+ * `thread/goal/updated`: the goal after a change; `turnId` names the turn that changed it (`null` for a change between turns).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoalUpdatedNotification".
+ */
+export interface ThreadGoalUpdatedNotification {
+  goal: ThreadGoal;
+  threadId: string;
+  turnId?: string | null;
+}
+/**
+ * A thread's goal as clients see it. Times are Unix seconds.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoal".
+ */
+export interface ThreadGoal {
+  createdAt: number;
+  objective: string;
+  status: ThreadGoalStatus;
+  threadId: string;
+  timeUsedSeconds: number;
+  tokenBudget?: number | null;
+  tokensUsed: number;
+  updatedAt: number;
+}
+/**
+ * `thread/goal/cleared`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoalClearedNotification".
+ */
+export interface ThreadGoalClearedNotification {
+  threadId: string;
+}
+/**
  * `item/tool/requestUserInput` params: questions the model asks the user through `request_user_input`.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -1684,19 +1752,56 @@ export interface ThreadForkParams {
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoalClearParams".
+ */
+export interface ThreadGoalClearParams {
+  origin?: ThreadGoalMutationOrigin | null;
+  threadId: string;
+}
+/**
+ * `cleared` is false when the thread had no goal.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoalClearResponse".
+ */
+export interface ThreadGoalClearResponse {
+  cleared: boolean;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ThreadGoalGetParams".
  */
 export interface ThreadGoalGetParams {
   threadId: string;
 }
 /**
- * Always `{"goal": null}` for an existing thread.
+ * The thread's goal, `null` when it has none.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ThreadGoalGetResponse".
  */
 export interface ThreadGoalGetResponse {
-  goal?: unknown;
+  goal?: ThreadGoal | null;
+}
+/**
+ * Sets a new goal (a new `objective`) or changes the current one's status or budget.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoalSetParams".
+ */
+export interface ThreadGoalSetParams {
+  objective?: string | null;
+  origin?: ThreadGoalMutationOrigin | null;
+  status?: ThreadGoalStatus | null;
+  threadId: string;
+  tokenBudget?: number | null;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadGoalSetResponse".
+ */
+export interface ThreadGoalSetResponse {
+  goal: ThreadGoal;
 }
 /**
  * Params naming just a thread (`thread/archive`, `thread/unarchive`, `thread/unsubscribe`).

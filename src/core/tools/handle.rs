@@ -21,6 +21,7 @@ use super::super::approval::{ClientReply, ClientRequestKind};
 use super::super::ask::Questions;
 use super::super::clock;
 use super::super::event::EventMsg;
+use super::super::goal::model::{Goal, GoalError, GoalRuntime};
 use super::super::ids::{ItemId, TurnId};
 use super::super::items::TurnItem;
 use super::super::record::{self, ItemTimes};
@@ -46,6 +47,14 @@ pub(crate) trait ToolEnvironment: Send + Sync {
     fn mcp_servers(&self) -> Option<Arc<McpServers>>;
     /// The thread's running commands (`exec_command` sessions), which outlive their turn.
     fn terminals(&self) -> Arc<super::unified_exec::Terminals>;
+    /// The thread's id, as the goal tools report it.
+    fn thread_id(&self) -> String;
+    /// Reads or changes the thread's goal under the thread's lock: `change` gets the goal's
+    /// runtime, the time now (Unix seconds) and the thread's token total.
+    fn with_goal(
+        &self,
+        change: &mut dyn FnMut(&mut GoalRuntime, i64, i64) -> Result<Goal, GoalError>,
+    ) -> Result<Goal, GoalError>;
 }
 
 /// The turn as a tool sees it. Cloned into each tool task of the turn.

@@ -6,6 +6,7 @@
 
 pub(crate) mod apply_patch;
 pub(crate) mod client_tool;
+pub(crate) mod goal;
 pub(crate) mod handle;
 pub(crate) mod head_tail;
 pub(crate) mod mcp;
@@ -61,6 +62,11 @@ pub(crate) enum ToolCall {
         call_id: ItemId,
         args: write_stdin::WriteStdinArgs,
     },
+    /// `get_goal`, `create_goal` or `update_goal`.
+    Goal {
+        call_id: ItemId,
+        call: goal::GoalCall,
+    },
 }
 
 impl ToolCall {
@@ -69,7 +75,8 @@ impl ToolCall {
             ToolCall::Shell { call_id, .. }
             | ToolCall::UpdatePlan { call_id, .. }
             | ToolCall::RequestUserInput { call_id, .. }
-            | ToolCall::WriteStdin { call_id, .. } => call_id,
+            | ToolCall::WriteStdin { call_id, .. }
+            | ToolCall::Goal { call_id, .. } => call_id,
             ToolCall::Client(call) => &call.call_id,
             ToolCall::ApplyPatch { call_id, .. } => call_id,
             ToolCall::Mcp(call) => &call.call_id,
@@ -93,6 +100,7 @@ pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
     specs.push(update_plan::spec());
     specs.push(request_user_input::spec());
     specs.push(apply_patch::tool::spec(form));
+    specs.extend(goal::specs());
     for tool in &settings.dynamic_tools {
         specs.push(json!({
             "type": "function",
@@ -213,6 +221,15 @@ fn route_function_call(
             Err(error) => refuse(format!("failed to parse function arguments: {error}")),
         };
     }
+    if let Some(parsed) = goal::parse(name, arguments) {
+        return match parsed {
+            Ok(call) => Routed::Run(ToolCall::Goal {
+                call_id: ItemId::from(call_id),
+                call,
+            }),
+            Err(error) => refuse(error),
+        };
+    }
     if name == apply_patch::tool::TOOL_NAME {
         return match serde_json::from_str::<apply_patch::tool::FunctionArgs>(arguments) {
             Ok(args) => Routed::Run(ToolCall::ApplyPatch {
@@ -262,6 +279,7 @@ pub(crate) async fn run(turn: TurnHandle, call: ToolCall) -> Option<ToolOutput> 
         } => apply_patch::tool::run(&turn, call_id, custom, &input, dir.as_deref()).await,
         ToolCall::Mcp(call) => mcp::run(&turn, call).await,
         ToolCall::WriteStdin { call_id, args } => write_stdin::run(&turn, call_id, args).await,
+        ToolCall::Goal { call_id, call } => Some(goal::run(&turn, call_id, call).await),
     }
 }
 
@@ -330,6 +348,9 @@ mod tests {
                 json!("update_plan"),
                 json!("request_user_input"),
                 json!("apply_patch"),
+                json!("get_goal"),
+                json!("create_goal"),
+                json!("update_goal"),
                 json!("lookup_ticket")
             ]
         );

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use super::super::error::CoreError;
+use super::super::goal::prompt::{continuation_message, objective_message};
 use super::super::input::PreparedInput;
 use super::super::thread::{
-    Admission, AdmittedTurn, StartedTurn, Thread, TurnGate, TurnKind, TurnOptions,
+    Admission, AdmittedTurn, PendingInput, StartedTurn, Thread, TurnGate, TurnKind, TurnOptions,
 };
 use super::super::tools::handle::TurnHandle;
 use super::lifecycle::TurnEnd;
@@ -55,6 +56,32 @@ impl Thread {
     pub fn start_compaction(self: &Arc<Self>) -> Result<StartedTurn, CoreError> {
         let admitted = self.admit_compaction()?;
         Ok(launch(self, admitted))
+    }
+
+    /// Starts an automatic turn for the thread's active goal when the thread is idle: the
+    /// model gets the objective (once per goal) and the continuation message, neither shown to
+    /// the client as an item. `None` when there is no active goal, a turn runs or is queued,
+    /// or the thread is shutting down. The caller opens the gate.
+    pub(crate) fn start_goal_turn(self: &Arc<Self>) -> Option<StartedTurn> {
+        if self.shutdown.is_cancelled() {
+            return None;
+        }
+        let mut state = self.state();
+        if state.active.is_some() || !state.goal.is_active() {
+            return None;
+        }
+        let goal = state.goal.goal.clone()?;
+        let mut pending = Vec::new();
+        if !state.goal.objective_told {
+            pending.push(PendingInput::hidden(objective_message(&goal)));
+            state.goal.objective_told = true;
+        }
+        pending.push(PendingInput::hidden(continuation_message(&goal)));
+        let history_start = state.history.len();
+        let admitted = self.admit_turn_with(state, pending, TurnOptions::default(), |state, id| {
+            state.goal.goal_turn = Some((id.clone(), history_start));
+        });
+        Some(launch(self, admitted))
     }
 }
 

@@ -15,6 +15,7 @@ use super::super::compact::prompt::TURN_ABORTED_NOTE;
 use super::super::context;
 use super::super::error::{TurnError, TurnErrorKind};
 use super::super::event::{EventMsg, TurnOutcome};
+use super::super::goal::model::TurnEndKind;
 use super::super::items::TurnItem;
 use super::super::record::{self, TurnEndRecord};
 use super::super::skills;
@@ -38,8 +39,45 @@ pub(crate) async fn run_turn(mut turn: TurnContext, mut end: TurnEnd) {
             .await;
     }
     let times = end.stop();
+    let continue_goal = account_goal(&turn, &outcome, times).await;
     record_turn_end(&turn, &outcome, times).await;
     end.end(outcome).await;
+    if continue_goal {
+        // The slot is free now: the goal's next turn follows this one's `turn/completed`.
+        if let Some(gate) = turn
+            .thread
+            .start_goal_turn()
+            .and_then(|started| started.gate)
+        {
+            gate.open();
+        }
+    }
+}
+
+/// Counts the turn on the thread's active goal and announces the goal as it now stands,
+/// before the turn's end; true when another turn should follow for it.
+async fn account_goal(turn: &TurnContext, outcome: &TurnOutcome, times: TurnTimes) -> bool {
+    let end = match outcome {
+        TurnOutcome::Completed { .. } => TurnEndKind::Completed,
+        TurnOutcome::Interrupted => TurnEndKind::Interrupted,
+        TurnOutcome::Failed(_) => TurnEndKind::Failed,
+    };
+    let Some(verdict) = turn
+        .thread
+        .account_goal_turn_end(&turn.turn_id, end, times.duration_ms)
+    else {
+        return false;
+    };
+    turn.thread.persist_goal(Some(&verdict.goal)).await;
+    if let Some(message) = verdict.stopped_because {
+        turn.emit(EventMsg::Warning { message }).await;
+    }
+    turn.emit(EventMsg::GoalUpdated {
+        turn_id: Some(turn.turn_id.clone()),
+        goal: verdict.goal,
+    })
+    .await;
+    verdict.continue_goal
 }
 
 /// A turn that only compacts the history (`thread/compact/start`): the compaction is its one
@@ -267,13 +305,21 @@ async fn record_context(turn: &TurnContext) {
 /// Moves queued user input into history and announces it as user-message items.
 async fn deliver_pending_input(turn: &TurnContext) {
     for pending in turn.take_pending_input() {
+        if pending.is_hidden() {
+            for message in pending.messages {
+                turn.record_history(message).await;
+            }
+            continue;
+        }
         let item = TurnItem::UserMessage {
             id: ItemId::new(),
             content: pending.input.clone(),
             client_id: pending.client_id,
         };
         turn.item_started(item.clone()).await;
-        turn.record_history(pending.message).await;
+        for message in pending.messages {
+            turn.record_history(message).await;
+        }
         turn.item_completed(item).await;
     }
 }

@@ -26,6 +26,7 @@ mod background_terminals;
 mod command_exec;
 mod compact;
 mod config;
+mod goal;
 mod initialize;
 mod mcp;
 mod model;

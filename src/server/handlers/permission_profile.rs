@@ -1,15 +1,11 @@
-//! `permissionProfile/list` and `thread/goal/get`: small read-only answers editor bridges ask
-//! for while opening a session.
+//! `permissionProfile/list`: a small read-only answer editor bridges ask for while opening a
+//! session.
 
-use crate::core::ThreadId;
-use crate::protocol::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
 use crate::protocol::permission_profile::{
     PermissionProfileListParams, PermissionProfileListResponse, PermissionProfileSummary,
 };
 
-use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
-use super::thread_read::find_entry;
 
 /// openturn's profiles are its three sandbox modes, under the ids the reference gives its
 /// built-in profiles. Every one is allowed: nothing in openturn's configuration restricts them.
@@ -59,27 +55,6 @@ pub(crate) fn permission_profile_list(
     })
 }
 
-/// openturn runs no goals: an existing thread has none. An unknown thread is an error, as for
-/// `thread/read`.
-pub(crate) async fn thread_goal_get(
-    context: &ServerContext,
-    params: ThreadGoalGetParams,
-) -> Result<ThreadGoalGetResponse, HandlerError> {
-    let thread_id = ThreadId::parse(&params.thread_id)?;
-    if context.threads.get(&thread_id).is_err()
-        && find_entry(context, thread_id.as_str()).await?.is_none()
-    {
-        return Err(HandlerError::InvalidRequest(format!(
-            "thread not found: {thread_id}"
-        )));
-    }
-    Ok(ThreadGoalGetResponse { goal: None })
-}
-
 handler!(PermissionProfileList, |_context, params| {
     permission_profile_list(params)
 });
-handler!(ThreadGoalGet, |context, params| thread_goal_get(
-    context, params
-)
-.await);

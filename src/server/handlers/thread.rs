@@ -102,15 +102,19 @@ pub(crate) async fn thread_resume(
 ) -> Reply<ThreadResumeResponse> {
     let mut before = Vec::new();
     let mut after = Vec::new();
-    let (result, after) = match resume(context, &params, &mut before, &mut after).await {
-        Ok((response, usage)) => {
-            after.extend(
-                usage.map(|usage| After::Notify(ServerNotification::TokenUsageUpdated(usage))),
-            );
-            (Ok(response), after)
-        }
-        Err(error) => (Err(error), Vec::new()),
-    };
+    let mut goal_gate = None;
+    let (result, after) =
+        match resume(context, &params, &mut before, &mut after, &mut goal_gate).await {
+            Ok((response, usage)) => {
+                after.extend(
+                    usage.map(|usage| After::Notify(ServerNotification::TokenUsageUpdated(usage))),
+                );
+                // A thread loaded with an active goal goes back to work on it, last.
+                after.extend(goal_gate.map(After::OpenGate));
+                (Ok(response), after)
+            }
+            Err(error) => (Err(error), Vec::new()),
+        };
     Reply {
         before,
         result,
@@ -123,6 +127,7 @@ async fn resume(
     params: &ThreadResumeParams,
     before: &mut Vec<ServerNotification>,
     after: &mut Vec<After>,
+    goal_gate: &mut Option<crate::core::TurnGate>,
 ) -> Result<(ThreadResumeResponse, Option<TokenUsageUpdatedNotification>), HandlerError> {
     let thread_id = ThreadId::parse(&params.thread_id)?;
     let contents = match context.threads.get(&thread_id) {
@@ -141,6 +146,7 @@ async fn resume(
                     status: ThreadStatus::Idle,
                 },
             ));
+            *goal_gate = resumed.start_goal_turn().and_then(|started| started.gate);
             after.push(After::StartMcpServers(resumed));
             // Lines skipped while loading (a torn tail after a crash, unknown types) are worth
             // telling the client, not only the log.

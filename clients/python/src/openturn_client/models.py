@@ -1173,6 +1173,28 @@ class ThreadForkParams(BaseModel):
     thread_source: Annotated[Any | None, Field(alias="threadSource")] = None
 
 
+class ThreadGoalClearResponse(BaseModel):
+    """
+    `cleared` is false when the thread had no goal.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cleared: bool
+
+
+class ThreadGoalClearedNotification(BaseModel):
+    """
+    `thread/goal/cleared`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    thread_id: Annotated[str, Field(alias="threadId")]
+
+
 class ThreadGoalGetParams(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -1180,15 +1202,20 @@ class ThreadGoalGetParams(BaseModel):
     thread_id: Annotated[str, Field(alias="threadId")]
 
 
-class ThreadGoalGetResponse(BaseModel):
+class ThreadGoalMutationOrigin(RootModel[Literal["user", "automatic"]]):
+    root: Literal["user", "automatic"]
     """
-    Always `{"goal": null}` for an existing thread.
+    Who asked for a change: a person, or the goal's own lifecycle.
     """
 
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
-    goal: Any | None = None
+
+class ThreadGoalStatus(
+    RootModel[Literal["active", "paused", "blocked", "usageLimited", "budgetLimited", "complete"]]
+):
+    root: Literal["active", "paused", "blocked", "usageLimited", "budgetLimited", "complete"]
+    """
+    Where a goal stands. Only `active` keeps the thread working on it.
+    """
 
 
 class ThreadIdNotification(BaseModel):
@@ -1833,8 +1860,36 @@ class UserInput3(BaseModel):
     type: Literal["localImage"]
 
 
-class UserInput(RootModel[UserInput1 | UserInput2 | UserInput3]):
-    root: UserInput1 | UserInput2 | UserInput3
+class UserInput4(BaseModel):
+    """
+    A skill to use: the server sends its `SKILL.md` (at `path`) to the model.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    name: str
+    path: str
+    type: Literal["skill"]
+
+
+class UserInput5(BaseModel):
+    """
+    A file or resource the text refers to (an `@` mention).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    name: str
+    path: str
+    type: Literal["mention"]
+
+
+class UserInput(
+    RootModel[UserInput1 | UserInput2 | UserInput3 | UserInput4 | UserInput5]
+):
+    root: UserInput1 | UserInput2 | UserInput3 | UserInput4 | UserInput5
     """
     One piece of user input. `text_elements` keeps its snake_case wire name.
     """
@@ -2114,6 +2169,86 @@ class ServerNotification25(BaseModel):
     )
     method: Literal["thread/name/updated"]
     params: ThreadNameUpdatedNotification
+
+
+class ServerNotification33(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["thread/goal/cleared"]
+    params: ThreadGoalClearedNotification
+
+
+class ThreadGoal(BaseModel):
+    """
+    A thread's goal as clients see it. Times are Unix seconds.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    created_at: Annotated[int, Field(alias="createdAt")]
+    objective: str
+    status: ThreadGoalStatus
+    thread_id: Annotated[str, Field(alias="threadId")]
+    time_used_seconds: Annotated[int, Field(alias="timeUsedSeconds")]
+    token_budget: Annotated[int | None, Field(alias="tokenBudget")] = None
+    tokens_used: Annotated[int, Field(alias="tokensUsed")]
+    updated_at: Annotated[int, Field(alias="updatedAt")]
+
+
+class ThreadGoalClearParams(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    origin: ThreadGoalMutationOrigin | None = None
+    thread_id: Annotated[str, Field(alias="threadId")]
+
+
+class ThreadGoalGetResponse(BaseModel):
+    """
+    The thread's goal, `null` when it has none.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    goal: ThreadGoal | None = None
+
+
+class ThreadGoalSetParams(BaseModel):
+    """
+    Sets a new goal (a new `objective`) or changes the current one's status or budget.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    objective: str | None = None
+    origin: ThreadGoalMutationOrigin | None = None
+    status: ThreadGoalStatus | None = None
+    thread_id: Annotated[str, Field(alias="threadId")]
+    token_budget: Annotated[int | None, Field(alias="tokenBudget")] = None
+
+
+class ThreadGoalSetResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    goal: ThreadGoal
+
+
+class ThreadGoalUpdatedNotification(BaseModel):
+    """
+    `thread/goal/updated`: the goal after a change; `turnId` names the turn that changed it (`null` for a change between turns).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    goal: ThreadGoal
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str | None, Field(alias="turnId")] = None
 
 
 class ThreadItem1(BaseModel):
@@ -2495,6 +2630,14 @@ class ServerNotification19(BaseModel):
     params: TurnPlanUpdatedNotification
 
 
+class ServerNotification32(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["thread/goal/updated"]
+    params: ThreadGoalUpdatedNotification
+
+
 class ServerRequest4(BaseModel):
     """
     A server → client request, tagged by method name.
@@ -2759,6 +2902,8 @@ class ServerNotification(
         | ServerNotification29
         | ServerNotification30
         | ServerNotification31
+        | ServerNotification32
+        | ServerNotification33
     ]
 ):
-    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31
+    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31 | ServerNotification32 | ServerNotification33
