@@ -26,6 +26,8 @@ pub mod shell_env;
 pub mod skills;
 pub(crate) mod text;
 pub mod thread;
+pub mod thread_settings;
+pub mod review;
 mod tool_environment;
 pub(crate) mod tools;
 pub mod turn;
@@ -43,8 +45,9 @@ pub use items::{
 pub use manager::{ThreadManager, ThreadSpawn};
 pub use sandboxing::CommandSandbox;
 pub use settings::{
-    resolve_thread_settings, ApprovalPolicy, ConfiguredSettings, DynamicToolSpec,
+    resolve_thread_settings, ApprovalPolicy, CollaborationOverride, ConfiguredSettings, DynamicToolSpec,
     PersistedSettings, ReasoningSummaryMode, SandboxMode, SavedSettings, SettingsOverrides,
-    ThreadSettings,
+    ThreadSettings, TurnSettingsPatch,
 };
 pub use thread::{StartedTurn, Thread, TurnGate, TurnOptions};
+pub use thread_settings::TurnSettingsUpdate;

@@ -16,6 +16,10 @@ use super::initialize::{InitializeParams, InitializeResponse};
 use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
+use super::review::{ReviewStartParams, ReviewStartResponse};
+use super::thread_settings::{
+    ThreadSettingsUpdateParams, TurnSettingsUpdateParams, TurnSettingsUpdateResponse,
+};
 use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
 use super::thread::{
     ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
@@ -94,6 +98,9 @@ macro_rules! client_request_table {
             // Without a thread it starts the configured servers to look at them, which can take
             // each its start-up timeout.
             McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse, Concurrent;
+            ReviewStart => "review/start", ReviewStartParams, ReviewStartResponse, Ordered;
+            ThreadSettingsUpdate => "thread/settings/update", ThreadSettingsUpdateParams, EmptyResponse, Ordered;
+            TurnSettingsUpdate => "turn/settings/update", TurnSettingsUpdateParams, TurnSettingsUpdateResponse, Ordered;
         }
     };
 }

@@ -69,7 +69,7 @@ pub(crate) async fn run_compaction_turn(mut turn: TurnContext, mut end: TurnEnd)
 /// What every turn does first: reads the skills its requests will name, starts its clock and
 /// announces it (through `end`, the guard that ends the turn exactly once, created at launch),
 /// and records its start.
-async fn begin_turn(turn: &mut TurnContext, end: &mut TurnEnd, kind: TurnKind) {
+pub(super) async fn begin_turn(turn: &mut TurnContext, end: &mut TurnEnd, kind: TurnKind) {
     turn.skills_instructions = find_skills_instructions(turn).await;
     let started_at = end.begin().await;
     // Sticky overrides this turn brought (or a resume's) are recorded before the turn, so a
@@ -279,7 +279,7 @@ async fn deliver_pending_input(turn: &TurnContext) {
 }
 
 /// Writes the turn's end to the rollout and syncs it: the turn boundary is durable.
-async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: TurnTimes) {
+pub(super) async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: TurnTimes) {
     let end = TurnEndRecord::new(
         turn.turn_id.as_str(),
         outcome,

@@ -38,6 +38,8 @@ mod thread_items;
 mod thread_object;
 mod thread_read;
 mod turn;
+mod review;
+mod thread_settings;
 
 use std::future::Future;
 use std::sync::Arc;
