@@ -974,3 +974,99 @@ async fn the_acp_bridge_runs_commands_and_an_mcp_tool_behind_a_stdio_logging_wra
         "{answers:#?}"
     );
 }
+
+/// The bridge's `/plan` switches the session to plan mode through `thread/settings/update`
+/// (a collaboration mode, answered and announced with `thread/settings/updated`), and its
+/// `/review` runs `review/start` on uncommitted changes in a git repository: the prompt ends
+/// with `end_turn`, the reviewer's request starts from a fresh context, and the rendered report
+/// reaches the client as text.
+#[tokio::test]
+async fn the_acp_bridge_plan_and_review_commands_work() {
+    let entry = match bridge_entry() {
+        Ok(entry) => entry,
+        Err(reason) => {
+            assert!(
+                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+                "CI=true but the ACP bridge cannot run: {reason}"
+            );
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    let answer = r#"{"findings":[],"overall_correctness":"patch is correct","overall_explanation":"BRIDGE-REVIEW: nothing to fix.","overall_confidence_score":0.9}"#;
+    let provider = MockProvider::start(Script::new([
+        message_reply("r1", "m1", &["first answer"]),
+        message_reply("r_title", "m_title", &["{\"title\": \"Review\"}"]),
+        message_reply("r_review", "m_review", &[answer]),
+    ]))
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["init", "-q", "-b", "main"],
+        vec!["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q",
+             "--allow-empty", "-m", "first"],
+    ] {
+        let status = std::process::Command::new("git")
+            .args(&args)
+            .current_dir(project.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+    std::fs::write(project.path().join("new.txt"), "uncommitted\n").unwrap();
+    write_config(home.path(), &provider);
+    let cwd = project.path().display().to_string();
+    let mut client = AcpClient::spawn(&entry, home.path());
+    client.initialize().await;
+    let (session, _) = client
+        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let session_id = session["sessionId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let prompt =
+        |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
+    let (result, _) = client.ok("session/prompt", prompt("Say hello")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    provider.wait_for_requests(2, TIMEOUT).await;
+
+    let (result, _) = client.ok("session/prompt", prompt("/plan")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let (result, seen) = client.ok("session/prompt", prompt("/review")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let text = chunk_text(&updates(&seen, "agent_message_chunk"));
+    assert!(text.contains("BRIDGE-REVIEW: nothing to fix."), "{text}\n{seen:#?}");
+    client.shutdown().await;
+
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    let review = requests[2].body["input"].to_string();
+    assert!(
+        review.contains("How to review this change") && !review.contains("Say hello"),
+        "{review}"
+    );
+    let sent = recorded(&home.path().join("bridge-in.jsonl"));
+    let update = sent
+        .iter()
+        .find(|m| m["method"] == "thread/settings/update")
+        .expect("the bridge never called thread/settings/update");
+    assert_eq!(update["params"]["collaborationMode"]["mode"], "plan", "{update}");
+    let review_start = sent
+        .iter()
+        .find(|m| m["method"] == "review/start")
+        .expect("the bridge never called review/start");
+    assert_eq!(review_start["params"]["target"]["type"], "uncommittedChanges");
+    let answers = recorded(&home.path().join("bridge-out.jsonl"));
+    assert!(
+        answers.iter().all(|m| m.get("error").is_none()),
+        "{answers:#?}"
+    );
+    assert!(
+        answers.iter().any(|m| m["method"] == "thread/settings/updated"
+            && m["params"]["threadSettings"]["collaborationMode"]["mode"] == "plan"),
+        "openturn never announced plan mode"
+    );
+}
