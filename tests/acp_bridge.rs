@@ -1005,8 +1005,17 @@ async fn the_acp_bridge_plan_and_review_commands_work() {
     let project = tempfile::tempdir().unwrap();
     for args in [
         vec!["init", "-q", "-b", "main"],
-        vec!["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q",
-             "--allow-empty", "-m", "first"],
+        vec![
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "first",
+        ],
     ] {
         let status = std::process::Command::new("git")
             .args(&args)
@@ -1038,7 +1047,10 @@ async fn the_acp_bridge_plan_and_review_commands_work() {
     let (result, seen) = client.ok("session/prompt", prompt("/review")).await;
     assert_eq!(result["stopReason"], "end_turn", "{result}");
     let text = chunk_text(&updates(&seen, "agent_message_chunk"));
-    assert!(text.contains("BRIDGE-REVIEW: nothing to fix."), "{text}\n{seen:#?}");
+    assert!(
+        text.contains("BRIDGE-REVIEW: nothing to fix."),
+        "{text}\n{seen:#?}"
+    );
     client.shutdown().await;
 
     let requests = provider.requests();
@@ -1053,20 +1065,28 @@ async fn the_acp_bridge_plan_and_review_commands_work() {
         .iter()
         .find(|m| m["method"] == "thread/settings/update")
         .expect("the bridge never called thread/settings/update");
-    assert_eq!(update["params"]["collaborationMode"]["mode"], "plan", "{update}");
+    assert_eq!(
+        update["params"]["collaborationMode"]["mode"], "plan",
+        "{update}"
+    );
     let review_start = sent
         .iter()
         .find(|m| m["method"] == "review/start")
         .expect("the bridge never called review/start");
-    assert_eq!(review_start["params"]["target"]["type"], "uncommittedChanges");
+    assert_eq!(
+        review_start["params"]["target"]["type"],
+        "uncommittedChanges"
+    );
     let answers = recorded(&home.path().join("bridge-out.jsonl"));
     assert!(
         answers.iter().all(|m| m.get("error").is_none()),
         "{answers:#?}"
     );
     assert!(
-        answers.iter().any(|m| m["method"] == "thread/settings/updated"
-            && m["params"]["threadSettings"]["collaborationMode"]["mode"] == "plan"),
+        answers
+            .iter()
+            .any(|m| m["method"] == "thread/settings/updated"
+                && m["params"]["threadSettings"]["collaborationMode"]["mode"] == "plan"),
         "openturn never announced plan mode"
     );
 }

@@ -147,7 +147,9 @@ async fn a_review_runs_in_a_fresh_context_and_its_report_is_rendered_and_kept() 
     assert_eq!(agent[0]["text"], REPORT);
     // The raw JSON never reaches the client.
     assert!(
-        !messages.iter().any(|m| m.to_string().contains("overall_correctness")),
+        !messages
+            .iter()
+            .any(|m| m.to_string().contains("overall_correctness")),
         "{messages:#?}"
     );
     let end = single_turn_end(&messages, "completed");
@@ -161,11 +163,19 @@ async fn a_review_runs_in_a_fresh_context_and_its_report_is_rendered_and_kept() 
         "the review request carried the thread's history: {users:?}"
     );
     assert!(
-        !assistant_texts(reviewer).iter().any(|t| t.contains("earlier answer")),
+        !assistant_texts(reviewer)
+            .iter()
+            .any(|t| t.contains("earlier answer")),
         "{reviewer}"
     );
-    assert!(users.last().unwrap().contains("not yet committed"), "{users:?}");
-    assert!(users.iter().any(|t| t.contains("<environment_context>")), "{users:?}");
+    assert!(
+        users.last().unwrap().contains("not yet committed"),
+        "{users:?}"
+    );
+    assert!(
+        users.iter().any(|t| t.contains("<environment_context>")),
+        "{users:?}"
+    );
     assert!(
         developer_texts(reviewer)
             .iter()
@@ -178,7 +188,10 @@ async fn a_review_runs_in_a_fresh_context_and_its_report_is_rendered_and_kept() 
     let bodies = s.bodies(3).await;
     let next = &bodies[2];
     let users = user_texts(next);
-    assert!(users.iter().any(|t| t.contains("an earlier question")), "{users:?}");
+    assert!(
+        users.iter().any(|t| t.contains("an earlier question")),
+        "{users:?}"
+    );
     assert!(
         users
             .iter()
@@ -186,7 +199,10 @@ async fn a_review_runs_in_a_fresh_context_and_its_report_is_rendered_and_kept() 
         "{users:?}"
     );
     assert!(assistant_texts(next).iter().any(|t| t == REPORT), "{next}");
-    assert!(!users.iter().any(|t| t.contains("not yet committed")), "{users:?}");
+    assert!(
+        !users.iter().any(|t| t.contains("not yet committed")),
+        "{users:?}"
+    );
 
     // A resume shows the review items in their turn.
     let read = s
@@ -203,7 +219,10 @@ async fn a_review_runs_in_a_fresh_context_and_its_report_is_rendered_and_kept() 
         .iter()
         .map(|item| item["type"].as_str().unwrap())
         .collect();
-    assert!(types.contains(&"enteredReviewMode") && types.contains(&"exitedReviewMode"), "{read}");
+    assert!(
+        types.contains(&"enteredReviewMode") && types.contains(&"exitedReviewMode"),
+        "{read}"
+    );
 }
 
 #[tokio::test]
@@ -242,14 +261,27 @@ async fn each_target_names_what_to_review() {
 
     let bodies = s.bodies(3).await;
     let prompt = |n: usize| user_texts(&bodies[n]).last().cloned().unwrap();
-    assert!(prompt(0).contains(&format!("git diff {base}")), "{}", prompt(0));
+    assert!(
+        prompt(0).contains(&format!("git diff {base}")),
+        "{}",
+        prompt(0)
+    );
     assert!(prompt(1).contains(&head) && prompt(1).contains("second: add two"));
     assert_eq!(prompt(2), "Check the spelling");
 
     for (target, field) in [
-        (json!({"type": "baseBranch", "branch": " "}), "target.branch"),
-        (json!({"type": "commit", "sha": "", "title": null}), "target.sha"),
-        (json!({"type": "custom", "instructions": ""}), "target.instructions"),
+        (
+            json!({"type": "baseBranch", "branch": " "}),
+            "target.branch",
+        ),
+        (
+            json!({"type": "commit", "sha": "", "title": null}),
+            "target.sha",
+        ),
+        (
+            json!({"type": "custom", "instructions": ""}),
+            "target.instructions",
+        ),
         (json!({"type": "bogus"}), "target"),
     ] {
         let error = s
@@ -294,7 +326,9 @@ async fn a_detached_review_runs_on_a_thread_of_its_own() {
     s.run_turn("carry on").await;
     let bodies = s.bodies(2).await;
     assert!(
-        !user_texts(&bodies[1]).iter().any(|t| t.contains("<review_result>")),
+        !user_texts(&bodies[1])
+            .iter()
+            .any(|t| t.contains("<review_result>")),
         "{}",
         bodies[1]
     );

@@ -209,7 +209,10 @@ async fn a_running_turns_settings_reach_its_next_request_only() {
         )
         .await;
     assert_eq!(error["code"], -32602, "{error}");
-    assert!(error["message"].as_str().unwrap().contains("sandboxPolicy"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("sandboxPolicy"),
+        "{error}"
+    );
     daemon
         .send(json!({"id": approval["id"], "result": {"decision": "decline"}}))
         .await;

@@ -20,6 +20,7 @@ pub mod models;
 pub mod openai_models;
 pub mod provider_models;
 pub mod record;
+pub mod review;
 pub mod sandboxing;
 pub mod settings;
 pub mod shell_env;
@@ -27,7 +28,6 @@ pub mod skills;
 pub(crate) mod text;
 pub mod thread;
 pub mod thread_settings;
-pub mod review;
 mod tool_environment;
 pub(crate) mod tools;
 pub mod turn;
@@ -45,9 +45,9 @@ pub use items::{
 pub use manager::{ThreadManager, ThreadSpawn};
 pub use sandboxing::CommandSandbox;
 pub use settings::{
-    resolve_thread_settings, ApprovalPolicy, CollaborationOverride, ConfiguredSettings, DynamicToolSpec,
-    PersistedSettings, ReasoningSummaryMode, SandboxMode, SavedSettings, SettingsOverrides,
-    ThreadSettings, TurnSettingsPatch,
+    resolve_thread_settings, ApprovalPolicy, CollaborationOverride, ConfiguredSettings,
+    DynamicToolSpec, PersistedSettings, ReasoningSummaryMode, SandboxMode, SavedSettings,
+    SettingsOverrides, ThreadSettings, TurnSettingsPatch,
 };
 pub use thread::{StartedTurn, Thread, TurnGate, TurnOptions};
 pub use thread_settings::TurnSettingsUpdate;

@@ -17,9 +17,6 @@ use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
 use super::review::{ReviewStartParams, ReviewStartResponse};
-use super::thread_settings::{
-    ThreadSettingsUpdateParams, TurnSettingsUpdateParams, TurnSettingsUpdateResponse,
-};
 use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
 use super::thread::{
     ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
@@ -28,6 +25,9 @@ use super::thread::{
     ThreadStartResponse, ThreadUnsubscribeResponse,
 };
 use super::thread_items::{ThreadItemsListParams, ThreadItemsListResponse};
+use super::thread_settings::{
+    ThreadSettingsUpdateParams, TurnSettingsUpdateParams, TurnSettingsUpdateResponse,
+};
 use super::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
     TurnSteerResponse,

@@ -5,8 +5,8 @@
 
 mod output;
 
-pub use output::render;
 pub(crate) use output::history_note;
+pub use output::render;
 
 use std::path::Path;
 
@@ -46,7 +46,10 @@ impl ReviewRequest {
     /// The prompt and label of `target`, for a repository at `cwd`. A base branch is compared
     /// from the commit where the current branch left it (`git merge-base`), which the prompt
     /// names when git can find it.
-    pub async fn resolve(target: ReviewTarget, cwd: &Path) -> Result<ReviewRequest, EmptyTargetField> {
+    pub async fn resolve(
+        target: ReviewTarget,
+        cwd: &Path,
+    ) -> Result<ReviewRequest, EmptyTargetField> {
         Ok(match target {
             ReviewTarget::UncommittedChanges => ReviewRequest {
                 prompt: "Review the changes not yet committed in this repository (staged, \
@@ -153,7 +156,11 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(commit.label, "commit 0123456: Fix it");
-        assert!(commit.prompt.contains("0123456789abcdef"), "{}", commit.prompt);
+        assert!(
+            commit.prompt.contains("0123456789abcdef"),
+            "{}",
+            commit.prompt
+        );
         let custom = ReviewRequest::resolve(
             ReviewTarget::Custom {
                 instructions: "  look at the tests ".into(),
@@ -163,13 +170,8 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(custom.prompt, "look at the tests");
-        let empty = ReviewRequest::resolve(
-            ReviewTarget::BaseBranch {
-                branch: " ".into(),
-            },
-            cwd,
-        )
-        .await;
+        let empty =
+            ReviewRequest::resolve(ReviewTarget::BaseBranch { branch: " ".into() }, cwd).await;
         assert_eq!(empty, Err(EmptyTargetField { field: "branch" }));
     }
 }

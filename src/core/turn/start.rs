@@ -11,8 +11,8 @@ use super::super::thread::{
 };
 use super::super::tools::handle::TurnHandle;
 use super::lifecycle::TurnEnd;
-use super::turn_context::TurnContext;
 use super::review::run_review_turn;
+use super::turn_context::TurnContext;
 use super::turn_loop::{run_compaction_turn, run_turn};
 
 impl Thread {

@@ -31,15 +31,15 @@ mod model;
 mod params;
 mod permission_profile;
 pub(crate) mod reply;
+mod review;
 mod skills;
 mod thread;
 mod thread_admin;
 mod thread_items;
 mod thread_object;
 mod thread_read;
-mod turn;
-mod review;
 mod thread_settings;
+mod turn;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use crate::core::{
-    CollaborationOverride, SettingsOverrides, ThreadId, ThreadSettings, TurnId,
-    TurnSettingsPatch, TurnSettingsUpdate,
+    CollaborationOverride, SettingsOverrides, ThreadId, ThreadSettings, TurnId, TurnSettingsPatch,
+    TurnSettingsUpdate,
 };
 use crate::protocol::common::ApprovalsReviewer;
 use crate::protocol::notification::ServerNotification;
@@ -64,7 +64,9 @@ async fn update_thread(
     })
 }
 
-fn thread_overrides(params: &ThreadSettingsUpdateParams) -> Result<SettingsOverrides, HandlerError> {
+fn thread_overrides(
+    params: &ThreadSettingsUpdateParams,
+) -> Result<SettingsOverrides, HandlerError> {
     check_model_param(params.model.as_deref())?;
     if params.permissions.is_some() {
         return Err(HandlerError::InvalidParams(
