@@ -140,17 +140,25 @@ async fn thread_settings_reach_the_next_request_and_survive_a_restart() {
             "{error} should name {field}"
         );
     }
+    // An update right before the daemon stops, with no turn after it, is recorded too.
+    daemon
+        .ok(
+            "thread/settings/update",
+            json!({"threadId": thread_id, "model": "gpt-last"}),
+        )
+        .await;
     daemon.exit_cleanly().await;
 
-    // A new daemon resumes the thread with the settings the update recorded.
+    // A new daemon resumes the thread with the settings the updates recorded.
     let mut daemon = experimental_daemon(home.path(), &overrides).await;
     let resumed = daemon
         .ok("thread/resume", json!({"threadId": thread_id}))
         .await;
-    assert_eq!(resumed["model"], "gpt-plan", "{resumed}");
+    assert_eq!(resumed["model"], "gpt-last", "{resumed}");
     assert_eq!(resumed["approvalPolicy"], "never", "{resumed}");
+    assert_eq!(resumed["sandbox"]["type"], "workspaceWrite", "{resumed}");
     text_turn_on(&mut daemon, &thread_id, "third").await;
-    assert_eq!(provider.requests()[2].body["model"], "gpt-plan");
+    assert_eq!(provider.requests()[2].body["model"], "gpt-last");
     daemon.exit_cleanly().await;
 }
 

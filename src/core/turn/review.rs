@@ -68,7 +68,7 @@ async fn run_review(turn: &TurnContext, review: ReviewRequest) -> TurnOutcome {
     let (events_tx, events_rx) = mpsc::channel(REVIEWER_EVENTS);
     let reviewer = Arc::new(Thread::new(
         ThreadId::new(),
-        crate::core::now_unix_seconds(),
+        super::super::clock::now_unix_seconds(),
         true,
         Some(turn.thread.id.to_string()),
         reviewer_settings(turn.thread.settings()),

@@ -36,7 +36,7 @@ pub(crate) struct TurnContext {
     /// `serviceTierForTurn`: this turn's tier, over the thread's.
     pub service_tier: Option<String>,
     /// `turn/settings/update`: read before each request of the turn, over the thread's settings.
-    pub settings_patch: Arc<Mutex<crate::core::settings::TurnSettingsPatch>>,
+    pub settings_patch: Arc<Mutex<super::super::settings::TurnSettingsPatch>>,
 }
 
 /// The turn loop reads the handle's fields (`turn_id`, `cancel`) and calls its `emit` and
@@ -58,7 +58,7 @@ impl TurnContext {
 
     /// The settings this turn's next request uses: the thread's, under what
     /// `turn/settings/update` gave this turn.
-    pub(crate) fn request_settings(&self) -> crate::core::settings::ThreadSettings {
+    pub(crate) fn request_settings(&self) -> super::super::settings::ThreadSettings {
         let mut settings = self.thread.settings();
         match self.settings_patch.lock() {
             Ok(patch) => patch.apply(&mut settings),

@@ -345,6 +345,7 @@ mod tests {
             skills_instructions: None,
             service_tier: None,
             rerouted_announced: Arc::default(),
+            settings_patch: Arc::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
         assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);
