@@ -7,7 +7,8 @@
 //! running prompt with `cancelled`; and a patch the model writes shown to the client as an
 //! `edit` tool call with each file's diff, applied unasked in the bridge's workspace-write mode
 //! and after `session/request_permission` in its read-only mode. Its `/compact` command
-//! compacts the thread. Every bridge runs openturn the way users wrap agent binaries, behind a
+//! compacts the thread; its `/plan` switches the collaboration mode (`thread/settings/update`) and
+//! its `/review` runs `review/start` in a git repository. Every bridge runs openturn the way users wrap agent binaries, behind a
 //! bash script that logs its stdio through two `tee`s (which become the daemon's own children),
 //! with an MCP server configured; commands and an MCP tool call run side by side through it.
 //!
@@ -1051,6 +1052,9 @@ async fn the_acp_bridge_plan_and_review_commands_work() {
         text.contains("BRIDGE-REVIEW: nothing to fix."),
         "{text}\n{seen:#?}"
     );
+    // `/plan` again switches back to the default mode.
+    let (result, _) = client.ok("session/prompt", prompt("/plan")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
     client.shutdown().await;
 
     let requests = provider.requests();
@@ -1061,14 +1065,12 @@ async fn the_acp_bridge_plan_and_review_commands_work() {
         "{review}"
     );
     let sent = recorded(&home.path().join("bridge-in.jsonl"));
-    let update = sent
+    let modes: Vec<&Value> = sent
         .iter()
-        .find(|m| m["method"] == "thread/settings/update")
-        .expect("the bridge never called thread/settings/update");
-    assert_eq!(
-        update["params"]["collaborationMode"]["mode"], "plan",
-        "{update}"
-    );
+        .filter(|m| m["method"] == "thread/settings/update")
+        .map(|m| &m["params"]["collaborationMode"]["mode"])
+        .collect();
+    assert_eq!(modes, [&json!("plan"), &json!("default")], "{sent:#?}");
     let review_start = sent
         .iter()
         .find(|m| m["method"] == "review/start")
@@ -1088,5 +1090,12 @@ async fn the_acp_bridge_plan_and_review_commands_work() {
             .any(|m| m["method"] == "thread/settings/updated"
                 && m["params"]["threadSettings"]["collaborationMode"]["mode"] == "plan"),
         "openturn never announced plan mode"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|m| m["method"] == "thread/settings/updated"
+                && m["params"]["threadSettings"]["collaborationMode"]["mode"] == "default"),
+        "openturn never announced the default mode"
     );
 }

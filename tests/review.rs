@@ -333,3 +333,34 @@ async fn a_detached_review_runs_on_a_thread_of_its_own() {
         bodies[1]
     );
 }
+
+#[tokio::test]
+async fn interrupting_a_review_stops_the_reviewer_and_the_thread_takes_turns_again() {
+    let repo = repository();
+    let script = Script::new([
+        stalled_text_reply("msg_stalled", &["{\"findings\":"]),
+        text_reply(1, "after"),
+    ]);
+    let mut s = review_session(script, repo.path()).await;
+    let response = s
+        .daemon
+        .ok(
+            "review/start",
+            json!({"threadId": s.thread_id, "target": {"type": "uncommittedChanges"}}),
+        )
+        .await;
+    let turn_id = response["turn"]["id"].as_str().unwrap().to_string();
+    // The reviewer's request is in flight, its answer stalled.
+    s.bodies(1).await;
+    s.daemon
+        .ok(
+            "turn/interrupt",
+            json!({"threadId": s.thread_id, "turnId": turn_id}),
+        )
+        .await;
+    let messages = s.daemon.until_turn_completed().await;
+    single_turn_end(&messages, "interrupted");
+    assert!(items_of(&messages, "item/completed", "exitedReviewMode").is_empty());
+    let after = s.run_turn("next").await;
+    single_turn_end(&after, "completed");
+}
