@@ -7,10 +7,11 @@
 //! running prompt with `cancelled`; and a patch the model writes shown to the client as an
 //! `edit` tool call with each file's diff, applied unasked in the bridge's workspace-write mode
 //! and after `session/request_permission` in its read-only mode. Its `/compact` command
-//! compacts the thread; its `/plan` switches the collaboration mode (`thread/settings/update`) and
-//! its `/review` runs `review/start` in a git repository. Every bridge runs openturn the way users wrap agent binaries, behind a
-//! bash script that logs its stdio through two `tee`s (which become the daemon's own children),
-//! with an MCP server configured; commands and an MCP tool call run side by side through it.
+//! compacts the thread; its `/plan` switches the collaboration mode (`thread/settings/update`)
+//! and its `/review` runs `review/start` in a git repository. Every bridge runs openturn the way
+//! users wrap agent binaries, behind a bash script that logs its stdio through two `tee`s (which
+//! become the daemon's own children), with an MCP server configured; commands and an MCP tool
+//! call run side by side through it.
 //!
 //! `scripts/test` installs the bridge into `tests/acp/node_modules`. Without node or the
 //! package the test is skipped with the reason printed, except under `CI=true`, where it fails:
