@@ -98,6 +98,9 @@ pub struct Config {
     /// `features.apply_patch_streaming_events` (the reference's feature of that name): show a
     /// patch to clients while the model writes it.
     pub apply_patch_streaming_events: bool,
+    /// `features.step_model_switching` (the reference's feature of that name): whether
+    /// `turn/settings/update` may change a running turn's later requests.
+    pub step_model_switching: bool,
     /// How reasoning summaries stream to clients (`reasoning_summary_mode`).
     pub reasoning_summary_mode: ReasoningSummaryMode,
     /// Longest accepted JSON-RPC input line.
@@ -334,6 +337,11 @@ impl Config {
             apply_patch_streaming_events: table
                 .get("features")
                 .and_then(|features| features.get("apply_patch_streaming_events"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            step_model_switching: table
+                .get("features")
+                .and_then(|features| features.get("step_model_switching"))
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             reasoning_summary_mode: parsed.reasoning_summary_mode,

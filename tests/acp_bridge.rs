@@ -7,9 +7,11 @@
 //! running prompt with `cancelled`; and a patch the model writes shown to the client as an
 //! `edit` tool call with each file's diff, applied unasked in the bridge's workspace-write mode
 //! and after `session/request_permission` in its read-only mode. Its `/compact` command
-//! compacts the thread. Every bridge runs openturn the way users wrap agent binaries, behind a
-//! bash script that logs its stdio through two `tee`s (which become the daemon's own children),
-//! with an MCP server configured; commands and an MCP tool call run side by side through it.
+//! compacts the thread; its `/plan` switches the collaboration mode (`thread/settings/update`)
+//! and its `/review` runs `review/start` in a git repository. Every bridge runs openturn the way
+//! users wrap agent binaries, behind a bash script that logs its stdio through two `tee`s (which
+//! become the daemon's own children), with an MCP server configured; commands and an MCP tool
+//! call run side by side through it.
 //!
 //! `scripts/test` installs the bridge into `tests/acp/node_modules`. Without node or the
 //! package the test is skipped with the reason printed, except under `CI=true`, where it fails:
@@ -972,5 +974,129 @@ async fn the_acp_bridge_runs_commands_and_an_mcp_tool_behind_a_stdio_logging_wra
     assert!(
         answers.iter().all(|m| m.get("error").is_none()),
         "{answers:#?}"
+    );
+}
+
+/// The bridge's `/plan` switches the session to plan mode through `thread/settings/update`
+/// (a collaboration mode, answered and announced with `thread/settings/updated`), and its
+/// `/review` runs `review/start` on uncommitted changes in a git repository: the prompt ends
+/// with `end_turn`, the reviewer's request starts from a fresh context, and the rendered report
+/// reaches the client as text.
+#[tokio::test]
+async fn the_acp_bridge_plan_and_review_commands_work() {
+    let entry = match bridge_entry() {
+        Ok(entry) => entry,
+        Err(reason) => {
+            assert!(
+                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+                "CI=true but the ACP bridge cannot run: {reason}"
+            );
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    let answer = r#"{"findings":[],"overall_correctness":"patch is correct","overall_explanation":"BRIDGE-REVIEW: nothing to fix.","overall_confidence_score":0.9}"#;
+    let provider = MockProvider::start(Script::new([
+        message_reply("r1", "m1", &["first answer"]),
+        message_reply("r_title", "m_title", &["{\"title\": \"Review\"}"]),
+        message_reply("r_review", "m_review", &[answer]),
+    ]))
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["init", "-q", "-b", "main"],
+        vec![
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "first",
+        ],
+    ] {
+        let status = std::process::Command::new("git")
+            .args(&args)
+            .current_dir(project.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+    std::fs::write(project.path().join("new.txt"), "uncommitted\n").unwrap();
+    write_config(home.path(), &provider);
+    let cwd = project.path().display().to_string();
+    let mut client = AcpClient::spawn(&entry, home.path());
+    client.initialize().await;
+    let (session, _) = client
+        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let session_id = session["sessionId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let prompt =
+        |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
+    let (result, _) = client.ok("session/prompt", prompt("Say hello")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    provider.wait_for_requests(2, TIMEOUT).await;
+
+    let (result, _) = client.ok("session/prompt", prompt("/plan")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let (result, seen) = client.ok("session/prompt", prompt("/review")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let text = chunk_text(&updates(&seen, "agent_message_chunk"));
+    assert!(
+        text.contains("BRIDGE-REVIEW: nothing to fix."),
+        "{text}\n{seen:#?}"
+    );
+    // `/plan` again switches back to the default mode.
+    let (result, _) = client.ok("session/prompt", prompt("/plan")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    client.shutdown().await;
+
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    let review = requests[2].body["input"].to_string();
+    assert!(
+        review.contains("How to review this change") && !review.contains("Say hello"),
+        "{review}"
+    );
+    let sent = recorded(&home.path().join("bridge-in.jsonl"));
+    let modes: Vec<&Value> = sent
+        .iter()
+        .filter(|m| m["method"] == "thread/settings/update")
+        .map(|m| &m["params"]["collaborationMode"]["mode"])
+        .collect();
+    assert_eq!(modes, [&json!("plan"), &json!("default")], "{sent:#?}");
+    let review_start = sent
+        .iter()
+        .find(|m| m["method"] == "review/start")
+        .expect("the bridge never called review/start");
+    assert_eq!(
+        review_start["params"]["target"]["type"],
+        "uncommittedChanges"
+    );
+    let answers = recorded(&home.path().join("bridge-out.jsonl"));
+    assert!(
+        answers.iter().all(|m| m.get("error").is_none()),
+        "{answers:#?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|m| m["method"] == "thread/settings/updated"
+                && m["params"]["threadSettings"]["collaborationMode"]["mode"] == "plan"),
+        "openturn never announced plan mode"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|m| m["method"] == "thread/settings/updated"
+                && m["params"]["threadSettings"]["collaborationMode"]["mode"] == "default"),
+        "openturn never announced the default mode"
     );
 }

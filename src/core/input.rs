@@ -100,6 +100,15 @@ impl PreparedInput {
         }
     }
 
+    /// One text message, as the server's own prompts (a review's) are sent.
+    pub(crate) fn text(text: String) -> PreparedInput {
+        let message = ResponseItem::user_text(&text);
+        PreparedInput {
+            input: vec![UserInput::Text { text }],
+            messages: vec![message],
+        }
+    }
+
     /// Input that needs no file: text and image URLs only (local images become a note).
     #[cfg(test)]
     pub(crate) fn without_files(input: Vec<UserInput>) -> PreparedInput {

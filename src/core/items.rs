@@ -147,6 +147,10 @@ pub enum TurnItem {
         #[serde(default)]
         error: Option<String>,
     },
+    /// A review turn began (`review/start`); `review` labels what it looks at.
+    EnteredReviewMode { id: ItemId, review: String },
+    /// A review turn's report, as the client shows it.
+    ExitedReviewMode { id: ItemId, review: String },
 }
 
 /// One file of a [`TurnItem::FileChange`].
@@ -202,7 +206,9 @@ impl TurnItem {
             | TurnItem::DynamicToolCall { id, .. }
             | TurnItem::FileChange { id, .. }
             | TurnItem::McpToolCall { id, .. }
-            | TurnItem::ContextCompaction { id, .. } => id,
+            | TurnItem::ContextCompaction { id, .. }
+            | TurnItem::EnteredReviewMode { id, .. }
+            | TurnItem::ExitedReviewMode { id, .. } => id,
         }
     }
 }

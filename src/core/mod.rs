@@ -22,12 +22,14 @@ pub mod models;
 pub mod openai_models;
 pub mod provider_models;
 pub mod record;
+pub mod review;
 pub mod sandboxing;
 pub mod settings;
 pub mod shell_env;
 pub mod skills;
 pub(crate) mod text;
 pub mod thread;
+pub mod thread_settings;
 mod tool_environment;
 pub(crate) mod tools;
 pub mod turn;
@@ -46,8 +48,9 @@ pub use items::{
 pub use manager::{ThreadManager, ThreadSpawn};
 pub use sandboxing::CommandSandbox;
 pub use settings::{
-    resolve_thread_settings, ApprovalPolicy, ConfiguredSettings, DynamicToolSpec,
-    PersistedSettings, ReasoningSummaryMode, SandboxMode, SavedSettings, SettingsOverrides,
-    ThreadSettings,
+    resolve_thread_settings, ApprovalPolicy, CollaborationOverride, ConfiguredSettings,
+    DynamicToolSpec, PersistedSettings, ReasoningSummaryMode, SandboxMode, SavedSettings,
+    SettingsOverrides, ThreadSettings, TurnSettingsPatch,
 };
 pub use thread::{StartedTurn, Thread, TurnGate, TurnOptions};
+pub use thread_settings::TurnSettingsUpdate;

@@ -214,6 +214,64 @@ pub struct SettingsOverrides {
     pub plan_mode: Option<bool>,
     pub dynamic_tools: Option<Vec<DynamicToolSpec>>,
     pub service_tier: Option<String>,
+    /// Drops the thread's service tier (`serviceTier: null` on `thread/settings/update`).
+    pub clear_service_tier: bool,
+    /// A collaboration mode (`thread/settings/update`'s `collaborationMode`): plan or default,
+    /// with the model and effort the mode runs with. Its model and effort win over the plain
+    /// `model` and `effort` of the same request: the mode names what it runs with.
+    pub collaboration: Option<CollaborationOverride>,
+}
+
+/// See [`SettingsOverrides::collaboration`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CollaborationOverride {
+    pub plan: bool,
+    pub model: Option<String>,
+    pub reasoning_effort: Option<String>,
+}
+
+/// `turn/settings/update`: what the running turn's next requests use instead of the thread's
+/// settings, for that turn only. `service_tier` is `Some(None)` to clear the tier.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnSettingsPatch {
+    pub model: Option<String>,
+    pub reasoning_effort: Option<String>,
+    pub reasoning_summary: Option<String>,
+    pub service_tier: Option<Option<String>>,
+}
+
+impl TurnSettingsPatch {
+    /// Folds a later patch into this one: what it names replaces what this one named.
+    pub fn merge(&mut self, newer: TurnSettingsPatch) {
+        if newer.model.is_some() {
+            self.model = newer.model;
+        }
+        if newer.reasoning_effort.is_some() {
+            self.reasoning_effort = newer.reasoning_effort;
+        }
+        if newer.reasoning_summary.is_some() {
+            self.reasoning_summary = newer.reasoning_summary;
+        }
+        if newer.service_tier.is_some() {
+            self.service_tier = newer.service_tier;
+        }
+    }
+
+    /// The top layer of one request of the turn, over the thread's settings.
+    pub fn apply(&self, settings: &mut ThreadSettings) {
+        if let Some(model) = &self.model {
+            settings.model = model.clone();
+        }
+        if let Some(effort) = &self.reasoning_effort {
+            settings.reasoning_effort = Some(effort.clone());
+        }
+        if let Some(summary) = &self.reasoning_summary {
+            settings.reasoning_summary = Some(summary.clone());
+        }
+        if let Some(tier) = &self.service_tier {
+            settings.service_tier = tier.clone();
+        }
+    }
 }
 
 /// What the configuration (config.toml, `-c`, a request's `config` object) gives a thread, and
@@ -445,8 +503,18 @@ impl ThreadSettings {
             self.reasoning_summary = Some(summary);
         }
         set(&mut self.plan_mode, overrides.plan_mode);
+        if overrides.clear_service_tier {
+            self.service_tier = None;
+        }
         if let Some(tier) = overrides.service_tier {
             self.service_tier = Some(tier);
+        }
+        if let Some(mode) = overrides.collaboration {
+            self.plan_mode = mode.plan;
+            set(&mut self.model, mode.model);
+            if let Some(effort) = mode.reasoning_effort {
+                self.reasoning_effort = Some(effort);
+            }
         }
     }
 

@@ -30,6 +30,8 @@ pub(crate) struct ActiveTurn {
     /// Cancelled after the turn's terminal event was emitted; a turn started meanwhile waits on it
     /// so its `turn/started` follows this turn's `turn/completed`.
     pub finished: CancellationToken,
+    /// `turn/settings/update`: what this turn's next requests use over the thread's settings.
+    pub settings_patch: Arc<Mutex<super::settings::TurnSettingsPatch>>,
 }
 
 #[derive(Debug, Clone)]
@@ -96,6 +98,8 @@ impl TurnGate {
 pub(crate) enum TurnKind {
     Sampling,
     Compaction,
+    /// A code review (`review/start`): the request rides in [`TurnOptions::review`].
+    Review,
 }
 
 /// What the thread did with input (see [`Thread::admit_input`]).
@@ -119,6 +123,7 @@ pub(crate) struct AdmittedTurn {
     /// The ending turn this one waits for, when input arrived while it was closing.
     pub previous_finished: Option<CancellationToken>,
     pub kind: TurnKind,
+    pub settings_patch: Arc<Mutex<super::settings::TurnSettingsPatch>>,
 }
 
 /// What one `turn/start` asks of its own turn only.
@@ -128,6 +133,8 @@ pub struct TurnOptions {
     pub output_schema: Option<serde_json::Value>,
     /// The service tier of this turn's requests, over the thread's.
     pub service_tier: Option<String>,
+    /// What a review turn reviews (`review/start`); `None` for any other turn.
+    pub review: Option<super::review::ReviewRequest>,
 }
 
 pub struct Thread {
@@ -292,6 +299,16 @@ impl Thread {
     /// turn runs; when one is ending, the compaction follows it. The compaction turn takes no
     /// input: a `turn/start` meanwhile starts the next turn after it.
     pub(crate) fn admit_compaction(self: &Arc<Self>) -> Result<AdmittedTurn, CoreError> {
+        self.admit_exclusive(TurnKind::Compaction, TurnOptions::default())
+    }
+
+    /// Admits a turn that takes no input (a compaction, a review), as [`Thread::admit_compaction`]
+    /// says: refused while a turn runs, after the one that is ending.
+    pub(crate) fn admit_exclusive(
+        self: &Arc<Self>,
+        kind: TurnKind,
+        options: TurnOptions,
+    ) -> Result<AdmittedTurn, CoreError> {
         let state = self.state();
         let previous_finished = match &state.active {
             Some(active) if !active.closing => {
@@ -300,13 +317,7 @@ impl Thread {
             Some(active) => Some(active.finished.clone()),
             None => None,
         };
-        Ok(self.admit_turn(
-            state,
-            Vec::new(),
-            TurnOptions::default(),
-            previous_finished,
-            TurnKind::Compaction,
-        ))
+        Ok(self.admit_turn(state, Vec::new(), options, previous_finished, kind))
     }
 
     /// Makes a new turn the active one, under the lock the caller holds, so nothing slips in
@@ -341,13 +352,15 @@ impl Thread {
         let cancel = self.shutdown.child_token();
         let finished = CancellationToken::new();
         let pending_input = Arc::new(Mutex::new(pending));
+        let settings_patch = Arc::default();
         state.active = Some(ActiveTurn {
             turn_id: turn_id.clone(),
             cancel: cancel.clone(),
             pending_input: pending_input.clone(),
-            // A compaction turn takes no steered input from the start.
-            closing: kind == TurnKind::Compaction,
+            // A compaction or review turn takes no steered input from the start.
+            closing: kind != TurnKind::Sampling,
             finished: finished.clone(),
+            settings_patch: Arc::clone(&settings_patch),
         });
         AdmittedTurn {
             turn_id,
@@ -357,6 +370,7 @@ impl Thread {
             options,
             previous_finished,
             kind,
+            settings_patch,
         }
     }
 

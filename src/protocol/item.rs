@@ -114,6 +114,10 @@ pub enum ThreadItemDetails {
         status: String,
         error: Option<String>,
     },
+    /// A review turn began; `review` labels what it looks at (`current changes`, …).
+    EnteredReviewMode { id: String, review: String },
+    /// A review turn's report, as rendered from the reviewer's answer.
+    ExitedReviewMode { id: String, review: String },
 }
 
 /// What an MCP tool call returned.
@@ -162,7 +166,9 @@ impl ThreadItem {
             | ThreadItemDetails::DynamicToolCall { id, .. }
             | ThreadItemDetails::FileChange { id, .. }
             | ThreadItemDetails::McpToolCall { id, .. }
-            | ThreadItemDetails::ContextCompaction { id, .. } => id,
+            | ThreadItemDetails::ContextCompaction { id, .. }
+            | ThreadItemDetails::EnteredReviewMode { id, .. }
+            | ThreadItemDetails::ExitedReviewMode { id, .. } => id,
         }
     }
 }

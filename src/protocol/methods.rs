@@ -24,6 +24,7 @@ use super::initialize::{InitializeParams, InitializeResponse};
 use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
+use super::review::{ReviewStartParams, ReviewStartResponse};
 use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
 use super::thread::{
     ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
@@ -32,6 +33,9 @@ use super::thread::{
     ThreadStartResponse, ThreadUnsubscribeResponse,
 };
 use super::thread_items::{ThreadItemsListParams, ThreadItemsListResponse};
+use super::thread_settings::{
+    ThreadSettingsUpdateParams, TurnSettingsUpdateParams, TurnSettingsUpdateResponse,
+};
 use super::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
     TurnSteerResponse,
@@ -107,6 +111,9 @@ macro_rules! client_request_table {
             ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", ThreadBackgroundTerminalsCleanParams, EmptyResponse, Ordered;
             ThreadGoalSet => "thread/goal/set", ThreadGoalSetParams, ThreadGoalSetResponse, Ordered;
             ThreadGoalClear => "thread/goal/clear", ThreadGoalClearParams, ThreadGoalClearResponse, Ordered;
+            ReviewStart => "review/start", ReviewStartParams, ReviewStartResponse, Ordered;
+            ThreadSettingsUpdate => "thread/settings/update", ThreadSettingsUpdateParams, EmptyResponse, Ordered;
+            TurnSettingsUpdate => "turn/settings/update", TurnSettingsUpdateParams, TurnSettingsUpdateResponse, Ordered;
         }
     };
 }

@@ -18,9 +18,11 @@ pub mod methods;
 pub mod model;
 pub mod notification;
 pub mod permission_profile;
+pub mod review;
 pub mod skills;
 pub mod thread;
 pub mod thread_items;
+pub mod thread_settings;
 pub mod turn;
 pub mod user_input;
 

@@ -65,6 +65,8 @@ pub enum ServerNotification {
     ThreadClosed(ThreadIdNotification),
     #[serde(rename = "thread/name/updated")]
     ThreadNameUpdated(ThreadNameUpdatedNotification),
+    #[serde(rename = "thread/settings/updated")]
+    ThreadSettingsUpdated(super::thread_settings::ThreadSettingsUpdatedNotification),
     #[serde(rename = "command/exec/outputDelta")]
     CommandExecOutputDelta(CommandExecOutputDeltaNotification),
     #[serde(rename = "configWarning")]
@@ -117,6 +119,7 @@ impl ServerNotification {
             ServerNotification::ThreadUnarchived(_) => "thread/unarchived",
             ServerNotification::ThreadClosed(_) => "thread/closed",
             ServerNotification::ThreadNameUpdated(_) => "thread/name/updated",
+            ServerNotification::ThreadSettingsUpdated(_) => "thread/settings/updated",
             ServerNotification::CommandExecOutputDelta(_) => "command/exec/outputDelta",
             ServerNotification::ConfigWarning(_) => "configWarning",
             ServerNotification::AccountLoginCompleted(_) => "account/login/completed",
@@ -158,6 +161,7 @@ impl ServerNotification {
             | ServerNotification::ThreadUnarchived(n)
             | ServerNotification::ThreadClosed(n) => Some(&n.thread_id),
             ServerNotification::ThreadNameUpdated(n) => Some(&n.thread_id),
+            ServerNotification::ThreadSettingsUpdated(n) => Some(&n.thread_id),
             ServerNotification::ServerRequestResolved(n) => Some(&n.thread_id),
             ServerNotification::McpServerStartupStatusUpdated(n) => n.thread_id.as_deref(),
             ServerNotification::McpToolCallProgress(n) => Some(&n.thread_id),

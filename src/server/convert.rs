@@ -145,6 +145,14 @@ pub(crate) fn thread_item(
                 error: error.clone(),
             }
         }
+        core::TurnItem::EnteredReviewMode { id, review } => ThreadItemDetails::EnteredReviewMode {
+            id: id.to_string(),
+            review: review.clone(),
+        },
+        core::TurnItem::ExitedReviewMode { id, review } => ThreadItemDetails::ExitedReviewMode {
+            id: id.to_string(),
+            review: review.clone(),
+        },
     };
     ThreadItem {
         details,

@@ -7,13 +7,15 @@
 //! - [`sampling`] is one request: it sends it, feeds each event of the response stream to
 //!   [`response`] (which owns everything one response's events do) and drains the tools the
 //!   response started.
-//! - [`compaction`] swaps the history for a summary; [`usage`] counts and reports tokens;
+//! - [`compaction`] swaps the history for a summary; [`review`] runs a code review in a fresh
+//!   context; [`usage`] counts and reports tokens;
 //!   [`request`], [`turn_error`] and [`turn_context`] are shared by the others.
 
 mod compaction;
 mod lifecycle;
 mod request;
 mod response;
+mod review;
 mod sampling;
 mod start;
 mod turn_context;

@@ -54,7 +54,7 @@ struct Completed {
 }
 
 pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, SamplingError> {
-    let settings = turn.thread.settings();
+    let settings = turn.request_settings();
     let mut tool_specs = tools::tool_specs(&settings);
     if let Some(servers) = turn.thread.mcp_servers() {
         // Servers still starting get a bounded wait, so the first request can offer their tools.

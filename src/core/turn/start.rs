@@ -12,6 +12,7 @@ use super::super::thread::{
 };
 use super::super::tools::handle::TurnHandle;
 use super::lifecycle::TurnEnd;
+use super::review::run_review_turn;
 use super::turn_context::TurnContext;
 use super::turn_loop::{run_compaction_turn, run_turn};
 
@@ -27,7 +28,7 @@ impl Thread {
     ) -> Result<StartedTurn, CoreError> {
         let options = TurnOptions {
             output_schema,
-            service_tier: None,
+            ..TurnOptions::default()
         };
         self.start_turn_with(input, client_id, options)
     }
@@ -83,6 +84,19 @@ impl Thread {
         });
         Some(launch(self, admitted))
     }
+
+    /// Starts a review turn (`review/start`): like a compaction, refused while a turn runs.
+    pub fn start_review(
+        self: &Arc<Self>,
+        review: super::super::review::ReviewRequest,
+    ) -> Result<StartedTurn, CoreError> {
+        let options = TurnOptions {
+            review: Some(review),
+            ..TurnOptions::default()
+        };
+        let admitted = self.admit_exclusive(TurnKind::Review, options)?;
+        Ok(launch(self, admitted))
+    }
 }
 
 /// Spawns an admitted turn's task behind a gate: it emits nothing before the caller answered
@@ -96,7 +110,9 @@ fn launch(thread: &Arc<Thread>, admitted: AdmittedTurn) -> StartedTurn {
         options,
         previous_finished,
         kind,
+        settings_patch,
     } = admitted;
+    let review = options.review;
     let (gate_tx, gate_rx) = tokio::sync::oneshot::channel();
     let context = TurnContext {
         handle: TurnHandle::new(
@@ -115,6 +131,7 @@ fn launch(thread: &Arc<Thread>, admitted: AdmittedTurn) -> StartedTurn {
         rerouted_announced: Arc::default(),
         skills_instructions: None,
         service_tier: options.service_tier,
+        settings_patch,
     };
     // The guard that ends the turn exists before its task first runs: however the task ends,
     // even torn down while it waits, the turn ends once and the one queued behind it starts.
@@ -135,6 +152,7 @@ fn launch(thread: &Arc<Thread>, admitted: AdmittedTurn) -> StartedTurn {
         match kind {
             TurnKind::Sampling => run_turn(context, end).await,
             TurnKind::Compaction => run_compaction_turn(context, end).await,
+            TurnKind::Review => run_review_turn(context, end, review).await,
         }
     });
     StartedTurn {
@@ -153,6 +171,7 @@ fn panic_if_a_test_asks(kind: TurnKind) {
     let name = match kind {
         TurnKind::Sampling => "sampling",
         TurnKind::Compaction => "compaction",
+        TurnKind::Review => "review",
     };
     if std::env::var("OPENTURN_TEST_PANIC_TURN").is_ok_and(|wanted| wanted == name) {
         panic!("OPENTURN_TEST_PANIC_TURN={name}: this turn's task ends abnormally, for a test");

@@ -35,6 +35,8 @@ pub(crate) struct TurnContext {
     pub skills_instructions: Option<String>,
     /// `serviceTierForTurn`: this turn's tier, over the thread's.
     pub service_tier: Option<String>,
+    /// `turn/settings/update`: read before each request of the turn, over the thread's settings.
+    pub settings_patch: Arc<Mutex<super::super::settings::TurnSettingsPatch>>,
 }
 
 /// The turn loop reads the handle's fields (`turn_id`, `cancel`) and calls its `emit` and
@@ -52,6 +54,17 @@ impl TurnContext {
     pub(crate) async fn record_history(&self, item: ResponseItem) {
         self.thread.state().history.push(item.clone());
         self.persist(RolloutItem::ResponseItem(item)).await;
+    }
+
+    /// The settings this turn's next request uses: the thread's, under what
+    /// `turn/settings/update` gave this turn.
+    pub(crate) fn request_settings(&self) -> super::super::settings::ThreadSettings {
+        let mut settings = self.thread.settings();
+        match self.settings_patch.lock() {
+            Ok(patch) => patch.apply(&mut settings),
+            Err(poisoned) => poisoned.into_inner().apply(&mut settings),
+        }
+        settings
     }
 
     pub(super) fn take_pending_input(&self) -> Vec<PendingInput> {

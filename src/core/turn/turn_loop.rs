@@ -107,7 +107,7 @@ pub(crate) async fn run_compaction_turn(mut turn: TurnContext, mut end: TurnEnd)
 /// What every turn does first: reads the skills its requests will name, starts its clock and
 /// announces it (through `end`, the guard that ends the turn exactly once, created at launch),
 /// and records its start.
-async fn begin_turn(turn: &mut TurnContext, end: &mut TurnEnd, kind: TurnKind) {
+pub(super) async fn begin_turn(turn: &mut TurnContext, end: &mut TurnEnd, kind: TurnKind) {
     turn.skills_instructions = find_skills_instructions(turn).await;
     let started_at = end.begin().await;
     // Sticky overrides this turn brought (or a resume's) are recorded before the turn, so a
@@ -325,7 +325,7 @@ async fn deliver_pending_input(turn: &TurnContext) {
 }
 
 /// Writes the turn's end to the rollout and syncs it: the turn boundary is durable.
-async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: TurnTimes) {
+pub(super) async fn record_turn_end(turn: &TurnContext, outcome: &TurnOutcome, times: TurnTimes) {
     let end = TurnEndRecord::new(
         turn.turn_id.as_str(),
         outcome,
@@ -391,6 +391,7 @@ mod tests {
             skills_instructions: None,
             service_tier: None,
             rerouted_announced: Arc::default(),
+            settings_patch: Arc::default(),
         };
         turn.record_history(ResponseItem::user_text("kept")).await;
         assert_eq!(thread.history(), vec![ResponseItem::user_text("kept")]);

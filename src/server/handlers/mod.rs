@@ -33,12 +33,14 @@ mod model;
 mod params;
 mod permission_profile;
 pub(crate) mod reply;
+mod review;
 mod skills;
 mod thread;
 mod thread_admin;
 mod thread_items;
 mod thread_object;
 mod thread_read;
+mod thread_settings;
 mod turn;
 
 use std::future::Future;

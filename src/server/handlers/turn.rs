@@ -36,6 +36,7 @@ pub(crate) async fn turn_start(
                 params.service_tier_for_turn.as_deref(),
                 "serviceTierForTurn",
             )?,
+            ..TurnOptions::default()
         };
         let overrides = turn_overrides(&params, service_tier);
         thread.update_settings(|settings| settings.apply_overrides(overrides));
