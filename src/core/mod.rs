@@ -11,6 +11,7 @@ pub mod compact;
 pub mod context;
 pub mod error;
 pub mod event;
+pub mod file_search;
 pub mod ids;
 pub mod input;
 pub mod items;
