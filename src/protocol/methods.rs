@@ -11,6 +11,15 @@ use super::account::{
 use super::command::{CommandExecParams, CommandExecResponse};
 use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
+use super::file_search::{
+    FuzzyFileSearchParams, FuzzyFileSearchResponse, FuzzyFileSearchSessionStartParams,
+    FuzzyFileSearchSessionStopParams, FuzzyFileSearchSessionUpdateParams,
+};
+use super::fs::{
+    FsCopyParams, FsCreateDirectoryParams, FsGetMetadataParams, FsGetMetadataResponse,
+    FsReadDirectoryParams, FsReadDirectoryResponse, FsReadFileParams, FsReadFileResponse,
+    FsRemoveParams, FsUnwatchParams, FsWatchParams, FsWatchResponse, FsWriteFileParams,
+};
 use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
 use super::initialize::{InitializeParams, InitializeResponse};
 use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
@@ -94,6 +103,21 @@ macro_rules! client_request_table {
             // Without a thread it starts the configured servers to look at them, which can take
             // each its start-up timeout.
             McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse, Concurrent;
+            // The file methods block on the file system (off the async threads); writes stay in
+            // arrival order with everything else, reads and searches run beside it.
+            FsReadFile => "fs/readFile", FsReadFileParams, FsReadFileResponse, Concurrent;
+            FsWriteFile => "fs/writeFile", FsWriteFileParams, EmptyResponse, Ordered;
+            FsGetMetadata => "fs/getMetadata", FsGetMetadataParams, FsGetMetadataResponse, Concurrent;
+            FsReadDirectory => "fs/readDirectory", FsReadDirectoryParams, FsReadDirectoryResponse, Concurrent;
+            FsCreateDirectory => "fs/createDirectory", FsCreateDirectoryParams, EmptyResponse, Ordered;
+            FsRemove => "fs/remove", FsRemoveParams, EmptyResponse, Ordered;
+            FsCopy => "fs/copy", FsCopyParams, EmptyResponse, Ordered;
+            FsWatch => "fs/watch", FsWatchParams, FsWatchResponse, Ordered;
+            FsUnwatch => "fs/unwatch", FsUnwatchParams, EmptyResponse, Ordered;
+            FuzzyFileSearch => "fuzzyFileSearch", FuzzyFileSearchParams, FuzzyFileSearchResponse, Concurrent;
+            FuzzyFileSearchSessionStart => "fuzzyFileSearch/sessionStart", FuzzyFileSearchSessionStartParams, EmptyResponse, Ordered;
+            FuzzyFileSearchSessionUpdate => "fuzzyFileSearch/sessionUpdate", FuzzyFileSearchSessionUpdateParams, EmptyResponse, Ordered;
+            FuzzyFileSearchSessionStop => "fuzzyFileSearch/sessionStop", FuzzyFileSearchSessionStopParams, EmptyResponse, Ordered;
         }
     };
 }

@@ -75,6 +75,14 @@ pub enum ServerNotification {
     McpServerStartupStatusUpdated(super::mcp::McpServerStartupStatusUpdatedNotification),
     #[serde(rename = "item/mcpToolCall/progress")]
     McpToolCallProgress(super::mcp::McpToolCallProgressNotification),
+    #[serde(rename = "fs/changed")]
+    FsChanged(super::fs::FsChangedNotification),
+    #[serde(rename = "fuzzyFileSearch/sessionUpdated")]
+    FuzzyFileSearchSessionUpdated(super::file_search::FuzzyFileSearchSessionUpdatedNotification),
+    #[serde(rename = "fuzzyFileSearch/sessionCompleted")]
+    FuzzyFileSearchSessionCompleted(
+        super::file_search::FuzzyFileSearchSessionCompletedNotification,
+    ),
 }
 
 impl ServerNotification {
@@ -116,6 +124,13 @@ impl ServerNotification {
                 "mcpServer/startupStatus/updated"
             }
             ServerNotification::McpToolCallProgress(_) => "item/mcpToolCall/progress",
+            ServerNotification::FsChanged(_) => "fs/changed",
+            ServerNotification::FuzzyFileSearchSessionUpdated(_) => {
+                "fuzzyFileSearch/sessionUpdated"
+            }
+            ServerNotification::FuzzyFileSearchSessionCompleted(_) => {
+                "fuzzyFileSearch/sessionCompleted"
+            }
         }
     }
 
@@ -153,7 +168,10 @@ impl ServerNotification {
             | ServerNotification::CommandExecOutputDelta(_)
             | ServerNotification::ConfigWarning(_)
             | ServerNotification::AccountLoginCompleted(_)
-            | ServerNotification::AccountUpdated(_) => None,
+            | ServerNotification::AccountUpdated(_)
+            | ServerNotification::FsChanged(_)
+            | ServerNotification::FuzzyFileSearchSessionUpdated(_)
+            | ServerNotification::FuzzyFileSearchSessionCompleted(_) => None,
         }
     }
 

@@ -43,6 +43,10 @@ pub(crate) struct ServerContext {
     pub(crate) loaded: Mutex<LoadedThreads>,
     /// The connection's tasks and the tokens that stop them, in shutdown order.
     pub(crate) lifecycle: super::shutdown::Lifecycle,
+    /// `fs/watch` watches; they end with the connection.
+    pub(crate) fs_watches: super::fs_watch::FsWatches,
+    /// Running `fuzzyFileSearch` requests and sessions; they end with the connection.
+    pub(crate) file_searches: super::file_search::FileSearches,
 }
 
 impl ServerContext {

@@ -9,6 +9,9 @@ pub(crate) mod convert;
 pub(crate) mod dispatch;
 pub(crate) mod errors;
 pub(crate) mod fanout;
+pub(crate) mod file_roots;
+pub(crate) mod file_search;
+pub(crate) mod fs_watch;
 pub(crate) mod handlers;
 pub(crate) mod history;
 pub(crate) mod outgoing;
@@ -102,6 +105,8 @@ where
         connection: Mutex::new(ConnectionState::default()),
         loaded: Mutex::new(LoadedThreads::default()),
         lifecycle,
+        fs_watches: Default::default(),
+        file_searches: Default::default(),
     });
     let (ingress_tx, ingress_rx) = mpsc::channel(context.config.ingress_queue_capacity);
     let dispatcher = tokio::spawn(dispatch::run_dispatcher(context.clone(), ingress_rx));
@@ -114,6 +119,9 @@ where
         }
         other => tracing::info!(reason = ?other, "connection input ended; shutting down"),
     }
+    // The client is gone: nothing should keep watching or searching on its behalf.
+    context.fs_watches.stop_all();
+    context.file_searches.stop_all();
     context
         .lifecycle
         .shut_down(

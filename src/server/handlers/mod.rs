@@ -38,6 +38,8 @@ mod thread_items;
 mod thread_object;
 mod thread_read;
 mod turn;
+mod fs;
+mod file_search;
 
 use std::future::Future;
 use std::sync::Arc;
