@@ -111,9 +111,7 @@ async fn each_method_does_its_job_inside_the_roots() {
         .await;
     assert_eq!(written, json!({}));
     assert_eq!(std::fs::read(&file).unwrap(), b"hello\x00bytes");
-    let read = daemon
-        .ok("fs/readFile", json!({"path": text(&file)}))
-        .await;
+    let read = daemon.ok("fs/readFile", json!({"path": text(&file)})).await;
     assert_eq!(read, json!({"dataBase64": b64(b"hello\x00bytes")}));
 
     let metadata = daemon
@@ -154,7 +152,10 @@ async fn each_method_does_its_job_inside_the_roots() {
         ]})
     );
     let link_metadata = daemon
-        .ok("fs/getMetadata", json!({"path": text(&workspace.join("link"))}))
+        .ok(
+            "fs/getMetadata",
+            json!({"path": text(&workspace.join("link"))}),
+        )
         .await;
     assert_eq!(link_metadata["isSymlink"], true);
 
@@ -176,7 +177,10 @@ async fn each_method_does_its_job_inside_the_roots() {
         .await;
     assert_eq!(needs_recursive["code"], -32600, "{needs_recursive}");
     assert!(
-        needs_recursive["message"].as_str().unwrap().contains("recursive"),
+        needs_recursive["message"]
+            .as_str()
+            .unwrap()
+            .contains("recursive"),
         "{needs_recursive}"
     );
     daemon
@@ -189,7 +193,9 @@ async fn each_method_does_its_job_inside_the_roots() {
 
     // Remove: a missing path is fine by default, not with `force: false`.
     let missing = workspace.join("missing");
-    daemon.ok("fs/remove", json!({"path": text(&missing)})).await;
+    daemon
+        .ok("fs/remove", json!({"path": text(&missing)}))
+        .await;
     let not_found = daemon
         .err("fs/remove", json!({"path": text(&missing), "force": false}))
         .await;
@@ -233,7 +239,10 @@ async fn paths_outside_the_roots_are_refused_with_their_name() {
             json!({"path": text(&secret), "dataBase64": b64(b"overwritten")}),
         ),
         ("fs/remove", json!({"path": text(&secret)})),
-        ("fs/createDirectory", json!({"path": text(&outside.join("made"))})),
+        (
+            "fs/createDirectory",
+            json!({"path": text(&outside.join("made"))}),
+        ),
         (
             "fs/copy",
             json!({"sourcePath": text(&secret), "destinationPath": text(&workspace.join("stolen"))}),
@@ -283,7 +292,10 @@ async fn a_link_out_of_the_roots_is_never_followed() {
         ),
         ("fs/readDirectory", json!({"path": text(&link)})),
         ("fs/getMetadata", json!({"path": text(&through)})),
-        ("fs/createDirectory", json!({"path": text(&link.join("made"))})),
+        (
+            "fs/createDirectory",
+            json!({"path": text(&link.join("made"))}),
+        ),
         ("fs/remove", json!({"path": text(&through)})),
         (
             "fs/copy",
@@ -336,7 +348,10 @@ async fn remove_and_write_touch_nothing_beside_the_named_path() {
     let before_outside = tree(&outside);
 
     daemon.ok("fs/remove", json!({"path": text(&doomed)})).await;
-    assert_eq!(tree(&workspace), vec!["doomed-not.txt", "keep", "keep/kept.txt"]);
+    assert_eq!(
+        tree(&workspace),
+        vec!["doomed-not.txt", "keep", "keep/kept.txt"]
+    );
     assert_eq!(tree(&outside), before_outside);
     assert_eq!(
         std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
@@ -350,7 +365,10 @@ async fn remove_and_write_touch_nothing_beside_the_named_path() {
             json!({"path": text(&workspace.join("keep/kept.txt")), "dataBase64": b64(b"new")}),
         )
         .await;
-    assert_eq!(tree(&workspace), vec!["doomed-not.txt", "keep", "keep/kept.txt"]);
+    assert_eq!(
+        tree(&workspace),
+        vec!["doomed-not.txt", "keep", "keep/kept.txt"]
+    );
     assert_eq!(
         std::fs::read_to_string(workspace.join("keep/kept.txt")).unwrap(),
         "new"
@@ -464,16 +482,32 @@ async fn bad_params_name_the_field() {
     let cases = [
         ("fs/readFile", json!({}), "path"),
         ("fs/readFile", json!({"path": "relative/x"}), "path"),
-        ("fs/writeFile", json!({"path": text(&workspace.join("f"))}), "dataBase64"),
+        (
+            "fs/writeFile",
+            json!({"path": text(&workspace.join("f"))}),
+            "dataBase64",
+        ),
         (
             "fs/writeFile",
             json!({"path": text(&workspace.join("f")), "dataBase64": "!!not base64"}),
             "dataBase64",
         ),
         ("fs/remove", json!({"path": 7}), "path"),
-        ("fs/createDirectory", json!({"path": text(&workspace), "recursive": "yes"}), "recursive"),
-        ("fs/copy", json!({"sourcePath": text(&workspace)}), "destinationPath"),
-        ("fs/copy", json!({"sourcePath": "x", "destinationPath": text(&workspace)}), "sourcePath"),
+        (
+            "fs/createDirectory",
+            json!({"path": text(&workspace), "recursive": "yes"}),
+            "recursive",
+        ),
+        (
+            "fs/copy",
+            json!({"sourcePath": text(&workspace)}),
+            "destinationPath",
+        ),
+        (
+            "fs/copy",
+            json!({"sourcePath": "x", "destinationPath": text(&workspace)}),
+            "sourcePath",
+        ),
         ("fs/watch", json!({"path": text(&workspace)}), "watchId"),
         ("fs/unwatch", json!({}), "watchId"),
         ("fs/getMetadata", json!({"path": ""}), "path"),

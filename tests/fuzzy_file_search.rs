@@ -127,7 +127,10 @@ async fn a_search_ranks_like_the_reference_and_skips_ignored_files() {
                "score": 131156, "indices": [0, 1, 2]})
     );
     let empty = daemon
-        .ok("fuzzyFileSearch", json!({"query": "", "roots": [root.clone()]}))
+        .ok(
+            "fuzzyFileSearch",
+            json!({"query": "", "roots": [root.clone()]}),
+        )
         .await;
     assert_eq!(empty, json!({"files": []}));
 
@@ -139,7 +142,10 @@ async fn a_search_ranks_like_the_reference_and_skips_ignored_files() {
         .await;
     assert_eq!(refused["code"], -32600, "{refused}");
     assert!(
-        refused["message"].as_str().unwrap().contains(&text(&outside)),
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains(&text(&outside)),
         "{refused}"
     );
     // A link inside the workspace to the outside directory is not a way in.
@@ -156,7 +162,10 @@ async fn a_search_ranks_like_the_reference_and_skips_ignored_files() {
         .err("fuzzyFileSearch", json!({"query": "main"}))
         .await;
     assert_eq!(missing["code"], -32602, "{missing}");
-    assert!(missing["message"].as_str().unwrap().contains("roots"), "{missing}");
+    assert!(
+        missing["message"].as_str().unwrap().contains("roots"),
+        "{missing}"
+    );
     let relative = daemon
         .err(
             "fuzzyFileSearch",
@@ -164,7 +173,10 @@ async fn a_search_ranks_like_the_reference_and_skips_ignored_files() {
         )
         .await;
     assert_eq!(relative["code"], -32602, "{relative}");
-    assert!(relative["message"].as_str().unwrap().contains("roots"), "{relative}");
+    assert!(
+        relative["message"].as_str().unwrap().contains("roots"),
+        "{relative}"
+    );
 }
 
 #[tokio::test]
@@ -263,7 +275,9 @@ async fn a_session_answers_each_query_with_its_results_then_completion() {
         .map(|file| &file["path"])
         .collect();
     assert_eq!(paths, vec!["src/lib.rs"]);
-    daemon.notification("fuzzyFileSearch/sessionCompleted").await;
+    daemon
+        .notification("fuzzyFileSearch/sessionCompleted")
+        .await;
 
     daemon
         .ok("fuzzyFileSearch/sessionStop", json!({"sessionId": "s1"}))

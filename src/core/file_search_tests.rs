@@ -56,7 +56,12 @@ fn scores_and_order_match_the_reference() {
     );
     assert_eq!(
         search(&roots, "mainly.rs"),
-        vec![r(196842, "src/nested/mainly.rs", false, &[11, 12, 13, 14, 15, 16, 17, 18, 19])]
+        vec![r(
+            196842,
+            "src/nested/mainly.rs",
+            false,
+            &[11, 12, 13, 14, 15, 16, 17, 18, 19]
+        )]
     );
     assert_eq!(
         search(&roots, "readme.md"),
@@ -66,7 +71,12 @@ fn scores_and_order_match_the_reference() {
         search(&roots, "src main"),
         vec![
             r(193, "src/main.rs", false, &[0, 1, 2, 4, 5, 6, 7]),
-            r(193, "src/nested/mainly.rs", false, &[0, 1, 2, 11, 12, 13, 14]),
+            r(
+                193,
+                "src/nested/mainly.rs",
+                false,
+                &[0, 1, 2, 11, 12, 13, 14]
+            ),
             r(160, "src/domain.rs", false, &[0, 1, 2, 6, 7, 8, 9]),
         ]
     );
@@ -108,7 +118,10 @@ fn a_nested_root_owns_its_entries_and_limits_stop_the_walk() {
     let nested = dir.path().join("src/nested").to_str().unwrap().to_string();
     let found = search(&[src.clone(), nested.clone()], "mainly");
     assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!((found[0].1.as_str(), found[0].2.as_str()), (nested.as_str(), "mainly.rs"));
+    assert_eq!(
+        (found[0].1.as_str(), found[0].2.as_str()),
+        (nested.as_str(), "mainly.rs")
+    );
 
     let never = AtomicBool::new(false);
     let limits = WalkLimits {

@@ -227,7 +227,8 @@ impl ConfinedWriter {
             .ok_or_else(|| io_error(source, io::ErrorKind::NotFound.into()))?;
         match kind_of(stat.st_mode) {
             EntryKind::Directory => {
-                let dir = beneath::open_child_dir(&from.dir, &from.name).map_err(|e| from.error(e))?;
+                let dir =
+                    beneath::open_child_dir(&from.dir, &from.name).map_err(|e| from.error(e))?;
                 copy_directory(source, &dir, destination, target, recursive)
             }
             _ => copy_entry(&from, target).map_err(TreeError::from),
@@ -274,7 +275,12 @@ fn child_error(path: &Path, error: io::Error) -> WriteError {
 }
 
 /// Removes everything inside `dir` (whose path is `path`), depth first, unlinking links.
-fn clear_dir(dir: &OwnedFd, path: &Path, depth: usize, budget: &mut Budget) -> Result<(), TreeError> {
+fn clear_dir(
+    dir: &OwnedFd,
+    path: &Path,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<(), TreeError> {
     for (name, file_type) in beneath::list_dir(dir).map_err(|e| io_error(path, e))? {
         let child = path.join(&name);
         budget.take(&child, depth)?;
@@ -316,7 +322,11 @@ fn copy_directory(
 }
 
 /// Opens the directory `name` in `parent`, making it first when missing; a link there fails.
-fn open_or_make_dir(parent: &OwnedFd, name: &std::ffi::OsStr, path: &Path) -> Result<OwnedFd, WriteError> {
+fn open_or_make_dir(
+    parent: &OwnedFd,
+    name: &std::ffi::OsStr,
+    path: &Path,
+) -> Result<OwnedFd, WriteError> {
     match beneath::create_dir_in(parent, name) {
         Ok(()) => {}
         Err(error) if error.raw_os_error() == Some(libc::EEXIST) => {}
@@ -340,7 +350,14 @@ fn copy_contents(
             let inner_from =
                 beneath::open_child_dir(from, &name).map_err(|e| child_error(&child_source, e))?;
             let inner_to = open_or_make_dir(to, &name, &child_destination)?;
-            copy_contents(&inner_from, &child_source, &inner_to, &child_destination, depth + 1, budget)?;
+            copy_contents(
+                &inner_from,
+                &child_source,
+                &inner_to,
+                &child_destination,
+                depth + 1,
+                budget,
+            )?;
             continue;
         }
         let duplicate = |fd: &OwnedFd, path: &Path| fd.try_clone().map_err(|e| io_error(path, e));

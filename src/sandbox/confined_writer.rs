@@ -127,7 +127,6 @@ impl ConfinedWriter {
         StagedWrite::new(slot, content)
     }
 
-
     /// Removes the file (a link in its place is removed, never what it points at).
     pub fn remove(&self, path: &Path) -> Result<(), WriteError> {
         let slot = self

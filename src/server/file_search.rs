@@ -99,7 +99,10 @@ impl FileSearches {
     pub(crate) fn finish(&self, token: Option<&str>, flag: &Arc<AtomicBool>) {
         if let Some(token) = token {
             let mut tokens = lock(&self.tokens);
-            if tokens.get(token).is_some_and(|held| Arc::ptr_eq(held, flag)) {
+            if tokens
+                .get(token)
+                .is_some_and(|held| Arc::ptr_eq(held, flag))
+            {
                 tokens.remove(token);
             }
         }

@@ -42,7 +42,9 @@ const MAX_PENDING_PATHS: usize = 1_000;
 pub(crate) enum WatchError {
     #[error("watchId already exists: {0}")]
     Duplicate(String),
-    #[error("this connection already holds {MAX_WATCHES_PER_CONNECTION} watches; unwatch one first")]
+    #[error(
+        "this connection already holds {MAX_WATCHES_PER_CONNECTION} watches; unwatch one first"
+    )]
     TooMany,
     #[error("cannot watch `{path}`: {source}")]
     Notify {
@@ -110,7 +112,12 @@ impl FsWatches {
                 }
                 if set.len() > MAX_PENDING_PATHS {
                     set.clear();
-                    set.insert(target.only.clone().unwrap_or_else(|| target.watched.clone()));
+                    set.insert(
+                        target
+                            .only
+                            .clone()
+                            .unwrap_or_else(|| target.watched.clone()),
+                    );
                 }
                 if !set.is_empty() {
                     wake.notify_one();
@@ -171,7 +178,11 @@ fn reported(target: &WatchTarget, path: &Path) -> bool {
         .file_name()
         .and_then(|name| name.to_str())
         .is_some_and(|name| name.starts_with(TEMP_PREFIX));
-    !temporary && target.only.as_ref().is_none_or(|only| path.starts_with(only))
+    !temporary
+        && target
+            .only
+            .as_ref()
+            .is_none_or(|only| path.starts_with(only))
 }
 
 /// Sends the gathered paths as `fs/changed` each time the watcher wakes it, until stopped.

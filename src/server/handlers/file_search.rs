@@ -91,9 +91,7 @@ async fn fuzzy_file_search(
     context.file_searches.finish(token.as_deref(), &cancel);
     // A search cancelled by a newer one answers no files rather than partial ones.
     let files = match ranked? {
-        Some(found) if !cancel.load(Ordering::SeqCst) => {
-            found.into_iter().map(to_result).collect()
-        }
+        Some(found) if !cancel.load(Ordering::SeqCst) => found.into_iter().map(to_result).collect(),
         _ => Vec::new(),
     };
     Ok(FuzzyFileSearchResponse { files })
@@ -178,7 +176,12 @@ async fn send_session_results(
         },
     );
     for notification in [updated, completed] {
-        if context.outgoing.send_notification(&notification).await.is_err() {
+        if context
+            .outgoing
+            .send_notification(&notification)
+            .await
+            .is_err()
+        {
             return;
         }
     }
@@ -197,12 +200,13 @@ handler!(FuzzyFileSearch, |context, params| fuzzy_file_search(
     context, params
 )
 .await);
-handler!(FuzzyFileSearchSessionStart, |context, params| session_start(
-    context, params
-));
-handler!(FuzzyFileSearchSessionUpdate, |context, params| session_update(
-    context, params
-));
+handler!(
+    FuzzyFileSearchSessionStart,
+    |context, params| session_start(context, params)
+);
+handler!(FuzzyFileSearchSessionUpdate, |context, params| {
+    session_update(context, params)
+});
 handler!(FuzzyFileSearchSessionStop, |context, params| session_stop(
     context, params
 ));

@@ -71,9 +71,7 @@ async fn fs_write_file(
     let content = base64::engine::general_purpose::STANDARD
         .decode(params.data_base64.as_bytes())
         .map_err(|error| {
-            HandlerError::InvalidParams(format!(
-                "`dataBase64` is not valid base64: {error}"
-            ))
+            HandlerError::InvalidParams(format!("`dataBase64` is not valid base64: {error}"))
         })?;
     let writer = client_writer(context);
     blocking(move || writer.write_file(&path, &content))
@@ -218,8 +216,10 @@ async fn fs_watch(
 
 handler!(FsReadFile, |context, params| fs_read_file(context, params)
     .await);
-handler!(FsWriteFile, |context, params| fs_write_file(context, params)
-    .await);
+handler!(FsWriteFile, |context, params| fs_write_file(
+    context, params
+)
+.await);
 handler!(FsGetMetadata, |context, params| fs_get_metadata(
     context, params
 )

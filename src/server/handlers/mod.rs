@@ -25,6 +25,8 @@ mod account;
 mod command_exec;
 mod compact;
 mod config;
+mod file_search;
+mod fs;
 mod initialize;
 mod mcp;
 mod model;
@@ -38,8 +40,6 @@ mod thread_items;
 mod thread_object;
 mod thread_read;
 mod turn;
-mod fs;
-mod file_search;
 
 use std::future::Future;
 use std::sync::Arc;
