@@ -94,6 +94,13 @@ export type PatchChangeKind =
       type: "update";
     };
 /**
+ * Whether a match is a file or a directory.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchMatchType".
+ */
+export type FuzzyFileSearchMatchType = "file" | "directory";
+/**
  * An item plus the timing fields every item carries (written as `null` when unknown).
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -394,6 +401,18 @@ export type ServerNotification =
   | {
       method: "item/mcpToolCall/progress";
       params: McpToolCallProgressNotification;
+    }
+  | {
+      method: "fs/changed";
+      params: FsChangedNotification;
+    }
+  | {
+      method: "fuzzyFileSearch/sessionUpdated";
+      params: FuzzyFileSearchSessionUpdatedNotification;
+    }
+  | {
+      method: "fuzzyFileSearch/sessionCompleted";
+      params: FuzzyFileSearchSessionCompletedNotification;
     };
 /**
  * `{"type":"idle"}`, `{"type":"active","activeFlags":[…]}`, …
@@ -804,6 +823,337 @@ export interface FileChangeRequestApprovalParams {
   startedAtMs: number;
   threadId: string;
   turnId: string;
+}
+/**
+ * `fs/changed`: paths under a watch changed.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsChangedNotification".
+ */
+export interface FsChangedNotification {
+  /**
+   * The paths that changed, absolute, each once.
+   */
+  changedPaths: string[];
+  watchId: string;
+}
+/**
+ * `fs/copy`: copy a file or a directory tree.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsCopyParams".
+ */
+export interface FsCopyParams {
+  /**
+   * Absolute destination path.
+   */
+  destinationPath: string;
+  /**
+   * Required (`true`) to copy a directory; ignored for a file.
+   */
+  recursive?: boolean;
+  /**
+   * Absolute source path.
+   */
+  sourcePath: string;
+}
+/**
+ * `fs/createDirectory`: make a directory.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsCreateDirectoryParams".
+ */
+export interface FsCreateDirectoryParams {
+  /**
+   * Absolute path of the directory to create.
+   */
+  path: string;
+  /**
+   * Whether missing parents are created too (and an existing directory is fine). Defaults to `true`.
+   */
+  recursive?: boolean | null;
+}
+/**
+ * `fs/getMetadata`: what a path is.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsGetMetadataParams".
+ */
+export interface FsGetMetadataParams {
+  /**
+   * Absolute path to inspect.
+   */
+  path: string;
+}
+/**
+ * A path's kind and times.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsGetMetadataResponse".
+ */
+export interface FsGetMetadataResponse {
+  /**
+   * Creation time in Unix milliseconds when the file system records it, otherwise `0`.
+   */
+  createdAtMs: number;
+  /**
+   * Whether the path is a directory (a link is not followed, so it is never one).
+   */
+  isDirectory: boolean;
+  /**
+   * Whether the path is a regular file (a link is not followed, so it is never one).
+   */
+  isFile: boolean;
+  /**
+   * Whether the path itself is a symbolic link.
+   */
+  isSymlink: boolean;
+  /**
+   * Modification time in Unix milliseconds, otherwise `0`.
+   */
+  modifiedAtMs: number;
+}
+/**
+ * One child of a directory.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsReadDirectoryEntry".
+ */
+export interface FsReadDirectoryEntry {
+  /**
+   * The child's name only, not a path.
+   */
+  fileName: string;
+  /**
+   * Whether the child is a directory (links are not followed).
+   */
+  isDirectory: boolean;
+  /**
+   * Whether the child is a regular file (links are not followed).
+   */
+  isFile: boolean;
+}
+/**
+ * `fs/readDirectory`: a directory's direct children.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsReadDirectoryParams".
+ */
+export interface FsReadDirectoryParams {
+  /**
+   * Absolute path of the directory.
+   */
+  path: string;
+}
+/**
+ * The children of a directory.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsReadDirectoryResponse".
+ */
+export interface FsReadDirectoryResponse {
+  entries: FsReadDirectoryEntry[];
+}
+/**
+ * `fs/readFile`: read a file.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsReadFileParams".
+ */
+export interface FsReadFileParams {
+  /**
+   * Absolute path of the file.
+   */
+  path: string;
+}
+/**
+ * The file's bytes.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsReadFileResponse".
+ */
+export interface FsReadFileResponse {
+  /**
+   * File contents encoded as base64.
+   */
+  dataBase64: string;
+}
+/**
+ * `fs/remove`: remove a file or a directory tree.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsRemoveParams".
+ */
+export interface FsRemoveParams {
+  /**
+   * Whether a missing path is fine. Defaults to `true`.
+   */
+  force?: boolean | null;
+  /**
+   * Absolute path to remove.
+   */
+  path: string;
+  /**
+   * Whether a directory's contents are removed with it. Defaults to `true`.
+   */
+  recursive?: boolean | null;
+}
+/**
+ * `fs/unwatch`: stop a watch (an unknown id is fine).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsUnwatchParams".
+ */
+export interface FsUnwatchParams {
+  watchId: string;
+}
+/**
+ * `fs/watch`: report changes to a path as `fs/changed` until `fs/unwatch`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsWatchParams".
+ */
+export interface FsWatchParams {
+  /**
+   * Absolute file or directory path to watch.
+   */
+  path: string;
+  /**
+   * The client's name for this watch, unique on its connection.
+   */
+  watchId: string;
+}
+/**
+ * The watch is running.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsWatchResponse".
+ */
+export interface FsWatchResponse {
+  /**
+   * The watched path, canonical when it exists.
+   */
+  path: string;
+}
+/**
+ * `fs/writeFile`: replace (or create) a file with new contents.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsWriteFileParams".
+ */
+export interface FsWriteFileParams {
+  /**
+   * File contents encoded as base64.
+   */
+  dataBase64: string;
+  /**
+   * Absolute path of the file.
+   */
+  path: string;
+}
+/**
+ * `fuzzyFileSearch`: one search over `roots`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchParams".
+ */
+export interface FuzzyFileSearchParams {
+  /**
+   * A later search carrying the same token cancels this one, which then answers no files.
+   */
+  cancellationToken?: string | null;
+  query: string;
+  /**
+   * Absolute directories to search.
+   */
+  roots: string[];
+}
+/**
+ * The best matches, best first.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchResponse".
+ */
+export interface FuzzyFileSearchResponse {
+  files: FuzzyFileSearchResult[];
+}
+/**
+ * One ranked match.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchResult".
+ */
+export interface FuzzyFileSearchResult {
+  /**
+   * The last component of `path`.
+   */
+  file_name: string;
+  /**
+   * Character positions in `path` the query matched, ascending.
+   */
+  indices?: number[] | null;
+  match_type: FuzzyFileSearchMatchType;
+  /**
+   * The match's path relative to `root`.
+   */
+  path: string;
+  /**
+   * The root (as given) the match was found under.
+   */
+  root: string;
+  /**
+   * Higher is better.
+   */
+  score: number;
+}
+/**
+ * `fuzzyFileSearch/sessionCompleted`: the search for the latest query has finished.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchSessionCompletedNotification".
+ */
+export interface FuzzyFileSearchSessionCompletedNotification {
+  sessionId: string;
+}
+/**
+ * `fuzzyFileSearch/sessionStart`: open a session over `roots`; queries come with updates.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchSessionStartParams".
+ */
+export interface FuzzyFileSearchSessionStartParams {
+  roots: string[];
+  sessionId: string;
+}
+/**
+ * `fuzzyFileSearch/sessionStop`: end a session (an unknown id is fine).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchSessionStopParams".
+ */
+export interface FuzzyFileSearchSessionStopParams {
+  sessionId: string;
+}
+/**
+ * `fuzzyFileSearch/sessionUpdate`: search the session's roots for a new query.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchSessionUpdateParams".
+ */
+export interface FuzzyFileSearchSessionUpdateParams {
+  query: string;
+  sessionId: string;
+}
+/**
+ * `fuzzyFileSearch/sessionUpdated`: the matches for the session's latest query.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchSessionUpdatedNotification".
+ */
+export interface FuzzyFileSearchSessionUpdatedNotification {
+  files: FuzzyFileSearchResult[];
+  query: string;
+  sessionId: string;
 }
 /**
  * `account/read` params.

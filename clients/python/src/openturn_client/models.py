@@ -329,6 +329,383 @@ class FileChangeRequestApprovalParams(BaseModel):
     turn_id: Annotated[str, Field(alias="turnId")]
 
 
+class FsChangedNotification(BaseModel):
+    """
+    `fs/changed`: paths under a watch changed.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    changed_paths: Annotated[list[str], Field(alias="changedPaths")]
+    """
+    The paths that changed, absolute, each once.
+    """
+    watch_id: Annotated[str, Field(alias="watchId")]
+
+
+class FsCopyParams(BaseModel):
+    """
+    `fs/copy`: copy a file or a directory tree.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    destination_path: Annotated[str, Field(alias="destinationPath")]
+    """
+    Absolute destination path.
+    """
+    recursive: bool | None = False
+    """
+    Required (`true`) to copy a directory; ignored for a file.
+    """
+    source_path: Annotated[str, Field(alias="sourcePath")]
+    """
+    Absolute source path.
+    """
+
+
+class FsCreateDirectoryParams(BaseModel):
+    """
+    `fs/createDirectory`: make a directory.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Absolute path of the directory to create.
+    """
+    recursive: bool | None = None
+    """
+    Whether missing parents are created too (and an existing directory is fine). Defaults to `true`.
+    """
+
+
+class FsGetMetadataParams(BaseModel):
+    """
+    `fs/getMetadata`: what a path is.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Absolute path to inspect.
+    """
+
+
+class FsGetMetadataResponse(BaseModel):
+    """
+    A path's kind and times.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    created_at_ms: Annotated[int, Field(alias="createdAtMs")]
+    """
+    Creation time in Unix milliseconds when the file system records it, otherwise `0`.
+    """
+    is_directory: Annotated[bool, Field(alias="isDirectory")]
+    """
+    Whether the path is a directory (a link is not followed, so it is never one).
+    """
+    is_file: Annotated[bool, Field(alias="isFile")]
+    """
+    Whether the path is a regular file (a link is not followed, so it is never one).
+    """
+    is_symlink: Annotated[bool, Field(alias="isSymlink")]
+    """
+    Whether the path itself is a symbolic link.
+    """
+    modified_at_ms: Annotated[int, Field(alias="modifiedAtMs")]
+    """
+    Modification time in Unix milliseconds, otherwise `0`.
+    """
+
+
+class FsReadDirectoryEntry(BaseModel):
+    """
+    One child of a directory.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    file_name: Annotated[str, Field(alias="fileName")]
+    """
+    The child's name only, not a path.
+    """
+    is_directory: Annotated[bool, Field(alias="isDirectory")]
+    """
+    Whether the child is a directory (links are not followed).
+    """
+    is_file: Annotated[bool, Field(alias="isFile")]
+    """
+    Whether the child is a regular file (links are not followed).
+    """
+
+
+class FsReadDirectoryParams(BaseModel):
+    """
+    `fs/readDirectory`: a directory's direct children.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Absolute path of the directory.
+    """
+
+
+class FsReadDirectoryResponse(BaseModel):
+    """
+    The children of a directory.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    entries: list[FsReadDirectoryEntry]
+
+
+class FsReadFileParams(BaseModel):
+    """
+    `fs/readFile`: read a file.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Absolute path of the file.
+    """
+
+
+class FsReadFileResponse(BaseModel):
+    """
+    The file's bytes.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data_base64: Annotated[str, Field(alias="dataBase64")]
+    """
+    File contents encoded as base64.
+    """
+
+
+class FsRemoveParams(BaseModel):
+    """
+    `fs/remove`: remove a file or a directory tree.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    force: bool | None = None
+    """
+    Whether a missing path is fine. Defaults to `true`.
+    """
+    path: str
+    """
+    Absolute path to remove.
+    """
+    recursive: bool | None = None
+    """
+    Whether a directory's contents are removed with it. Defaults to `true`.
+    """
+
+
+class FsUnwatchParams(BaseModel):
+    """
+    `fs/unwatch`: stop a watch (an unknown id is fine).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    watch_id: Annotated[str, Field(alias="watchId")]
+
+
+class FsWatchParams(BaseModel):
+    """
+    `fs/watch`: report changes to a path as `fs/changed` until `fs/unwatch`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Absolute file or directory path to watch.
+    """
+    watch_id: Annotated[str, Field(alias="watchId")]
+    """
+    The client's name for this watch, unique on its connection.
+    """
+
+
+class FsWatchResponse(BaseModel):
+    """
+    The watch is running.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    The watched path, canonical when it exists.
+    """
+
+
+class FsWriteFileParams(BaseModel):
+    """
+    `fs/writeFile`: replace (or create) a file with new contents.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data_base64: Annotated[str, Field(alias="dataBase64")]
+    """
+    File contents encoded as base64.
+    """
+    path: str
+    """
+    Absolute path of the file.
+    """
+
+
+class FuzzyFileSearchMatchType(RootModel[Literal["file", "directory"]]):
+    root: Literal["file", "directory"]
+    """
+    Whether a match is a file or a directory.
+    """
+
+
+class FuzzyFileSearchParams(BaseModel):
+    """
+    `fuzzyFileSearch`: one search over `roots`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cancellation_token: Annotated[str | None, Field(alias="cancellationToken")] = None
+    """
+    A later search carrying the same token cancels this one, which then answers no files.
+    """
+    query: str
+    roots: list[str]
+    """
+    Absolute directories to search.
+    """
+
+
+class Indice(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+
+
+class FuzzyFileSearchResult(BaseModel):
+    """
+    One ranked match.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    file_name: str
+    """
+    The last component of `path`.
+    """
+    indices: list[Indice] | None = None
+    """
+    Character positions in `path` the query matched, ascending.
+    """
+    match_type: FuzzyFileSearchMatchType
+    path: str
+    """
+    The match's path relative to `root`.
+    """
+    root: str
+    """
+    The root (as given) the match was found under.
+    """
+    score: Annotated[int, Field(ge=0)]
+    """
+    Higher is better.
+    """
+
+
+class FuzzyFileSearchSessionCompletedNotification(BaseModel):
+    """
+    `fuzzyFileSearch/sessionCompleted`: the search for the latest query has finished.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
+class FuzzyFileSearchSessionStartParams(BaseModel):
+    """
+    `fuzzyFileSearch/sessionStart`: open a session over `roots`; queries come with updates.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    roots: list[str]
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
+class FuzzyFileSearchSessionStopParams(BaseModel):
+    """
+    `fuzzyFileSearch/sessionStop`: end a session (an unknown id is fine).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
+class FuzzyFileSearchSessionUpdateParams(BaseModel):
+    """
+    `fuzzyFileSearch/sessionUpdate`: search the session's roots for a new query.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    query: str
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
+class FuzzyFileSearchSessionUpdatedNotification(BaseModel):
+    """
+    `fuzzyFileSearch/sessionUpdated`: the matches for the session's latest query.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    files: list[FuzzyFileSearchResult]
+    query: str
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
 class GetAccountParams(BaseModel):
     """
     `account/read` params.
@@ -915,6 +1292,30 @@ class ServerNotification31(BaseModel):
     )
     method: Literal["item/mcpToolCall/progress"]
     params: McpToolCallProgressNotification
+
+
+class ServerNotification32(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["fs/changed"]
+    params: FsChangedNotification
+
+
+class ServerNotification33(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["fuzzyFileSearch/sessionUpdated"]
+    params: FuzzyFileSearchSessionUpdatedNotification
+
+
+class ServerNotification34(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["fuzzyFileSearch/sessionCompleted"]
+    params: FuzzyFileSearchSessionCompletedNotification
 
 
 class ServerRequest1(BaseModel):
@@ -1914,6 +2315,17 @@ class FileUpdateChange(BaseModel):
     path: str
 
 
+class FuzzyFileSearchResponse(BaseModel):
+    """
+    The best matches, best first.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    files: list[FuzzyFileSearchResult]
+
+
 class InitializeResponse(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -2759,6 +3171,9 @@ class ServerNotification(
         | ServerNotification29
         | ServerNotification30
         | ServerNotification31
+        | ServerNotification32
+        | ServerNotification33
+        | ServerNotification34
     ]
 ):
-    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31
+    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31 | ServerNotification32 | ServerNotification33 | ServerNotification34
