@@ -467,6 +467,8 @@ async fn a_watch_reports_changes_until_unwatched() {
         .ok("fs/watch", json!({"path": text(&future), "watchId": "w3"}))
         .await;
     assert_eq!(pending, json!({"path": text(&future)}));
+    // Closing the connection with watches open ends them and the daemon exits cleanly.
+    daemon.exit_cleanly().await;
 }
 
 #[tokio::test]

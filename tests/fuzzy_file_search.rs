@@ -298,4 +298,12 @@ async fn a_session_answers_each_query_with_its_results_then_completion() {
         .await;
     assert_eq!(no_roots["code"], -32602);
     assert!(no_roots["message"].as_str().unwrap().contains("roots"));
+    // A session left open ends with the connection.
+    daemon
+        .ok(
+            "fuzzyFileSearch/sessionStart",
+            json!({"sessionId": "s3", "roots": [root]}),
+        )
+        .await;
+    daemon.exit_cleanly().await;
 }
