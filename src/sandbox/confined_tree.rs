@@ -400,3 +400,7 @@ fn copy_entry(from: &Slot, to: Slot) -> Result<(), WriteError> {
         }),
     }
 }
+
+#[cfg(test)]
+#[path = "confined_tree_tests.rs"]
+mod tests;

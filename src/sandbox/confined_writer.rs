@@ -246,7 +246,7 @@ impl ConfinedWriter {
 
     /// The same writer resolving by the component walk only, as on a kernel without `openat2`.
     #[cfg(test)]
-    fn walking_only(mut self) -> ConfinedWriter {
+    pub(super) fn walking_only(mut self) -> ConfinedWriter {
         self.resolver = Resolver::Walk;
         self
     }
