@@ -467,8 +467,68 @@ async fn a_watch_reports_changes_until_unwatched() {
         .ok("fs/watch", json!({"path": text(&future), "watchId": "w3"}))
         .await;
     assert_eq!(pending, json!({"path": text(&future)}));
+    daemon
+        .ok(
+            "fs/writeFile",
+            json!({"path": text(&future), "dataBase64": b64(b"now")}),
+        )
+        .await;
+    let appeared = changed_for(&mut daemon, "w3").await;
+    assert_eq!(appeared["params"]["changedPaths"], json!([text(&future)]));
     // Closing the connection with watches open ends them and the daemon exits cleanly.
     daemon.exit_cleanly().await;
+}
+
+/// The next `fs/changed` of watch `watch_id` (others are skipped).
+async fn changed_for(daemon: &mut Daemon, watch_id: &str) -> Value {
+    loop {
+        let changed = daemon.notification("fs/changed").await;
+        if changed["params"]["watchId"] == watch_id {
+            return changed;
+        }
+    }
+}
+
+#[tokio::test]
+async fn watches_of_one_path_share_it_and_are_bounded() {
+    let Setup {
+        workspace,
+        mut daemon,
+        _base,
+        _home,
+        _provider,
+        ..
+    } = setup().await;
+    let watch = |id: String| json!({"path": text(&workspace), "watchId": id});
+    daemon.ok("fs/watch", watch("a".to_string())).await;
+    daemon.ok("fs/watch", watch("b".to_string())).await;
+    // Unwatching one of two watches on a path keeps the other's kernel watch.
+    daemon.ok("fs/unwatch", json!({"watchId": "a"})).await;
+    daemon
+        .ok(
+            "fs/writeFile",
+            json!({"path": text(&workspace.join("f.txt")), "dataBase64": b64(b"f")}),
+        )
+        .await;
+    let changed = changed_for(&mut daemon, "b").await;
+    assert_eq!(
+        changed["params"]["changedPaths"],
+        json!([text(&workspace.join("f.txt"))])
+    );
+
+    for index in 1..256 {
+        daemon.ok("fs/watch", watch(format!("w{index}"))).await;
+    }
+    let refused = daemon
+        .err("fs/watch", watch("one-too-many".to_string()))
+        .await;
+    assert_eq!(refused["code"], -32600, "{refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("256 watches"),
+        "{refused}"
+    );
+    daemon.ok("fs/unwatch", json!({"watchId": "w1"})).await;
+    daemon.ok("fs/watch", watch("one-more".to_string())).await;
 }
 
 #[tokio::test]
