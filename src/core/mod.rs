@@ -13,6 +13,7 @@ pub mod context;
 pub mod error;
 pub mod event;
 pub mod goal;
+pub mod file_search;
 pub mod ids;
 pub mod input;
 pub mod items;

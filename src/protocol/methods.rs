@@ -20,6 +20,15 @@ use super::goal::{
     ThreadGoalClearParams, ThreadGoalClearResponse, ThreadGoalGetParams, ThreadGoalGetResponse,
     ThreadGoalSetParams, ThreadGoalSetResponse,
 };
+use super::file_search::{
+    FuzzyFileSearchParams, FuzzyFileSearchResponse, FuzzyFileSearchSessionStartParams,
+    FuzzyFileSearchSessionStopParams, FuzzyFileSearchSessionUpdateParams,
+};
+use super::fs::{
+    FsCopyParams, FsCreateDirectoryParams, FsGetMetadataParams, FsGetMetadataResponse,
+    FsReadDirectoryParams, FsReadDirectoryResponse, FsReadFileParams, FsReadFileResponse,
+    FsRemoveParams, FsUnwatchParams, FsWatchParams, FsWatchResponse, FsWriteFileParams,
+};
 use super::initialize::{InitializeParams, InitializeResponse};
 use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
@@ -114,6 +123,21 @@ macro_rules! client_request_table {
             ReviewStart => "review/start", ReviewStartParams, ReviewStartResponse, Ordered;
             ThreadSettingsUpdate => "thread/settings/update", ThreadSettingsUpdateParams, EmptyResponse, Ordered;
             TurnSettingsUpdate => "turn/settings/update", TurnSettingsUpdateParams, TurnSettingsUpdateResponse, Ordered;
+            // The file methods block on the file system (off the async threads); writes stay in
+            // arrival order with everything else, reads and searches run beside it.
+            FsReadFile => "fs/readFile", FsReadFileParams, FsReadFileResponse, Concurrent;
+            FsWriteFile => "fs/writeFile", FsWriteFileParams, EmptyResponse, Ordered;
+            FsGetMetadata => "fs/getMetadata", FsGetMetadataParams, FsGetMetadataResponse, Concurrent;
+            FsReadDirectory => "fs/readDirectory", FsReadDirectoryParams, FsReadDirectoryResponse, Concurrent;
+            FsCreateDirectory => "fs/createDirectory", FsCreateDirectoryParams, EmptyResponse, Ordered;
+            FsRemove => "fs/remove", FsRemoveParams, EmptyResponse, Ordered;
+            FsCopy => "fs/copy", FsCopyParams, EmptyResponse, Ordered;
+            FsWatch => "fs/watch", FsWatchParams, FsWatchResponse, Ordered;
+            FsUnwatch => "fs/unwatch", FsUnwatchParams, EmptyResponse, Ordered;
+            FuzzyFileSearch => "fuzzyFileSearch", FuzzyFileSearchParams, FuzzyFileSearchResponse, Concurrent;
+            FuzzyFileSearchSessionStart => "fuzzyFileSearch/sessionStart", FuzzyFileSearchSessionStartParams, EmptyResponse, Ordered;
+            FuzzyFileSearchSessionUpdate => "fuzzyFileSearch/sessionUpdate", FuzzyFileSearchSessionUpdateParams, EmptyResponse, Ordered;
+            FuzzyFileSearchSessionStop => "fuzzyFileSearch/sessionStop", FuzzyFileSearchSessionStopParams, EmptyResponse, Ordered;
         }
     };
 }

@@ -9,6 +9,8 @@ pub mod command;
 pub mod common;
 pub mod compact;
 pub mod config;
+pub mod file_search;
+pub mod fs;
 pub mod goal;
 pub mod initialize;
 pub mod item;

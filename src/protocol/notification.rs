@@ -83,6 +83,14 @@ pub enum ServerNotification {
     ThreadGoalUpdated(super::goal::ThreadGoalUpdatedNotification),
     #[serde(rename = "thread/goal/cleared")]
     ThreadGoalCleared(super::goal::ThreadGoalClearedNotification),
+    #[serde(rename = "fs/changed")]
+    FsChanged(super::fs::FsChangedNotification),
+    #[serde(rename = "fuzzyFileSearch/sessionUpdated")]
+    FuzzyFileSearchSessionUpdated(super::file_search::FuzzyFileSearchSessionUpdatedNotification),
+    #[serde(rename = "fuzzyFileSearch/sessionCompleted")]
+    FuzzyFileSearchSessionCompleted(
+        super::file_search::FuzzyFileSearchSessionCompletedNotification,
+    ),
 }
 
 impl ServerNotification {
@@ -130,6 +138,13 @@ impl ServerNotification {
             ServerNotification::McpToolCallProgress(_) => "item/mcpToolCall/progress",
             ServerNotification::ThreadGoalUpdated(_) => "thread/goal/updated",
             ServerNotification::ThreadGoalCleared(_) => "thread/goal/cleared",
+            ServerNotification::FsChanged(_) => "fs/changed",
+            ServerNotification::FuzzyFileSearchSessionUpdated(_) => {
+                "fuzzyFileSearch/sessionUpdated"
+            }
+            ServerNotification::FuzzyFileSearchSessionCompleted(_) => {
+                "fuzzyFileSearch/sessionCompleted"
+            }
         }
     }
 
@@ -171,7 +186,10 @@ impl ServerNotification {
             | ServerNotification::CommandExecOutputDelta(_)
             | ServerNotification::ConfigWarning(_)
             | ServerNotification::AccountLoginCompleted(_)
-            | ServerNotification::AccountUpdated(_) => None,
+            | ServerNotification::AccountUpdated(_)
+            | ServerNotification::FsChanged(_)
+            | ServerNotification::FuzzyFileSearchSessionUpdated(_)
+            | ServerNotification::FuzzyFileSearchSessionCompleted(_) => None,
         }
     }
 

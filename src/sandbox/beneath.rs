@@ -142,7 +142,7 @@ fn walk(root: &OwnedFd, components: &[OsString], create: bool) -> io::Result<Opt
 
 /// `openat(dir, name, O_DIRECTORY | O_NOFOLLOW)`. The kernel answers `ENOTDIR` for a link
 /// there; it is reported as `ELOOP`, the answer `openat2` gives, so callers see one error.
-fn open_child_dir(dir: &OwnedFd, name: &OsStr) -> io::Result<OwnedFd> {
+pub(super) fn open_child_dir(dir: &OwnedFd, name: &OsStr) -> io::Result<OwnedFd> {
     let c_name = c_path(name)?;
     // SAFETY: the descriptor is open and `c_name` is NUL-terminated.
     let fd = unsafe {
@@ -252,6 +252,63 @@ pub(super) fn unlink_in(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
     // SAFETY: the descriptor is open and `c_name` is NUL-terminated.
     let result = unsafe { libc::unlinkat(dir.as_raw_fd(), c_name.as_ptr(), 0) };
     check(result)
+}
+
+/// `mkdirat(dir, name)`, failing if anything is already there (unlike the walk's `make_dir`).
+pub(super) fn create_dir_in(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
+    let c_name = c_path(name)?;
+    // SAFETY: the descriptor is open and `c_name` is NUL-terminated.
+    let result = unsafe { libc::mkdirat(dir.as_raw_fd(), c_name.as_ptr(), 0o777) };
+    check(result)
+}
+
+/// `unlinkat(dir, name, AT_REMOVEDIR)`: removes an empty directory.
+pub(super) fn remove_dir_in(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
+    let c_name = c_path(name)?;
+    // SAFETY: the descriptor is open and `c_name` is NUL-terminated.
+    let result = unsafe { libc::unlinkat(dir.as_raw_fd(), c_name.as_ptr(), libc::AT_REMOVEDIR) };
+    check(result)
+}
+
+/// The target text of the link `name` in `dir` (read, never followed).
+pub(super) fn read_link_in(dir: &OwnedFd, name: &OsStr) -> io::Result<OsString> {
+    let c_name = c_path(name)?;
+    let mut buffer = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: the descriptor is open, `c_name` is NUL-terminated and `buffer` is writable for
+    // its whole length, which is passed.
+    let length = unsafe {
+        libc::readlinkat(
+            dir.as_raw_fd(),
+            c_name.as_ptr(),
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+        )
+    };
+    if length < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buffer.truncate(length as usize);
+    Ok(OsString::from(OsStr::from_bytes(&buffer)))
+}
+
+/// `symlinkat(target, dir, name)`: makes a link; nothing is followed, `target` is only text.
+pub(super) fn symlink_in(target: &OsStr, dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
+    let (target, c_name) = (c_path(target)?, c_path(name)?);
+    // SAFETY: the descriptor is open and both strings are NUL-terminated.
+    let result = unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), c_name.as_ptr()) };
+    check(result)
+}
+
+/// The names in the directory `dir` with their types as the directory records them (a link is
+/// a link, not what it points at). Read through the descriptor's `/proc/self/fd` entry, which
+/// is the opened directory itself whatever has been renamed since.
+pub(super) fn list_dir(dir: &OwnedFd) -> io::Result<Vec<(OsString, std::fs::FileType)>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd()))? {
+        let entry = entry?;
+        names.push((entry.file_name(), entry.file_type()?));
+    }
+    Ok(names)
 }
 
 fn c_path(path: &OsStr) -> io::Result<CString> {

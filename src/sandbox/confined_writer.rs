@@ -31,6 +31,10 @@ use std::path::{Component, Path, PathBuf};
 use super::beneath::{self, Resolver};
 use super::writable::{normalize, WritableArea, WriteDenied};
 
+/// How the temporary file of a staged write is named (a random suffix follows): watchers skip
+/// these names, which are never the file a client asked about.
+pub const TEMP_PREFIX: &str = ".openturn-write.";
+
 /// Reads and writes files inside one [`WritableArea`] without ever following a link out of it.
 #[derive(Debug, Clone)]
 pub struct ConfinedWriter {
@@ -69,12 +73,12 @@ pub enum WriteError {
 /// A file's directory, opened, and its name in it: every operation on the file goes through
 /// these two, never through the path again.
 #[derive(Debug)]
-struct Slot {
-    dir: OwnedFd,
-    name: OsString,
+pub(super) struct Slot {
+    pub(super) dir: OwnedFd,
+    pub(super) name: OsString,
     /// Whether a link in the file's own place is followed (only when writing unconfined).
-    follow: bool,
-    path: PathBuf,
+    pub(super) follow: bool,
+    pub(super) path: PathBuf,
 }
 
 /// A new content written and fsynced beside its target, not yet in place. Dropping it removes
@@ -120,17 +124,7 @@ impl ConfinedWriter {
         let slot = self
             .locate(path, true)?
             .ok_or_else(|| io_error(path, io::ErrorKind::NotFound.into()))?;
-        let temp_name =
-            OsString::from(format!(".openturn-write.{}", uuid::Uuid::new_v4().simple()));
-        let mut file = beneath::create_new_file(&slot.dir, &temp_name)
-            .map_err(|error| io_error(path, error))?;
-        let staged = StagedWrite {
-            slot,
-            temp_name,
-            committed: false,
-        };
-        staged.fill(&mut file, content)?;
-        Ok(staged)
+        StagedWrite::new(slot, content)
     }
 
     /// Removes the file (a link in its place is removed, never what it points at).
@@ -143,7 +137,7 @@ impl ConfinedWriter {
 
     /// Opens the directory `path` is in, beneath its root without links (or by its path when
     /// unconfined). `None` when that directory does not exist and `create` is false.
-    fn locate(&self, path: &Path, create: bool) -> Result<Option<Slot>, WriteError> {
+    pub(super) fn locate(&self, path: &Path, create: bool) -> Result<Option<Slot>, WriteError> {
         let bad_path = || WriteError::BadPath {
             path: path.to_path_buf(),
         };
@@ -179,6 +173,40 @@ impl ConfinedWriter {
             Ok(None) => Ok(None),
             Err(error) => Err(confined_error(path, error, &self.area)),
         }
+    }
+
+    /// Opens the directory `path` names itself (a root included), beneath its root without
+    /// links. Confined areas only: `None` when it does not exist and `create` is false; with
+    /// `create`, it and its missing parents are made.
+    pub(super) fn open_directory(
+        &self,
+        path: &Path,
+        create: bool,
+    ) -> Result<Option<OwnedFd>, WriteError> {
+        let normal = normalize(path).ok_or_else(|| WriteError::BadPath {
+            path: path.to_path_buf(),
+        })?;
+        let (canonical_root, relative) = self.beneath_root(path, &normal)?;
+        let components: Vec<OsString> = relative
+            .components()
+            .filter_map(|component| match component {
+                Component::Normal(part) => Some(part.to_os_string()),
+                _ => None,
+            })
+            .collect();
+        let root = beneath::open_root(&canonical_root).map_err(|error| io_error(path, error))?;
+        beneath::open_dir_beneath(&root, &components, create, self.resolver)
+            .map_err(|error| confined_error(path, error, &self.area))
+    }
+
+    /// Whether `path` is one of the area's roots (by its given or canonical name): the tree
+    /// operations never remove or replace a root itself.
+    pub(super) fn is_root(&self, path: &Path) -> bool {
+        normalize(path).is_some_and(|normal| {
+            self.area
+                .root_names()
+                .any(|(given, canonical)| normal == given || normal == canonical)
+        })
     }
 
     /// The canonical root `normal` lies beneath (the deepest, when roots nest) and the rest of
@@ -218,7 +246,7 @@ impl ConfinedWriter {
 
     /// The same writer resolving by the component walk only, as on a kernel without `openat2`.
     #[cfg(test)]
-    fn walking_only(mut self) -> ConfinedWriter {
+    pub(super) fn walking_only(mut self) -> ConfinedWriter {
         self.resolver = Resolver::Walk;
         self
     }
@@ -249,7 +277,7 @@ fn locate_unconfined(
 }
 
 impl Slot {
-    fn error(&self, error: io::Error) -> WriteError {
+    pub(super) fn error(&self, error: io::Error) -> WriteError {
         if !self.follow && error.raw_os_error() == Some(libc::ELOOP) {
             return WriteError::ThroughLink {
                 path: self.path.clone(),
@@ -258,7 +286,7 @@ impl Slot {
         io_error(&self.path, error)
     }
 
-    fn read(&self) -> Result<Option<Vec<u8>>, WriteError> {
+    pub(super) fn read(&self) -> Result<Option<Vec<u8>>, WriteError> {
         let mut file = match beneath::open_file(&self.dir, &self.name, self.follow) {
             Ok(file) => file,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -278,6 +306,20 @@ impl Slot {
 }
 
 impl StagedWrite {
+    /// Creates the temporary file beside the slot's file and writes `content` into it.
+    pub(super) fn new(slot: Slot, content: &[u8]) -> Result<StagedWrite, WriteError> {
+        let temp_name = OsString::from(format!("{TEMP_PREFIX}{}", uuid::Uuid::new_v4().simple()));
+        let mut file =
+            beneath::create_new_file(&slot.dir, &temp_name).map_err(|error| slot.error(error))?;
+        let staged = StagedWrite {
+            slot,
+            temp_name,
+            committed: false,
+        };
+        staged.fill(&mut file, content)?;
+        Ok(staged)
+    }
+
     fn fill(&self, file: &mut std::fs::File, content: &[u8]) -> Result<(), WriteError> {
         let error = |error| self.slot.error(error);
         file.write_all(content).map_err(error)?;
@@ -308,7 +350,7 @@ impl Drop for StagedWrite {
     }
 }
 
-fn io_error(path: &Path, source: io::Error) -> WriteError {
+pub(super) fn io_error(path: &Path, source: io::Error) -> WriteError {
     WriteError::Io {
         path: path.to_path_buf(),
         source,

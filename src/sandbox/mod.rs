@@ -23,6 +23,7 @@
 mod beneath;
 mod bwrap;
 mod child;
+mod confined_tree;
 mod confined_writer;
 mod error;
 mod filesystem;
@@ -36,7 +37,8 @@ mod shield;
 mod syscalls;
 mod writable;
 
-pub use confined_writer::{ConfinedWriter, StagedWrite, WriteError};
+pub use confined_tree::{EntryKind, EntryMetadata, TreeError, MAX_TREE_DEPTH, MAX_TREE_ENTRIES};
+pub use confined_writer::{ConfinedWriter, StagedWrite, WriteError, TEMP_PREFIX};
 pub use error::SandboxError;
 pub use inner::{run_helper_if_asked, INNER_ARG};
 pub use isolation::{ActiveIsolation, Isolation, IsolationMode, SandboxSetup};

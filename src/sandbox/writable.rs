@@ -111,6 +111,29 @@ impl WritableArea {
         })
     }
 
+    /// An area of exactly `roots` with nothing protected inside them, for the file methods a
+    /// client calls itself (`fs/*`): the user's own editor writing the user's workspace, where
+    /// a `.git` is the user's to edit. A root that is not an existing absolute directory is left
+    /// out; with none left, nothing may be written.
+    pub fn of_roots(roots: &[PathBuf]) -> WritableArea {
+        let mut canonical = Vec::new();
+        let mut given_roots = Vec::new();
+        for root in roots {
+            if let Ok(real) = existing_directory(root) {
+                canonical.push(real);
+                given_roots.push(normalize(root).unwrap_or_else(|| root.clone()));
+            }
+        }
+        WritableArea {
+            scope: Scope::Roots {
+                policy: "limited to the client's roots",
+                roots: canonical,
+                given_roots,
+                protected: Vec::new(),
+            },
+        }
+    }
+
     /// The canonical writable roots and protected paths (empty for the unconfined policies,
     /// which need no rules).
     pub(super) fn parts(&self) -> (&[PathBuf], &[PathBuf]) {

@@ -46,6 +46,10 @@ pub(crate) struct ServerContext {
     pub(crate) lifecycle: Arc<super::shutdown::Lifecycle>,
     /// What the connections of this daemon share.
     pub(crate) hub: Arc<Hub>,
+    /// `fs/watch` watches; they end with the connection.
+    pub(crate) fs_watches: super::fs_watch::FsWatches,
+    /// Running `fuzzyFileSearch` requests and sessions; they end with the connection.
+    pub(crate) file_searches: super::file_search::FileSearches,
 }
 
 impl ServerContext {
@@ -61,6 +65,8 @@ impl ServerContext {
             loaded: Mutex::new(LoadedThreads::default()),
             lifecycle: hub.lifecycle.clone(),
             hub: hub.clone(),
+            fs_watches: Default::default(),
+            file_searches: Default::default(),
         });
         hub.register(&context);
         context

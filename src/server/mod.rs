@@ -9,6 +9,9 @@ pub(crate) mod convert;
 pub(crate) mod dispatch;
 pub(crate) mod errors;
 pub(crate) mod fanout;
+pub(crate) mod file_roots;
+pub(crate) mod file_search;
+pub(crate) mod fs_watch;
 pub(crate) mod handlers;
 pub(crate) mod history;
 pub(crate) mod hub;
@@ -103,6 +106,9 @@ where
         }
         other => tracing::info!(reason = ?other, "connection input ended; shutting down"),
     }
+    // The client is gone: nothing should keep watching or searching on its behalf.
+    context.fs_watches.stop_all();
+    context.file_searches.stop_all();
     context
         .lifecycle
         .shut_down(

@@ -27,6 +27,8 @@ mod command_exec;
 mod compact;
 mod config;
 mod goal;
+mod file_search;
+mod fs;
 mod initialize;
 mod mcp;
 mod model;
