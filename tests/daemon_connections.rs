@@ -10,9 +10,11 @@ mod listener_support;
 mod support;
 mod turn_support;
 
+use futures::StreamExt;
 use listener_support::*;
 use serde_json::{json, Value};
 use support::*;
+use tokio_tungstenite::tungstenite::Message;
 use turn_support::*;
 
 fn escalated(cmd: &str) -> Value {
@@ -155,7 +157,7 @@ async fn a_connection_killed_mid_turn_leaves_the_turn_to_the_others() {
     assert!(workdir.path().join("approved.txt").exists());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_stops_reading_is_closed_and_the_others_keep_streaming() {
     // Far more than a socket buffer and the connection's queue hold together.
     let deltas = mock_provider::many_deltas("r1", "msg_1", 40_000, &"x".repeat(400));
@@ -174,14 +176,25 @@ async fn a_connection_that_stops_reading_is_closed_and_the_others_keep_streaming
         json!({"threadId": thread_id, "input": [{"type": "text", "text": "go"}]}),
     )
     .await;
-    // `slow` reads nothing meanwhile; `fast` gets the whole turn.
-    let turn = fast
-        .collect_until(|m| m["method"] == "turn/completed")
-        .await;
-    let streamed = turn
-        .iter()
-        .filter(|m| m["method"] == "item/agentMessage/delta")
-        .count();
+    // `slow` reads nothing meanwhile; `fast` gets the whole turn. Its frames are only counted
+    // here, not parsed, so this client keeps up with the daemon however loaded the machine is.
+    let counting = tokio::spawn(async move {
+        let mut deltas = 0;
+        while let Some(Ok(frame)) = fast.ws.next().await {
+            let Message::Text(text) = frame else { continue };
+            if text.contains("\"method\":\"item/agentMessage/delta\"") {
+                deltas += 1;
+            }
+            if text.contains("\"method\":\"turn/completed\"") {
+                return deltas;
+            }
+        }
+        panic!("`fast` was closed after {deltas} deltas");
+    });
+    let streamed = tokio::time::timeout(TIMEOUT * 3, counting)
+        .await
+        .expect("`fast` gets the whole turn")
+        .unwrap();
     assert_eq!(streamed, 40_000);
     // `slow` reads what was queued for it, then the close that says why.
     let closed = loop {
@@ -383,4 +396,41 @@ async fn exec_runs_its_turn_on_a_remote_daemon_with_a_token() {
         .unwrap();
     assert_eq!(answer["item"]["text"], "remote answer");
     assert!(events.iter().any(|e| e["type"] == "turn.completed"));
+}
+
+#[tokio::test]
+async fn an_unsubscribed_connection_hears_lifecycle_but_no_turn_traffic() {
+    let provider = provider(vec![text_reply(1, "only for a")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let daemon = listen(home.path(), &mock_overrides(&provider), "unix://", &[]).await;
+    let (mut a, mut b) = (daemon.connect(None).await, daemon.connect(None).await);
+    a.initialize().await;
+    b.initialize().await;
+    let thread_id = shared_thread(&mut a, &mut b, workdir.path()).await;
+    let unsubscribed = b
+        .request("thread/unsubscribe", json!({"threadId": thread_id}))
+        .await;
+    assert_eq!(unsubscribed["result"]["status"], "unsubscribed");
+    a.request(
+        "turn/start",
+        json!({"threadId": thread_id, "input": [{"type": "text", "text": "go"}]}),
+    )
+    .await;
+    a.collect_until(|m| m["method"] == "turn/completed").await;
+    // Everything `b` heard meanwhile comes before the answer to a request it sends now.
+    b.send(json!({"id": 99, "method": "thread/loaded/list", "params": {}}))
+        .await;
+    let heard = b.collect_until(|m| m["id"] == 99).await;
+    let methods = methods_of(&heard);
+    assert!(
+        methods
+            .iter()
+            .all(|m| !m.starts_with("turn/") && !m.starts_with("item/")),
+        "{methods:?}"
+    );
+    assert!(
+        methods.contains(&"thread/status/changed".to_string()),
+        "{methods:?}"
+    );
 }
