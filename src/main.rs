@@ -284,7 +284,8 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
                 .collect();
             match command {
                 AppServerCommand::Proxy { sock } => {
-                    let sock = sock.unwrap_or_else(|| openturn::server::listen::default_socket(&home));
+                    let sock =
+                        sock.unwrap_or_else(|| openturn::server::listen::default_socket(&home));
                     control::proxy(&sock).await?;
                 }
                 AppServerCommand::Daemon { action } => {
@@ -308,7 +309,11 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
             command: None,
         } => {
             use openturn::server::listen::{self, auth::WsAuth, ListenAddress};
-            let listen = if stdio { "stdio://".to_string() } else { listen };
+            let listen = if stdio {
+                "stdio://".to_string()
+            } else {
+                listen
+            };
             let address = ListenAddress::parse(&listen, &home)?;
             let auth = WsAuth::from_args(&ws_auth)?;
             let mut config = Config::load(&home, &overrides).context("loading configuration")?;
@@ -333,8 +338,9 @@ async fn run(cli: Cli) -> anyhow::Result<Ending> {
                 })?),
                 None => None,
             };
+            let remote = openturn::server::listen::control::connect(&url, token).await?;
             let serve = move |input, output| {
-                openturn::server::listen::control::bridge_owned(url, token, input, output)
+                openturn::server::listen::control::bridge(remote, input, output)
             };
             return Ok(match openturn::exec::run(*args, serve).await? {
                 openturn::exec::ExecEnd::Code(code) => {

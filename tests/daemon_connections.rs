@@ -10,9 +10,11 @@ mod listener_support;
 mod support;
 mod turn_support;
 
+use futures::StreamExt;
 use listener_support::*;
 use serde_json::{json, Value};
 use support::*;
+use tokio_tungstenite::tungstenite::Message;
 use turn_support::*;
 
 fn escalated(cmd: &str) -> Value {
@@ -28,7 +30,9 @@ async fn approval_provider() -> MockProvider {
         .completed(Usage::small(), None)
         .build();
     let second = message_reply("r2", "msg_f", &["after"]);
-    MockProvider::start(Script::new([first, second])).await.unwrap()
+    MockProvider::start(Script::new([first, second]))
+        .await
+        .unwrap()
 }
 
 /// Starts a thread on `a` (in `workdir`, approvals on request) and subscribes `b` to it with
@@ -36,7 +40,10 @@ async fn approval_provider() -> MockProvider {
 async fn shared_thread(a: &mut Ws, b: &mut Ws, workdir: &std::path::Path) -> String {
     let params = json!({"approvalPolicy": "on-request", "cwd": workdir.display().to_string()});
     let response = a.request("thread/start", params).await;
-    let thread_id = response["result"]["thread"]["id"].as_str().unwrap().to_string();
+    let thread_id = response["result"]["thread"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     // Both hear of the new thread, only `a` is subscribed.
     for ws in [&mut *a, &mut *b] {
         let started = ws.collect_until(|m| m["method"] == "thread/started").await;
@@ -61,7 +68,13 @@ async fn two_connections_share_a_thread_and_the_second_answers_its_approval() {
     let provider = approval_provider().await;
     let home = tempfile::tempdir().unwrap();
     let workdir = tempfile::tempdir().unwrap();
-    let daemon = listen(home.path(), &mock_overrides(&provider), "ws://127.0.0.1:0", &[]).await;
+    let daemon = listen(
+        home.path(),
+        &mock_overrides(&provider),
+        "ws://127.0.0.1:0",
+        &[],
+    )
+    .await;
     let (mut a, mut b) = (daemon.connect(None).await, daemon.connect(None).await);
     a.initialize().await;
     b.initialize().await;
@@ -78,7 +91,10 @@ async fn two_connections_share_a_thread_and_the_second_answers_its_approval() {
     // The turn started from `a` streams to `b` too.
     assert!(methods_of(&before_b).contains(&"turn/started".to_string()));
     let asked_b = approval_request(&before_b);
-    assert_ne!(asked_a["id"], asked_b["id"], "each connection has its own id");
+    assert_ne!(
+        asked_a["id"], asked_b["id"],
+        "each connection has its own id"
+    );
     assert_eq!(asked_a["params"], asked_b["params"]);
     b.send(json!({"id": asked_b["id"], "result": {"decision": "accept"}}))
         .await;
@@ -141,11 +157,13 @@ async fn a_connection_killed_mid_turn_leaves_the_turn_to_the_others() {
     assert!(workdir.path().join("approved.txt").exists());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_stops_reading_is_closed_and_the_others_keep_streaming() {
     // Far more than a socket buffer and the connection's queue hold together.
     let deltas = mock_provider::many_deltas("r1", "msg_1", 40_000, &"x".repeat(400));
-    let provider = MockProvider::start(Script::new([deltas.into()])).await.unwrap();
+    let provider = MockProvider::start(Script::new([deltas.into()]))
+        .await
+        .unwrap();
     let home = tempfile::tempdir().unwrap();
     let daemon = listen(home.path(), &mock_overrides(&provider), "unix://", &[]).await;
     let (mut slow, mut fast) = (daemon.connect(None).await, daemon.connect(None).await);
@@ -158,12 +176,25 @@ async fn a_connection_that_stops_reading_is_closed_and_the_others_keep_streaming
         json!({"threadId": thread_id, "input": [{"type": "text", "text": "go"}]}),
     )
     .await;
-    // `slow` reads nothing meanwhile; `fast` gets the whole turn.
-    let turn = fast.collect_until(|m| m["method"] == "turn/completed").await;
-    let streamed = turn
-        .iter()
-        .filter(|m| m["method"] == "item/agentMessage/delta")
-        .count();
+    // `slow` reads nothing meanwhile; `fast` gets the whole turn. Its frames are only counted
+    // here, not parsed, so this client keeps up with the daemon however loaded the machine is.
+    let counting = tokio::spawn(async move {
+        let mut deltas = 0;
+        while let Some(Ok(frame)) = fast.ws.next().await {
+            let Message::Text(text) = frame else { continue };
+            if text.contains("\"method\":\"item/agentMessage/delta\"") {
+                deltas += 1;
+            }
+            if text.contains("\"method\":\"turn/completed\"") {
+                return deltas;
+            }
+        }
+        panic!("`fast` was closed after {deltas} deltas");
+    });
+    let streamed = tokio::time::timeout(TIMEOUT * 3, counting)
+        .await
+        .expect("`fast` gets the whole turn")
+        .unwrap();
     assert_eq!(streamed, 40_000);
     // `slow` reads what was queued for it, then the close that says why.
     let closed = loop {
@@ -196,10 +227,16 @@ async fn health_origin_and_capability_tokens_are_answered_like_the_reference() {
     .await;
     assert_eq!(daemon.http_get("/readyz", "").await, "HTTP/1.1 200 OK");
     assert_eq!(daemon.try_connect(None, &[]).await.err(), Some(401));
-    assert_eq!(daemon.try_connect(Some("wrong"), &[]).await.err(), Some(401));
+    assert_eq!(
+        daemon.try_connect(Some("wrong"), &[]).await.err(),
+        Some(401)
+    );
     let origin = [("origin", "http://localhost")];
     assert_eq!(
-        daemon.try_connect(Some("s3cret-token"), &origin).await.err(),
+        daemon
+            .try_connect(Some("s3cret-token"), &origin)
+            .await
+            .err(),
         Some(403)
     );
     let mut ws = daemon.try_connect(Some("s3cret-token"), &[]).await.unwrap();
@@ -234,12 +271,23 @@ async fn signed_bearer_tokens_need_the_secret_and_a_future_expiry() {
     let now = chrono::Utc::now().timestamp();
     let token = |secret: &[u8], exp: i64| {
         let claims = json!({"aud": "openturn", "exp": exp, "sub": "tests"});
-        encode(&Header::default(), &claims, &EncodingKey::from_secret(secret)).unwrap()
+        encode(
+            &Header::default(),
+            &claims,
+            &EncodingKey::from_secret(secret),
+        )
+        .unwrap()
     };
     let expired = token(b"shared-secret", now - 120);
     let forged = token(b"other-secret", now + 120);
-    assert_eq!(daemon.try_connect(Some(&expired), &[]).await.err(), Some(401));
-    assert_eq!(daemon.try_connect(Some(&forged), &[]).await.err(), Some(401));
+    assert_eq!(
+        daemon.try_connect(Some(&expired), &[]).await.err(),
+        Some(401)
+    );
+    assert_eq!(
+        daemon.try_connect(Some(&forged), &[]).await.err(),
+        Some(401)
+    );
     let good = token(b"shared-secret", now + 120);
     let mut ws = daemon.try_connect(Some(&good), &[]).await.unwrap();
     ws.initialize().await;
@@ -266,7 +314,8 @@ async fn a_stale_socket_is_replaced_and_a_live_one_refuses_a_second_daemon() {
     let overrides = mock_overrides(&provider);
     let mut first = listen(home.path(), &overrides, "unix://", &[]).await;
     let socket = first.socket_path();
-    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&socket), 0o600);
     assert_eq!(mode(socket.parent().unwrap()), 0o700);
     let second = std::process::Command::new(openturn_bin())
@@ -289,7 +338,9 @@ async fn a_stale_socket_is_replaced_and_a_live_one_refuses_a_second_daemon() {
     assert!(!socket.exists(), "the socket is removed at exit");
 }
 
-#[tokio::test]
+// Multi-threaded: the test waits on child processes synchronously while the mock provider
+// serves them from this runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_runs_its_turn_on_a_remote_daemon_with_a_token() {
     let provider = provider(vec![text_reply(1, "remote answer")]).await;
     let home = tempfile::tempdir().unwrap();
@@ -311,7 +362,13 @@ async fn exec_runs_its_turn_on_a_remote_daemon_with_a_token() {
     let exec_home = tempfile::tempdir().unwrap();
     let run = |var: &str| {
         std::process::Command::new(openturn_bin())
-            .args(["exec", "--json", "--skip-git-repo-check", "--remote", &daemon.url])
+            .args([
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--remote",
+                &daemon.url,
+            ])
             .args(["--remote-auth-token-env", var, "say something"])
             .env("OPENTURN_HOME", exec_home.path())
             .env("DAEMON_TOKEN", "exec-token")
@@ -324,7 +381,11 @@ async fn exec_runs_its_turn_on_a_remote_daemon_with_a_token() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("401"));
     let output = run("DAEMON_TOKEN");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let events: Vec<Value> = stdout
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -335,4 +396,41 @@ async fn exec_runs_its_turn_on_a_remote_daemon_with_a_token() {
         .unwrap();
     assert_eq!(answer["item"]["text"], "remote answer");
     assert!(events.iter().any(|e| e["type"] == "turn.completed"));
+}
+
+#[tokio::test]
+async fn an_unsubscribed_connection_hears_lifecycle_but_no_turn_traffic() {
+    let provider = provider(vec![text_reply(1, "only for a")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let daemon = listen(home.path(), &mock_overrides(&provider), "unix://", &[]).await;
+    let (mut a, mut b) = (daemon.connect(None).await, daemon.connect(None).await);
+    a.initialize().await;
+    b.initialize().await;
+    let thread_id = shared_thread(&mut a, &mut b, workdir.path()).await;
+    let unsubscribed = b
+        .request("thread/unsubscribe", json!({"threadId": thread_id}))
+        .await;
+    assert_eq!(unsubscribed["result"]["status"], "unsubscribed");
+    a.request(
+        "turn/start",
+        json!({"threadId": thread_id, "input": [{"type": "text", "text": "go"}]}),
+    )
+    .await;
+    a.collect_until(|m| m["method"] == "turn/completed").await;
+    // Everything `b` heard meanwhile comes before the answer to a request it sends now.
+    b.send(json!({"id": 99, "method": "thread/loaded/list", "params": {}}))
+        .await;
+    let heard = b.collect_until(|m| m["id"] == 99).await;
+    let methods = methods_of(&heard);
+    assert!(
+        methods
+            .iter()
+            .all(|m| !m.starts_with("turn/") && !m.starts_with("item/")),
+        "{methods:?}"
+    );
+    assert!(
+        methods.contains(&"thread/status/changed".to_string()),
+        "{methods:?}"
+    );
 }

@@ -33,6 +33,15 @@ fn control(home: &std::path::Path, overrides: &[String], args: &[&str]) -> (bool
     )
 }
 
+async fn next(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> Value {
+    let line = tokio::time::timeout(TIMEOUT, lines.next_line())
+        .await
+        .expect("a line through the proxy")
+        .unwrap()
+        .expect("the proxy is still open");
+    serde_json::from_str(&line).unwrap()
+}
+
 /// Kills the background daemon if the test ends early, so nothing outlives it.
 struct KillOnDrop(i32);
 
@@ -44,7 +53,9 @@ impl Drop for KillOnDrop {
     }
 }
 
-#[tokio::test]
+// Multi-threaded: the test waits on child processes synchronously while the mock provider
+// serves them from this runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn daemon_start_is_idempotent_the_proxy_reaches_it_and_stop_removes_its_socket() {
     let provider = provider(vec![text_reply(1, "hello from the daemon")]).await;
     let overrides = mock_overrides(&provider);
@@ -77,34 +88,35 @@ async fn daemon_start_is_idempotent_the_proxy_reaches_it_and_stop_removes_its_so
         .unwrap();
     let mut stdin = proxy.stdin.take().unwrap();
     let mut lines = BufReader::new(proxy.stdout.take().unwrap()).lines();
-    let mut next = || async {
-        let line = tokio::time::timeout(TIMEOUT, lines.next_line())
-            .await
-            .expect("a line through the proxy")
-            .unwrap()
-            .expect("the proxy is still open");
-        serde_json::from_str::<Value>(&line).unwrap()
-    };
     let requests = [
         json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "proxy-test", "version": "1"}}}),
         json!({"method": "initialized"}),
         json!({"id": 2, "method": "thread/start", "params": {}}),
     ];
     for request in requests {
-        stdin.write_all(format!("{request}\n").as_bytes()).await.unwrap();
+        stdin
+            .write_all(format!("{request}\n").as_bytes())
+            .await
+            .unwrap();
     }
     let thread_id = loop {
-        let message = next().await;
+        let message = next(&mut lines).await;
         if message["id"] == 2 {
-            break message["result"]["thread"]["id"].as_str().unwrap().to_string();
+            break message["result"]["thread"]["id"]
+                .as_str()
+                .unwrap()
+                .to_string();
         }
     };
     let turn = json!({"id": 3, "method": "turn/start",
         "params": {"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]}});
-    stdin.write_all(format!("{turn}\n").as_bytes()).await.unwrap();
+    stdin
+        .write_all(format!("{turn}\n").as_bytes())
+        .await
+        .unwrap();
     let mut text = String::new();
     loop {
-        let message = next().await;
+        let message = next(&mut lines).await;
         if message["method"] == "item/agentMessage/delta" {
             text.push_str(message["params"]["delta"].as_str().unwrap());
         }

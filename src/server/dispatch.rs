@@ -126,7 +126,11 @@ fn finish_beside_shutdown(
     });
 }
 
-pub(crate) async fn route_input(context: Arc<ServerContext>, line: InputLine, ingress_tx: IngressSender) {
+pub(crate) async fn route_input(
+    context: Arc<ServerContext>,
+    line: InputLine,
+    ingress_tx: IngressSender,
+) {
     match line {
         InputLine::Line(bytes) => route_line(&context, &bytes, &ingress_tx).await,
         InputLine::TooLong { length } => {
@@ -189,7 +193,11 @@ async fn route_line(context: &Arc<ServerContext>, bytes: &[u8], ingress_tx: &Ing
             tracing::debug!(%method, "client notification");
         }
         Incoming::Response { id, result } => {
-            if !context.server_requests.resolve(context.id, &id, result).await {
+            if !context
+                .server_requests
+                .resolve(context.id, &id, result)
+                .await
+            {
                 tracing::debug!(%id, "response to no pending server request; ignored");
             }
         }

@@ -229,7 +229,12 @@ impl ProjectionTask {
             .subscribers
             .iter()
             .map(|context| (context.clone(), true))
-            .chain(audience.others.iter().map(|context| (context.clone(), false)))
+            .chain(
+                audience
+                    .others
+                    .iter()
+                    .map(|context| (context.clone(), false)),
+            )
             .collect();
         for (context, subscribed) in targets {
             let Some(message) = message_for(&context, subscribed, &lines, &segments) else {

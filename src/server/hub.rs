@@ -106,8 +106,11 @@ impl Hub {
 
     /// Every live connection that finished its handshake.
     pub(crate) fn initialized(&self) -> Vec<Arc<ServerContext>> {
-        let live: Vec<Arc<ServerContext>> =
-            self.connections().values().filter_map(Weak::upgrade).collect();
+        let live: Vec<Arc<ServerContext>> = self
+            .connections()
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
         live.into_iter()
             .filter(|context| context.connection().initialized)
             .collect()

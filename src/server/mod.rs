@@ -15,12 +15,12 @@ pub(crate) mod fs_watch;
 pub(crate) mod handlers;
 pub(crate) mod history;
 pub(crate) mod hub;
+pub mod listen;
 pub(crate) mod outgoing;
 pub(crate) mod projection;
 pub mod schema;
 pub(crate) mod server_requests;
 pub(crate) mod shutdown;
-pub mod listen;
 pub mod stdio;
 pub(crate) mod thread_status;
 pub(crate) mod turn_builder;
@@ -127,6 +127,7 @@ pub(crate) fn new_hub(
     lifecycle: shutdown::Lifecycle,
 ) -> Result<Arc<hub::Hub>, CoreError> {
     let threads = ThreadManager::new(config.home.clone(), lifecycle.threads_stop.child_token())?;
-    let server_requests = server_requests::ServerRequests::new(server_requests::SERVER_REQUEST_TIMEOUT);
+    let server_requests =
+        server_requests::ServerRequests::new(server_requests::SERVER_REQUEST_TIMEOUT);
     Ok(hub::Hub::new(threads, server_requests, Arc::new(lifecycle)))
 }

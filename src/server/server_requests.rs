@@ -580,13 +580,23 @@ mod tests {
         let (lines_tx, mut lines_rx) = mpsc::channel(16);
         let requests = ServerRequests::new(SERVER_REQUEST_TIMEOUT);
         let (request, reply_rx) = ClientRequest::new("turn".into(), approval());
-        requests.send("thread", request, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
+        requests
+            .send(
+                "thread",
+                request,
+                vec![(0, OutgoingSender::new(lines_tx.clone()))],
+            )
+            .await;
         let sent = lines(&mut lines_rx).await;
         assert_eq!(sent[0]["id"], 0);
         assert_eq!(sent[0]["method"], "item/commandExecution/requestApproval");
         assert!(
             requests
-                .resolve(0, &RequestId::Integer(0), Ok(&raw(r#"{"decision":"accept"}"#)))
+                .resolve(
+                    0,
+                    &RequestId::Integer(0),
+                    Ok(&raw(r#"{"decision":"accept"}"#))
+                )
                 .await
         );
         assert_eq!(
@@ -619,17 +629,35 @@ mod tests {
         assert_ne!(first_id, second_id);
         // An id asked of the other connection is not this one's to answer.
         let not_ours = RequestId::Integer(first_id.as_i64().unwrap());
-        assert!(!requests.resolve(8, &not_ours, Ok(&raw(r#"{"decision":"accept"}"#))).await);
+        assert!(
+            !requests
+                .resolve(8, &not_ours, Ok(&raw(r#"{"decision":"accept"}"#)))
+                .await
+        );
         let ours = RequestId::Integer(second_id.as_i64().unwrap());
-        assert!(requests.resolve(8, &ours, Ok(&raw(r#"{"decision":"decline"}"#))).await);
+        assert!(
+            requests
+                .resolve(8, &ours, Ok(&raw(r#"{"decision":"decline"}"#)))
+                .await
+        );
         assert_eq!(
             reply_rx.await.ok(),
             Some(ClientReply::Decision(CommandDecision::Decline))
         );
-        assert_eq!(lines(&mut first_rx).await[0]["params"]["requestId"], first_id);
-        assert_eq!(lines(&mut second_rx).await[0]["params"]["requestId"], second_id);
+        assert_eq!(
+            lines(&mut first_rx).await[0]["params"]["requestId"],
+            first_id
+        );
+        assert_eq!(
+            lines(&mut second_rx).await[0]["params"]["requestId"],
+            second_id
+        );
         // The late answer from the first connection is ignored.
-        assert!(!requests.resolve(7, &not_ours, Ok(&raw(r#"{"decision":"accept"}"#))).await);
+        assert!(
+            !requests
+                .resolve(7, &not_ours, Ok(&raw(r#"{"decision":"accept"}"#)))
+                .await
+        );
         assert_eq!(requests.pending_count(), 0);
     }
 
@@ -656,7 +684,13 @@ mod tests {
         let (lines_tx, _lines_rx) = mpsc::channel(16);
         let requests = ServerRequests::new(SERVER_REQUEST_TIMEOUT);
         let (request, reply_rx) = ClientRequest::new("turn".into(), approval());
-        requests.send("thread", request, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
+        requests
+            .send(
+                "thread",
+                request,
+                vec![(0, OutgoingSender::new(lines_tx.clone()))],
+            )
+            .await;
         requests
             .resolve(0, &RequestId::Integer(0), Ok(&raw(r#"{"nope":1}"#)))
             .await;
@@ -665,7 +699,13 @@ mod tests {
             Some(ClientReply::Decision(CommandDecision::Decline))
         );
         let (request, reply_rx) = ClientRequest::new("turn".into(), tool_call());
-        requests.send("thread", request, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
+        requests
+            .send(
+                "thread",
+                request,
+                vec![(0, OutgoingSender::new(lines_tx.clone()))],
+            )
+            .await;
         requests
             .resolve(0, &RequestId::Integer(1), Ok(&raw("{}")))
             .await;
@@ -678,8 +718,20 @@ mod tests {
         let requests = ServerRequests::new(SERVER_REQUEST_TIMEOUT);
         let (first, first_rx) = ClientRequest::new("turn".into(), approval());
         let (second, second_rx) = ClientRequest::new("other".into(), tool_call());
-        requests.send("thread", first, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
-        requests.send("thread", second, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
+        requests
+            .send(
+                "thread",
+                first,
+                vec![(0, OutgoingSender::new(lines_tx.clone()))],
+            )
+            .await;
+        requests
+            .send(
+                "thread",
+                second,
+                vec![(0, OutgoingSender::new(lines_tx.clone()))],
+            )
+            .await;
         lines(&mut lines_rx).await;
         requests.turn_ended("thread", &TurnId::from("turn")).await;
         assert_eq!(first_rx.await.ok(), Some(ClientReply::Cancelled));
@@ -698,7 +750,13 @@ mod tests {
         let (lines_tx, _lines_rx) = mpsc::channel(16);
         let requests = ServerRequests::new(Duration::from_millis(20));
         let (request, reply_rx) = ClientRequest::new("turn".into(), tool_call());
-        requests.send("thread", request, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
+        requests
+            .send(
+                "thread",
+                request,
+                vec![(0, OutgoingSender::new(lines_tx.clone()))],
+            )
+            .await;
         let reply = tokio::time::timeout(Duration::from_secs(20), reply_rx).await;
         assert!(matches!(reply, Ok(Ok(ClientReply::Failed(_)))));
         assert_eq!(requests.pending_count(), 0);
@@ -727,9 +785,27 @@ mod tests {
         let (answered, _answered_rx) = ClientRequest::new("turn".into(), tool_call());
         let (ended, _ended_rx) = ClientRequest::new("turn".into(), tool_call());
         let (drained, _drained_rx) = ClientRequest::new("other".into(), tool_call());
-        requests.send("thread", answered, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
-        requests.send("thread", ended, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
-        requests.send("thread", drained, vec![(0, OutgoingSender::new(lines_tx.clone()))]).await;
+        requests
+            .send(
+                "thread",
+                answered,
+                vec![(0, OutgoingSender::new(lines_tx.clone()))],
+            )
+            .await;
+        requests
+            .send(
+                "thread",
+                ended,
+                vec![(0, OutgoingSender::new(lines_tx.clone()))],
+            )
+            .await;
+        requests
+            .send(
+                "thread",
+                drained,
+                vec![(0, OutgoingSender::new(lines_tx.clone()))],
+            )
+            .await;
         assert_eq!(alive_tasks_settled(before + 3).await, before + 3);
         requests
             .resolve(0, &RequestId::Integer(0), Ok(&raw("{}")))

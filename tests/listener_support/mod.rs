@@ -53,7 +53,10 @@ pub async fn listen(home: &Path, overrides: &[String], listen: &str, extra: &[&s
                 return url.to_string();
             }
         }
-        panic!("the daemon ended before listening: {:?}", stderr.lock().unwrap());
+        panic!(
+            "the daemon ended before listening: {:?}",
+            stderr.lock().unwrap()
+        );
     })
     .await
     .expect("the daemon announces where it listens");
@@ -81,7 +84,11 @@ impl Listening {
     }
 
     /// The upgrade's outcome: a connection, or the HTTP status the daemon refused it with.
-    pub async fn try_connect(&self, token: Option<&str>, headers: &[(&str, &str)]) -> Result<Ws, u16> {
+    pub async fn try_connect(
+        &self,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> Result<Ws, u16> {
         let mut request = "ws://localhost/".into_client_request().unwrap();
         if let Some(token) = token {
             request
@@ -89,15 +96,16 @@ impl Listening {
                 .insert("authorization", format!("Bearer {token}").parse().unwrap());
         }
         for (name, value) in headers {
-            request
-                .headers_mut()
-                .insert(*name, value.parse().unwrap());
+            let name: http::HeaderName = name.parse().unwrap();
+            request.headers_mut().insert(name, value.parse().unwrap());
         }
         let result = if let Some(path) = self.url.strip_prefix("unix://") {
             let stream = tokio::net::UnixStream::connect(path).await.unwrap();
             tokio_tungstenite::client_async(request, MaybeUnix::Unix(stream)).await
         } else {
-            let stream = tokio::net::TcpStream::connect(self.tcp_address()).await.unwrap();
+            let stream = tokio::net::TcpStream::connect(self.tcp_address())
+                .await
+                .unwrap();
             tokio_tungstenite::client_async(request, MaybeUnix::Tcp(stream)).await
         };
         match result {
@@ -122,7 +130,9 @@ impl Listening {
             stream.write_all(request.as_bytes()).await.unwrap();
             stream.read_to_end(&mut response).await.unwrap();
         } else {
-            let mut stream = tokio::net::TcpStream::connect(self.tcp_address()).await.unwrap();
+            let mut stream = tokio::net::TcpStream::connect(self.tcp_address())
+                .await
+                .unwrap();
             stream.write_all(request.as_bytes()).await.unwrap();
             stream.read_to_end(&mut response).await.unwrap();
         }

@@ -99,7 +99,10 @@ impl WsAuth {
                 if let Some(hex) = &args.token_sha256 {
                     return parse_digest(hex).map(WsAuth::Capability);
                 }
-                let path = args.token_file.as_ref().ok_or(AuthSetupError::MissingToken)?;
+                let path = args
+                    .token_file
+                    .as_ref()
+                    .ok_or(AuthSetupError::MissingToken)?;
                 let token = read_secret(path, "--ws-token-file")?;
                 Ok(WsAuth::Capability(sha256(&token)))
             }
@@ -240,7 +243,10 @@ mod tests {
         assert_eq!(auth.check(Some("Basic secret")), Err(AuthFailure::Missing));
         assert_eq!(auth.check(Some("Bearer wrong")), Err(AuthFailure::Invalid));
         assert_eq!(auth.check(Some("Bearer secret")), Ok(()));
-        let hex: String = sha256(b"secret").iter().map(|b| format!("{b:02x}")).collect();
+        let hex: String = sha256(b"secret")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert!(matches!(parse_digest(&hex), Ok(d) if d == sha256(b"secret")));
     }
 
@@ -256,7 +262,12 @@ mod tests {
         let now = chrono::Utc::now().timestamp();
         let token = |secret: &[u8], iss: &str, aud: &str, exp: i64| {
             let claims = serde_json::json!({"iss": iss, "aud": aud, "exp": exp});
-            encode(&Header::default(), &claims, &EncodingKey::from_secret(secret)).unwrap()
+            encode(
+                &Header::default(),
+                &claims,
+                &EncodingKey::from_secret(secret),
+            )
+            .unwrap()
         };
         let bearer = |t: String| format!("Bearer {t}");
         let good = token(b"shh", "me", "daemon", now + 60);

@@ -43,8 +43,7 @@ pub(crate) async fn serve<S>(
     ws_config.max_message_size = Some(config.max_line_bytes);
     ws_config.max_frame_size = Some(config.max_line_bytes);
     let ws =
-        WebSocketStream::from_partially_read(stream, leftover, Role::Server, Some(ws_config))
-            .await;
+        WebSocketStream::from_partially_read(stream, leftover, Role::Server, Some(ws_config)).await;
     let (sink, mut frames) = ws.split();
     let (lines_tx, lines_rx) = mpsc::channel(OUTGOING_CAPACITY);
     let overflow = CancellationToken::new();

@@ -216,25 +216,16 @@ pub fn version(home: &Path) -> Result<String, ControlError> {
 /// Bridges stdin/stdout (one JSON message per line) to the daemon's socket (one per text
 /// frame) until either side ends.
 pub async fn proxy(socket: &Path) -> Result<(), ControlError> {
-    let url = format!("unix://{}", socket.display());
-    bridge(&url, None, tokio::io::stdin(), tokio::io::stdout()).await
+    let remote = connect(&format!("unix://{}", socket.display()), None).await?;
+    bridge(remote, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
+/// A connection to a running daemon, upgraded and authenticated.
+pub struct Remote(tokio_tungstenite::WebSocketStream<Stream>);
+
 /// Connects to a daemon at `url` (`ws://HOST:PORT` or `unix://PATH`), with `token` as the
-/// bearer when given, and carries newline-delimited messages between `input`/`output` and the
-/// connection's text frames: `app-server proxy` on stdio, `exec --remote` on its in-memory
-/// pipes. Ends when the daemon closes the connection, or (after the answers to what was sent)
-/// when `input` ends.
-pub async fn bridge<R, W>(
-    url: &str,
-    token: Option<String>,
-    input: R,
-    mut output: W,
-) -> Result<(), ControlError>
-where
-    R: tokio::io::AsyncRead + Unpin,
-    W: tokio::io::AsyncWrite + Unpin,
-{
+/// bearer when given. A refusal (401, 403) is an error here, before anything is sent.
+pub async fn connect(url: &str, token: Option<String>) -> Result<Remote, ControlError> {
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let (target, stream) = if let Some(path) = url.strip_prefix("unix://") {
         let stream = tokio::net::UnixStream::connect(path)
@@ -267,6 +258,18 @@ where
     let (ws, _) = tokio_tungstenite::client_async(request, stream)
         .await
         .map_err(|error| ControlError::Handshake(error.to_string()))?;
+    Ok(Remote(ws))
+}
+
+/// Carries newline-delimited messages between `input`/`output` and the connection's text
+/// frames: `app-server proxy` on stdio, `exec --remote` on its in-memory pipes. Ends when the
+/// daemon closes the connection, or (after the answers to what was sent) when `input` ends.
+pub async fn bridge<R, W>(remote: Remote, input: R, mut output: W) -> Result<(), ControlError>
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    let ws = remote.0;
     let (mut sink, mut frames) = ws.split();
     let upstream = async {
         let mut lines = BufReader::new(input).lines();
@@ -309,22 +312,8 @@ where
     Ok(())
 }
 
-/// [`bridge`] with its address owned, for a caller that hands the future on.
-pub async fn bridge_owned<R, W>(
-    url: String,
-    token: Option<String>,
-    input: R,
-    output: W,
-) -> Result<(), ControlError>
-where
-    R: tokio::io::AsyncRead + Unpin,
-    W: tokio::io::AsyncWrite + Unpin,
-{
-    bridge(&url, token, input, output).await
-}
-
 /// A Unix or TCP stream under one type, for the WebSocket client.
-enum Stream {
+pub enum Stream {
     Unix(tokio::net::UnixStream),
     Tcp(tokio::net::TcpStream),
 }

@@ -98,7 +98,10 @@ async fn read_head<S: AsyncRead + Unpin>(
     loop {
         if let Some(end) = find_blank_line(&buffer) {
             let leftover = buffer.split_off(end + 4);
-            return Ok(Some((String::from_utf8_lossy(&buffer).into_owned(), leftover)));
+            return Ok(Some((
+                String::from_utf8_lossy(&buffer).into_owned(),
+                leftover,
+            )));
         }
         if buffer.len() > MAX_HEAD_BYTES {
             return Ok(None);

@@ -36,7 +36,9 @@ pub enum ListenAddress {
 /// Why the daemon could not listen.
 #[derive(Debug, thiserror::Error)]
 pub enum ListenError {
-    #[error("unsupported --listen `{0}`: expected stdio://, unix://, unix://PATH, ws://IP:PORT or off")]
+    #[error(
+        "unsupported --listen `{0}`: expected stdio://, unix://, unix://PATH, ws://IP:PORT or off"
+    )]
     Unsupported(String),
     #[error("refusing to start non-loopback websocket listener {0} without auth; configure `--ws-auth capability-token` or `--ws-auth signed-bearer-token`")]
     NonLoopbackWithoutAuth(SocketAddr),
@@ -83,7 +85,8 @@ impl ListenAddress {
 
 /// The socket `unix://` and `app-server daemon` use.
 pub fn default_socket(home: &Path) -> PathBuf {
-    home.join("app-server-control").join("app-server-control.sock")
+    home.join("app-server-control")
+        .join("app-server-control.sock")
 }
 
 /// Serves `address` (a Unix socket or TCP) until a termination signal, then shuts the daemon
@@ -263,7 +266,10 @@ mod tests {
             parse("unix:///tmp/s"),
             Some(ListenAddress::Unix(PathBuf::from("/tmp/s")))
         );
-        assert!(matches!(parse("ws://127.0.0.1:0"), Some(ListenAddress::Ws(_))));
+        assert!(matches!(
+            parse("ws://127.0.0.1:0"),
+            Some(ListenAddress::Ws(_))
+        ));
         assert_eq!(parse("tcp://x"), None);
         assert_eq!(parse("ws://localhost:1"), None);
     }
