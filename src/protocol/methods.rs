@@ -13,7 +13,10 @@ use super::background_terminals::{
     ThreadBackgroundTerminalsListResponse, ThreadBackgroundTerminalsTerminateParams,
     ThreadBackgroundTerminalsTerminateResponse,
 };
-use super::command::{CommandExecParams, CommandExecResponse};
+use super::command::{
+    CommandExecParams, CommandExecResizeParams, CommandExecResponse, CommandExecTerminateParams,
+    CommandExecWriteParams,
+};
 use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
 use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
@@ -102,6 +105,9 @@ macro_rules! client_request_table {
             ThreadBackgroundTerminalsList => "thread/backgroundTerminals/list", ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse, Ordered;
             ThreadBackgroundTerminalsTerminate => "thread/backgroundTerminals/terminate", ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse, Ordered;
             ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", ThreadBackgroundTerminalsCleanParams, EmptyResponse, Ordered;
+            CommandExecWrite => "command/exec/write", CommandExecWriteParams, EmptyResponse, Ordered;
+            CommandExecResize => "command/exec/resize", CommandExecResizeParams, EmptyResponse, Ordered;
+            CommandExecTerminate => "command/exec/terminate", CommandExecTerminateParams, EmptyResponse, Ordered;
         }
     };
 }

@@ -43,6 +43,8 @@ pub(crate) struct ServerContext {
     pub(crate) loaded: Mutex<LoadedThreads>,
     /// The connection's tasks and the tokens that stop them, in shutdown order.
     pub(crate) lifecycle: super::shutdown::Lifecycle,
+    /// The connection's running `command/exec` processes, by the client's `processId`.
+    pub(crate) exec_processes: super::exec_processes::ExecProcesses,
 }
 
 impl ServerContext {

@@ -8,6 +8,7 @@ pub(crate) mod context;
 pub(crate) mod convert;
 pub(crate) mod dispatch;
 pub(crate) mod errors;
+pub(crate) mod exec_processes;
 pub(crate) mod fanout;
 pub(crate) mod handlers;
 pub(crate) mod history;
@@ -102,6 +103,7 @@ where
         connection: Mutex::new(ConnectionState::default()),
         loaded: Mutex::new(LoadedThreads::default()),
         lifecycle,
+        exec_processes: Default::default(),
     });
     let (ingress_tx, ingress_rx) = mpsc::channel(context.config.ingress_queue_capacity);
     let dispatcher = tokio::spawn(dispatch::run_dispatcher(context.clone(), ingress_rx));

@@ -23,6 +23,7 @@ macro_rules! handler {
 
 mod account;
 mod background_terminals;
+mod command_exec_control;
 mod command_exec;
 mod compact;
 mod config;
