@@ -87,12 +87,14 @@ async fn run(
         None => None,
     };
     let mode = match (params.tty, params.size) {
-        (true, size) => TerminalMode::Tty(size.map_or_else(TerminalSize::default, |size| {
-            TerminalSize {
-                rows: size.rows,
-                cols: size.cols,
-            }
-        })),
+        (true, size) => {
+            TerminalMode::Tty(
+                size.map_or_else(TerminalSize::default, |size| TerminalSize {
+                    rows: size.rows,
+                    cols: size.cols,
+                }),
+            )
+        }
         (false, _) => TerminalMode::Pipes {
             stdin: params.stream_stdin,
         },
@@ -390,9 +392,9 @@ impl Output {
             Stream::Stderr => (1, "stderr"),
         };
         let total = self.total[index];
-        let room = self
-            .cap
-            .map_or(bytes.len(), |cap| cap.saturating_sub(total).min(bytes.len()));
+        let room = self.cap.map_or(bytes.len(), |cap| {
+            cap.saturating_sub(total).min(bytes.len())
+        });
         self.total[index] = total + bytes.len();
         if room == 0 {
             return;
@@ -427,4 +429,3 @@ impl Output {
 
 handler!(CommandExec, |context, params| command_exec(context, params)
     .await);
-

@@ -29,7 +29,9 @@ async fn write(
     let bytes = match &params.delta_base64 {
         Some(delta) => base64::engine::general_purpose::STANDARD
             .decode(delta)
-            .map_err(|error| HandlerError::InvalidParams(format!("invalid deltaBase64: {error}")))?,
+            .map_err(|error| {
+                HandlerError::InvalidParams(format!("invalid deltaBase64: {error}"))
+            })?,
         None => Vec::new(),
     };
     let mut stdin = control.stdin.lock().await;
