@@ -38,6 +38,11 @@ mod server;
 mod sweep;
 mod terminal;
 
+#[allow(
+    unused_imports,
+    reason = "the plain spawn for callers that wire stdio themselves; today every command goes \
+              through `spawn_terminal`"
+)]
 pub(crate) use command::{spawn_command, CommandTree};
 pub use registry::start;
 pub(crate) use server::{spawn_server, ServerProcess};
