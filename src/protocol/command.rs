@@ -36,6 +36,43 @@ pub struct CommandExecParams {
     pub stream_stdin: bool,
     #[serde(default)]
     pub tty: bool,
+    /// The PTY's size; only with `tty`.
+    #[serde(default)]
+    pub size: Option<CommandExecTerminalSize>,
+}
+
+/// A PTY's size in character cells.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecTerminalSize {
+    pub rows: u16,
+    pub cols: u16,
+}
+
+/// `command/exec/write`: bytes for a running command's stdin, and/or closing it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecWriteParams {
+    pub process_id: String,
+    #[serde(default)]
+    pub delta_base64: Option<String>,
+    #[serde(default)]
+    pub close_stdin: bool,
+}
+
+/// `command/exec/resize`: a running PTY command's new size.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecResizeParams {
+    pub process_id: String,
+    pub size: CommandExecTerminalSize,
+}
+
+/// `command/exec/terminate`: kills a running command (its `command/exec` then answers).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecTerminateParams {
+    pub process_id: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

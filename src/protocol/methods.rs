@@ -13,7 +13,10 @@ use super::background_terminals::{
     ThreadBackgroundTerminalsListResponse, ThreadBackgroundTerminalsTerminateParams,
     ThreadBackgroundTerminalsTerminateResponse,
 };
-use super::command::{CommandExecParams, CommandExecResponse};
+use super::command::{
+    CommandExecParams, CommandExecResizeParams, CommandExecResponse, CommandExecTerminateParams,
+    CommandExecWriteParams,
+};
 use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
 use super::goal::{
@@ -138,6 +141,9 @@ macro_rules! client_request_table {
             FuzzyFileSearchSessionStart => "fuzzyFileSearch/sessionStart", FuzzyFileSearchSessionStartParams, EmptyResponse, Ordered;
             FuzzyFileSearchSessionUpdate => "fuzzyFileSearch/sessionUpdate", FuzzyFileSearchSessionUpdateParams, EmptyResponse, Ordered;
             FuzzyFileSearchSessionStop => "fuzzyFileSearch/sessionStop", FuzzyFileSearchSessionStopParams, EmptyResponse, Ordered;
+            CommandExecWrite => "command/exec/write", CommandExecWriteParams, EmptyResponse, Ordered;
+            CommandExecResize => "command/exec/resize", CommandExecResizeParams, EmptyResponse, Ordered;
+            CommandExecTerminate => "command/exec/terminate", CommandExecTerminateParams, EmptyResponse, Ordered;
         }
     };
 }

@@ -50,6 +50,8 @@ pub(crate) struct ServerContext {
     pub(crate) fs_watches: super::fs_watch::FsWatches,
     /// Running `fuzzyFileSearch` requests and sessions; they end with the connection.
     pub(crate) file_searches: super::file_search::FileSearches,
+    /// The connection's running `command/exec` processes, by the client's `processId`.
+    pub(crate) exec_processes: super::exec_processes::ExecProcesses,
 }
 
 impl ServerContext {
@@ -67,6 +69,7 @@ impl ServerContext {
             hub: hub.clone(),
             fs_watches: Default::default(),
             file_searches: Default::default(),
+            exec_processes: Default::default(),
         });
         hub.register(&context);
         context

@@ -8,6 +8,7 @@ pub(crate) mod context;
 pub(crate) mod convert;
 pub(crate) mod dispatch;
 pub(crate) mod errors;
+pub(crate) mod exec_processes;
 pub(crate) mod fanout;
 pub(crate) mod file_roots;
 pub(crate) mod file_search;

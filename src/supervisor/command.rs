@@ -21,6 +21,11 @@ use super::sweep::Sweep;
 /// Starts `command` as a command leader. `confine` adds the caller's own child hooks (the
 /// sandbox); they run in the child after the supervisor's, which must join the command's
 /// cgroup before a sandbox forbids the write.
+#[allow(
+    dead_code,
+    reason = "the plain entry for a caller that wires the child's stdio itself; the daemon's own \
+              commands go through `spawn_terminal`"
+)]
 pub(crate) fn spawn_command(
     command: &mut Command,
     confine: impl FnOnce(&mut Command),

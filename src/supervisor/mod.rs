@@ -38,11 +38,16 @@ mod server;
 mod sweep;
 mod terminal;
 
+#[allow(
+    unused_imports,
+    reason = "the plain spawn for callers that wire stdio themselves; today every command goes \
+              through `spawn_terminal`"
+)]
 pub(crate) use command::{spawn_command, CommandTree};
 pub use registry::start;
 pub(crate) use server::{spawn_server, ServerProcess};
 pub(crate) use terminal::{
-    spawn_terminal, Stream, Terminal, TerminalInput, TerminalMode, TerminalSize,
+    spawn_terminal, PtyHandle, Stream, Terminal, TerminalInput, TerminalMode, TerminalSize,
 };
 
 /// At shutdown: kills every MCP server still running and everything of every command (leaders

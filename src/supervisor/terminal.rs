@@ -15,7 +15,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use portable_pty::PtySize;
+use portable_pty::{MasterPty, PtySize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
@@ -66,6 +66,8 @@ pub(crate) struct Terminal {
     pub output: mpsc::Receiver<(Stream, Vec<u8>)>,
     /// `None` when the command has no stdin to write to.
     pub input: Option<TerminalInput>,
+    /// The PTY's master, to resize it; `None` with pipes.
+    pub pty: Option<PtyHandle>,
 }
 
 /// Starts `command` as a command leader in `mode`. `confine` adds the caller's child hooks (the
@@ -107,6 +109,7 @@ fn spawn_with_pipes(
         tree,
         output,
         input,
+        pty: None,
     })
 }
 
@@ -180,6 +183,9 @@ fn spawn_with_pty(
         tree,
         output,
         input: Some(TerminalInput::Pty(Arc::new(Mutex::new(writer)))),
+        pty: Some(PtyHandle {
+            master: Arc::new(Mutex::new(pair.master)),
+        }),
     })
 }
 
@@ -241,5 +247,34 @@ impl std::fmt::Debug for TerminalInput {
             TerminalInput::Pty(_) => f.write_str("TerminalInput::Pty"),
             TerminalInput::Pipe(_) => f.write_str("TerminalInput::Pipe"),
         }
+    }
+}
+
+/// A PTY's master, kept to resize it.
+#[derive(Clone)]
+pub(crate) struct PtyHandle {
+    master: Arc<Mutex<Box<dyn MasterPty + Send>>>,
+}
+
+impl PtyHandle {
+    pub(crate) fn resize(&self, size: TerminalSize) -> io::Result<()> {
+        let master = self
+            .master
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        master
+            .resize(PtySize {
+                rows: size.rows,
+                cols: size.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|error| io::Error::other(error.to_string()))
+    }
+}
+
+impl std::fmt::Debug for PtyHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PtyHandle")
     }
 }

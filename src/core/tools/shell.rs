@@ -1,8 +1,10 @@
 //! `exec_command`: runs a shell command the model wrote, with the user's shell, in the thread's
-//! working directory (or `workdir`), streaming its output as it arrives.
+//! working directory (or `workdir`), streaming its output as it arrives; a command still running
+//! after `yield_time_ms` stays alive as a session of the thread (`super::unified_exec`).
 //!
 //! The argument names follow the shape models are trained on (`cmd`, `workdir`, `login`,
-//! `sandbox_permissions`, `justification`) plus `timeout_ms`. The shell is never the model's to
+//! `sandbox_permissions`, `justification`, `tty`, `yield_time_ms`, `max_output_tokens`,
+//! `prefix_rule`). The shell is never the model's to
 //! choose: the approval rules judge `cmd` as the user's shell would run it, so a `shell` argument
 //! (a program of the model's choice, which could do anything) is ignored and the model is told.
 //!
@@ -14,7 +16,7 @@
 //! it, and with approval `never` it is refused. Where only the sandbox's fallback mode is
 //! available, the thread is warned once which protections that mode lacks. The command's
 //! environment is what `shell_environment_policy` gives ([`super::super::shell_env`]). Every
-//! command is started by the supervisor (`crate::supervisor`): when its leader exits, times out or is interrupted, everything it
+//! command is started by the supervisor (`crate::supervisor`): when its leader exits, is terminated or is interrupted, everything it
 //! started is killed, even what left its process group.
 
 use std::path::{Path, PathBuf};

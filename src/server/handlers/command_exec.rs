@@ -26,14 +26,11 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::CommandSandbox;
@@ -41,18 +38,20 @@ use crate::protocol::command::{CommandExecParams, CommandExecResponse};
 use crate::protocol::common::SandboxPolicy;
 use crate::protocol::notification::{CommandExecOutputDeltaNotification, ServerNotification};
 use crate::sandbox::{PreparedSandbox, SandboxError};
-use crate::supervisor::{self, CommandTree};
+use crate::supervisor::{
+    self, PtyHandle, Stream, Terminal, TerminalInput, TerminalMode, TerminalSize,
+};
 
 use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
+use super::super::exec_processes::ExecControl;
 
 /// Defaults when the client names none.
 const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
 /// The conventional exit code of a command killed by a timeout.
 const TIMEOUT_EXIT_CODE: i32 = 124;
-const READ_CHUNK: usize = 8 * 1024;
 /// How long output may keep arriving after the child exits (from processes it left behind that
 /// still hold its pipes) before the readers stop.
 const OUTPUT_GRACE_AFTER_EXIT: Duration = Duration::from_secs(2);
@@ -70,7 +69,7 @@ async fn run(
     context: &Arc<ServerContext>,
     params: CommandExecParams,
 ) -> Result<CommandExecResponse, HandlerError> {
-    let stream_id = check_params(&params)?;
+    let process_id = check_params(&params)?;
     let cwd = match &params.cwd {
         Some(cwd) => std::path::absolute(cwd),
         None => std::env::current_dir(),
@@ -78,33 +77,40 @@ async fn run(
     .map_err(|e| HandlerError::InvalidParams(format!("`cwd` cannot be resolved: {e}")))?;
     // Built here; kept until the command is over (in the fallback it owns its TMPDIR).
     let prepared = prepare_sandbox(context, &params, &cwd)?;
-    let mut command = build_command(context, &prepared, &params, &cwd)?;
+    let command = build_command(context, &prepared, &params, &cwd)?;
     let program = params.command.first().map_or("", String::as_str);
-    let (mut child, mut tree) =
-        supervisor::spawn_command(&mut command, |command| prepared.install(command))
+    // Shutdown kills it too: the token is a child of the connection's `handlers_stop`.
+    let kill = context.lifecycle.handlers_stop.child_token();
+    let stdin = Arc::new(tokio::sync::Mutex::new(None));
+    let registration = match &process_id {
+        Some(id) => Some(Registration::new(context, id, stdin.clone(), kill.clone())?),
+        None => None,
+    };
+    let mode = match (params.tty, params.size) {
+        (true, size) => {
+            TerminalMode::Tty(
+                size.map_or_else(TerminalSize::default, |size| TerminalSize {
+                    rows: size.rows,
+                    cols: size.cols,
+                }),
+            )
+        }
+        (false, _) => TerminalMode::Pipes {
+            stdin: params.stream_stdin,
+        },
+    };
+    let mut terminal =
+        supervisor::spawn_terminal(command, mode, |command| prepared.install(command))
             .map_err(|e| HandlerError::InvalidRequest(format!("failed to run `{program}`: {e}")))?;
+    *stdin.lock().await = terminal.input.take();
+    if let (Some(registration), Some(pty)) = (&registration, terminal.pty.take()) {
+        registration.set_pty(pty);
+    }
     let cap = (!params.disable_output_cap).then(|| {
         params
             .output_bytes_cap
             .map_or(DEFAULT_OUTPUT_CAP, |c| c as usize)
     });
-    let mut readers = OutputReaders::new(&context.lifecycle.handlers_stop);
-    if let Some(pipe) = child.stdout.take() {
-        readers.spawn(
-            OutputStream::Stdout,
-            pipe,
-            cap,
-            stream(context, &stream_id, "stdout"),
-        );
-    }
-    if let Some(pipe) = child.stderr.take() {
-        readers.spawn(
-            OutputStream::Stderr,
-            pipe,
-            cap,
-            stream(context, &stream_id, "stderr"),
-        );
-    }
     let timeout = (!params.disable_timeout).then(|| {
         Duration::from_millis(
             params
@@ -112,52 +118,159 @@ async fn run(
                 .map_or(DEFAULT_TIMEOUT_MS, |t| t.max(0) as u64),
         )
     });
-    let exit_code = wait_for_exit(context, &mut child, &tree, timeout).await;
-    // Whatever the command left running goes with it (and the pipes it held close).
-    tree.end().await;
+    // A PTY's output always streams, as the reference does; pipes only when asked.
+    let target = process_id
+        .filter(|_| params.stream_stdout_stderr || params.tty)
+        .map(|id| (context.clone(), id));
+    let streamed = target.is_some();
+    let mut output = Output::new(cap, target);
+    let exit_code = drive(&mut terminal, &mut output, timeout, &kill).await;
+    drop(registration);
     drop(prepared);
-    let exit_code = exit_code?;
-    let (stdout, stderr) = readers.finish().await;
+    let (stdout, stderr) = output.finish();
     Ok(CommandExecResponse {
-        exit_code,
-        stdout: if stream_id.is_some() {
-            String::new()
-        } else {
-            stdout
-        },
-        stderr: if stream_id.is_some() {
-            String::new()
-        } else {
-            stderr
-        },
+        exit_code: exit_code?,
+        stdout: if streamed { String::new() } else { stdout },
+        stderr: if streamed { String::new() } else { stderr },
     })
 }
 
-/// Refuses what command/exec cannot do; the process id to stream under, when streaming.
+/// Refuses what command/exec cannot do, with the reference's errors; the process id the
+/// client gave, if any.
 fn check_params(params: &CommandExecParams) -> Result<Option<String>, HandlerError> {
     if params.command.is_empty() {
         return Err(HandlerError::InvalidParams(
             "command must not be empty".to_string(),
         ));
     }
-    if params.tty || params.stream_stdin {
+    if params.size.is_some() && !params.tty {
         return Err(HandlerError::InvalidParams(
-            "`tty` and `streamStdin` are not supported by command/exec".to_string(),
+            "command/exec size requires tty: true".to_string(),
         ));
     }
-    match (params.stream_stdout_stderr, &params.process_id) {
-        (true, Some(process_id)) => Ok(Some(process_id.clone())),
-        (true, None) => Err(HandlerError::InvalidParams(
-            "`streamStdoutStderr` needs a `processId`".to_string(),
-        )),
-        (false, _) => Ok(None),
+    if params.timeout_ms.is_some() && params.disable_timeout {
+        return Err(HandlerError::InvalidParams(
+            "command/exec cannot set both timeoutMs and disableTimeout".to_string(),
+        ));
+    }
+    if params.output_bytes_cap.is_some() && params.disable_output_cap {
+        return Err(HandlerError::InvalidParams(
+            "command/exec cannot set both outputBytesCap and disableOutputCap".to_string(),
+        ));
+    }
+    let interactive = params.tty || params.stream_stdin || params.stream_stdout_stderr;
+    if interactive && params.process_id.is_none() {
+        return Err(HandlerError::InvalidRequest(
+            "command/exec tty or streaming requires a client-supplied processId".to_string(),
+        ));
+    }
+    Ok(params.process_id.clone())
+}
+
+/// The process id's entry in the connection's running commands, removed when dropped.
+struct Registration {
+    context: Arc<ServerContext>,
+    process_id: String,
+}
+
+impl Registration {
+    fn new(
+        context: &Arc<ServerContext>,
+        process_id: &str,
+        stdin: Arc<tokio::sync::Mutex<Option<TerminalInput>>>,
+        kill: CancellationToken,
+    ) -> Result<Registration, HandlerError> {
+        let control = ExecControl {
+            stdin,
+            pty: None,
+            kill,
+        };
+        if !context.exec_processes.register(process_id, control) {
+            return Err(HandlerError::InvalidRequest(format!(
+                "duplicate active command/exec process id: {process_id:?}"
+            )));
+        }
+        Ok(Registration {
+            context: context.clone(),
+            process_id: process_id.to_string(),
+        })
+    }
+
+    fn set_pty(&self, pty: PtyHandle) {
+        self.context.exec_processes.set_pty(&self.process_id, pty);
     }
 }
 
-/// The child, built by the sandbox (in namespace mode, bwrap in front of the program): piped
-/// output, no stdin, the requested cwd, and the environment `shell_environment_policy` gives
-/// with the request's `env` on top. [`supervisor::spawn_command`] gives it its own process group and
-/// tracks what it starts.
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.context.exec_processes.remove(&self.process_id);
+    }
+}
+
+/// Forwards output until the command exited and its streams closed (at most
+/// [`OUTPUT_GRACE_AFTER_EXIT`] after the exit), killing it at its timeout or when `kill` fires.
+async fn drive(
+    terminal: &mut Terminal,
+    output: &mut Output,
+    timeout: Option<Duration>,
+    kill: &CancellationToken,
+) -> Result<i32, HandlerError> {
+    let deadline = async {
+        match timeout {
+            Some(timeout) => tokio::time::sleep(timeout).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let mut exit: Option<Result<i32, HandlerError>> = None;
+    let mut open = true;
+    // Once the leader is gone, output may keep coming a short while from what it left behind.
+    let mut grace: Option<tokio::time::Instant> = None;
+    while exit.is_none() || open {
+        let grace_end = grace.unwrap_or_else(tokio::time::Instant::now);
+        tokio::select! {
+            chunk = terminal.output.recv(), if open => match chunk {
+                Some((stream, bytes)) => output.push(stream, &bytes).await,
+                None => open = false,
+            },
+            status = terminal.child.wait(), if exit.is_none() => {
+                exit = Some(status.map(|status| exit_code(&status)).map_err(wait_failed));
+                // Whatever the command left running goes with it (and the streams it held).
+                terminal.tree.end().await;
+            }
+            () = &mut deadline, if exit.is_none() => {
+                // Timed out: the exit code is the timeout's, whatever the kill left.
+                let _ = end_now(terminal).await;
+                exit = Some(Ok(TIMEOUT_EXIT_CODE));
+            }
+            () = kill.cancelled(), if exit.is_none() => {
+                exit = Some(end_now(terminal).await);
+            }
+            () = tokio::time::sleep_until(grace_end), if grace.is_some() => break,
+        }
+        if exit.is_some() && grace.is_none() {
+            grace = Some(tokio::time::Instant::now() + OUTPUT_GRACE_AFTER_EXIT);
+        }
+    }
+    exit.unwrap_or(Ok(TIMEOUT_EXIT_CODE))
+}
+
+/// Kills the command and everything it started, and reaps its leader.
+async fn end_now(terminal: &mut Terminal) -> Result<i32, HandlerError> {
+    terminal.tree.kill().await;
+    let status = terminal.child.wait().await;
+    terminal.tree.end().await;
+    status.map(|status| exit_code(&status)).map_err(wait_failed)
+}
+
+fn wait_failed(error: std::io::Error) -> HandlerError {
+    HandlerError::Internal(format!("waiting for the command: {error}"))
+}
+
+/// The child, built by the sandbox (in namespace mode, bwrap in front of the program): the
+/// requested cwd, and the environment `shell_environment_policy` gives
+/// with the request's `env` on top. [`supervisor::spawn_terminal`] wires its stdio, gives it its
+/// own process group (or, with a PTY, session) and tracks what it starts.
 fn build_command(
     context: &ServerContext,
     prepared: &PreparedSandbox,
@@ -181,55 +294,7 @@ fn build_command(
             None => env.remove(OsStr::new(key)),
         };
     }
-    let mut command = prepared.command(program, args, cwd, env);
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    Ok(command)
-}
-
-/// Where a stream's chunks go when streaming: (context, process id, stream name).
-type StreamTarget = Option<(Arc<ServerContext>, String, &'static str)>;
-
-fn stream(
-    context: &Arc<ServerContext>,
-    stream_id: &Option<String>,
-    name: &'static str,
-) -> StreamTarget {
-    stream_id
-        .as_ref()
-        .map(|id| (context.clone(), id.clone(), name))
-}
-
-async fn wait_for_exit(
-    context: &ServerContext,
-    child: &mut tokio::process::Child,
-    tree: &CommandTree,
-    timeout: Option<Duration>,
-) -> Result<i32, HandlerError> {
-    let deadline = async {
-        match timeout {
-            Some(timeout) => tokio::time::sleep(timeout).await,
-            None => std::future::pending().await,
-        }
-    };
-    let status = tokio::select! {
-        status = child.wait() => status,
-        _ = deadline => {
-            tree.kill().await;
-            let _ = child.wait().await;
-            return Ok(TIMEOUT_EXIT_CODE);
-        }
-        _ = context.lifecycle.handlers_stop.cancelled() => {
-            tree.kill().await;
-            child.wait().await
-        }
-    };
-    let status =
-        status.map_err(|e| HandlerError::Internal(format!("waiting for the command: {e}")))?;
-    Ok(exit_code(&status))
+    Ok(prepared.command(program, args, cwd, env))
 }
 
 fn exit_code(status: &std::process::ExitStatus) -> i32 {
@@ -301,119 +366,64 @@ fn prepare_sandbox(
     })
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OutputStream {
-    Stdout,
-    Stderr,
+/// A command's output on its way out: streamed as `command/exec/outputDelta` (base64) or kept
+/// for the response, at most `cap` bytes per stream either way; the rest is read and dropped,
+/// so the command never blocks on a full pipe.
+struct Output {
+    cap: Option<usize>,
+    target: Option<(Arc<ServerContext>, String)>,
+    kept: [Vec<u8>; 2],
+    total: [usize; 2],
 }
 
-/// The request's pipe readers and the token that stops them.
-struct OutputReaders {
-    tasks: JoinSet<(OutputStream, Vec<u8>)>,
-    stop: CancellationToken,
-}
-
-impl OutputReaders {
-    /// Readers stop at shutdown (a child of `handlers_stop`) or when [`Self::finish`] gives up.
-    fn new(handlers_stop: &CancellationToken) -> OutputReaders {
-        OutputReaders {
-            tasks: JoinSet::new(),
-            stop: handlers_stop.child_token(),
+impl Output {
+    fn new(cap: Option<usize>, target: Option<(Arc<ServerContext>, String)>) -> Output {
+        Output {
+            cap,
+            target,
+            kept: [Vec::new(), Vec::new()],
+            total: [0, 0],
         }
     }
 
-    fn spawn<R: AsyncRead + Unpin + Send + 'static>(
-        &mut self,
-        which: OutputStream,
-        pipe: R,
-        cap: Option<usize>,
-        target: StreamTarget,
-    ) {
-        let stop = self.stop.clone();
-        self.tasks
-            .spawn(async move { (which, collect(pipe, cap, target, stop).await) });
-    }
-
-    /// Waits for both pipes to close, at most [`OUTPUT_GRACE_AFTER_EXIT`], then stops the rest.
-    async fn finish(mut self) -> (String, String) {
-        let mut stdout = Vec::new();
-        let mut stderr = Vec::new();
-        let deadline = tokio::time::sleep(OUTPUT_GRACE_AFTER_EXIT);
-        tokio::pin!(deadline);
-        loop {
-            let joined = tokio::select! {
-                joined = self.tasks.join_next() => joined,
-                () = &mut deadline, if !self.stop.is_cancelled() => {
-                    self.stop.cancel();
-                    continue;
-                }
-            };
-            match joined {
-                Some(Ok((OutputStream::Stdout, bytes))) => stdout = bytes,
-                Some(Ok((OutputStream::Stderr, bytes))) => stderr = bytes,
-                Some(Err(error)) => tracing::warn!(%error, "command/exec output reader failed"),
-                None => break,
+    async fn push(&mut self, stream: Stream, bytes: &[u8]) {
+        let (index, name) = match stream {
+            Stream::Stdout => (0, "stdout"),
+            Stream::Stderr => (1, "stderr"),
+        };
+        let total = self.total[index];
+        let room = self.cap.map_or(bytes.len(), |cap| {
+            cap.saturating_sub(total).min(bytes.len())
+        });
+        self.total[index] = total + bytes.len();
+        if room == 0 {
+            return;
+        }
+        let cap_reached = self.cap.is_some_and(|cap| self.total[index] >= cap);
+        match &self.target {
+            Some((context, process_id)) => {
+                let delta = ServerNotification::CommandExecOutputDelta(
+                    CommandExecOutputDeltaNotification {
+                        process_id: process_id.clone(),
+                        stream: name.to_string(),
+                        delta_base64: base64::engine::general_purpose::STANDARD
+                            .encode(&bytes[..room]),
+                        cap_reached,
+                    },
+                );
+                // A client gone away reads nothing; the command still runs to its end.
+                let _ = context.outgoing.send_notification(&delta).await;
             }
+            None => self.kept[index].extend_from_slice(&bytes[..room]),
         }
+    }
+
+    fn finish(self) -> (String, String) {
+        let [stdout, stderr] = self.kept;
         (
             String::from_utf8_lossy(&stdout).into_owned(),
             String::from_utf8_lossy(&stderr).into_owned(),
         )
-    }
-}
-
-impl Drop for OutputReaders {
-    fn drop(&mut self) {
-        // The request ended early (an error, or its task was dropped): stop the readers now;
-        // the JoinSet aborts whatever is still running as it drops.
-        self.stop.cancel();
-    }
-}
-
-/// Reads a pipe to its end, keeping at most `cap` bytes, or streaming them when asked. Once
-/// `stop` is cancelled it returns what it kept so far.
-async fn collect<R: AsyncRead + Unpin>(
-    mut pipe: R,
-    cap: Option<usize>,
-    target: StreamTarget,
-    stop: CancellationToken,
-) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut total = 0usize;
-    let mut buffer = vec![0u8; READ_CHUNK];
-    loop {
-        let read = tokio::select! {
-            read = pipe.read(&mut buffer) => read,
-            () = stop.cancelled() => return kept,
-        };
-        let read = match read {
-            Ok(0) | Err(_) => return kept,
-            Ok(read) => read,
-        };
-        let room = cap.map_or(read, |cap| cap.saturating_sub(total).min(read));
-        total += read;
-        if room == 0 {
-            continue;
-        }
-        let cap_reached = cap.is_some_and(|cap| total >= cap);
-        match &target {
-            Some((context, process_id, name)) => {
-                let delta = ServerNotification::CommandExecOutputDelta(
-                    CommandExecOutputDeltaNotification {
-                        process_id: process_id.clone(),
-                        stream: (*name).to_string(),
-                        delta_base64: base64::engine::general_purpose::STANDARD
-                            .encode(&buffer[..room]),
-                        cap_reached,
-                    },
-                );
-                tokio::select! {
-                    _ = context.outgoing.send_notification(&delta) => {}
-                    () = stop.cancelled() => return kept,
-                }
-            }
-            None => kept.extend_from_slice(&buffer[..room]),
-        }
     }
 }
 

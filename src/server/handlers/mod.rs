@@ -24,6 +24,7 @@ macro_rules! handler {
 mod account;
 mod background_terminals;
 mod command_exec;
+mod command_exec_control;
 mod compact;
 mod config;
 mod goal;
