@@ -24,6 +24,7 @@ pub mod sandboxing;
 pub mod settings;
 pub mod shell_env;
 pub mod skills;
+pub mod tool_set;
 pub(crate) mod text;
 pub mod thread;
 mod tool_environment;
@@ -38,7 +39,7 @@ pub use ids::{InvalidThreadId, ItemId, ThreadId, TurnId};
 pub use input::{LocalImageError, PreparedInput};
 pub use items::{
     FileChangeEntry, FileChangeKind, MemoryCitation, MemoryCitationEntry, ToolContent,
-    ToolItemStatus, TurnItem, UserInput,
+    ToolItemStatus, TurnItem, UserInput, WebSearchAction,
 };
 pub use manager::{ThreadManager, ThreadSpawn};
 pub use sandboxing::CommandSandbox;

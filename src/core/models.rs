@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::openai_models::known_model;
+use super::tool_set::ToolConfig;
 
 /// How the `apply_patch` tool is offered: models that take custom tools get the freeform
 /// definition. A property of the model, so it lives with the catalogue, not with the tool.
@@ -46,6 +47,8 @@ pub struct ModelCatalog {
     apply_patch_per_model: BTreeMap<String, ApplyPatchForm>,
     /// The top-level `apply_patch_tool_type`: every model not named above.
     apply_patch_default: Option<ApplyPatchForm>,
+    /// Which tools each model is offered (`tool_set.rs`).
+    tools: ToolConfig,
 }
 
 impl ModelCatalog {
@@ -67,6 +70,21 @@ impl ModelCatalog {
         self.apply_patch_default = default;
         self.apply_patch_per_model = per_model;
         self
+    }
+
+    /// The same catalogue with the configuration's say on tools (`[tools]`, `web_search`,
+    /// `[models.<id>] tools`). The `apply_patch_tool_type` keys given to
+    /// [`ModelCatalog::with_apply_patch_forms`] count as asking for the tool.
+    pub fn with_tool_config(mut self, mut tools: ToolConfig) -> ModelCatalog {
+        tools.apply_patch_for_all = self.apply_patch_default.is_some();
+        tools.apply_patch_models = self.apply_patch_per_model.keys().cloned().collect();
+        self.tools = tools;
+        self
+    }
+
+    /// What the configuration says about tools.
+    pub fn tool_config(&self) -> &ToolConfig {
+        &self.tools
     }
 
     /// How `apply_patch` is offered to `model`: the configured form (`apply_patch_tool_type`

@@ -114,6 +114,34 @@ pub enum ThreadItemDetails {
         status: String,
         error: Option<String>,
     },
+    /// A search the provider ran with its hosted `web_search` tool.
+    WebSearch {
+        id: String,
+        query: String,
+        action: Option<WebSearchAction>,
+        /// Not reported by the Responses API; always `null`.
+        results: Option<Vec<Value>>,
+    },
+    /// An image the model looked at (`view_image`); `path` is absolute.
+    ImageView { id: String, path: String },
+}
+
+/// What a web search did, tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum WebSearchAction {
+    Search {
+        query: Option<String>,
+        queries: Option<Vec<String>>,
+    },
+    OpenPage {
+        url: Option<String>,
+    },
+    FindInPage {
+        url: Option<String>,
+        pattern: Option<String>,
+    },
+    Other,
 }
 
 /// What an MCP tool call returned.
@@ -162,7 +190,9 @@ impl ThreadItem {
             | ThreadItemDetails::DynamicToolCall { id, .. }
             | ThreadItemDetails::FileChange { id, .. }
             | ThreadItemDetails::McpToolCall { id, .. }
-            | ThreadItemDetails::ContextCompaction { id, .. } => id,
+            | ThreadItemDetails::ContextCompaction { id, .. }
+            | ThreadItemDetails::WebSearch { id, .. }
+            | ThreadItemDetails::ImageView { id, .. } => id,
         }
     }
 }

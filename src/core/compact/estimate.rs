@@ -92,7 +92,7 @@ mod tests {
         };
         let output = ResponseItem::FunctionCallOutput {
             call_id: "c".into(),
-            output: "x".repeat(400),
+            output: "x".repeat(400).into(),
         };
         let question = ResponseItem::user_text("next");
         let history = vec![ResponseItem::user_text("first"), call, output.clone()];

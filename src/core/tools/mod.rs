@@ -14,6 +14,8 @@ pub(crate) mod process;
 pub(crate) mod request_user_input;
 pub(crate) mod shell;
 pub(crate) mod update_plan;
+pub(crate) mod view_image;
+pub(crate) mod web_search;
 
 use std::path::{Path, PathBuf};
 
@@ -55,6 +57,10 @@ pub(crate) enum ToolCall {
     },
     /// A tool of an MCP server, or a resource helper.
     Mcp(mcp::McpCall),
+    ViewImage {
+        call_id: ItemId,
+        args: view_image::ViewImageArgs,
+    },
 }
 
 impl ToolCall {
@@ -62,7 +68,8 @@ impl ToolCall {
         match self {
             ToolCall::Shell { call_id, .. }
             | ToolCall::UpdatePlan { call_id, .. }
-            | ToolCall::RequestUserInput { call_id, .. } => call_id,
+            | ToolCall::RequestUserInput { call_id, .. }
+            | ToolCall::ViewImage { call_id, .. } => call_id,
             ToolCall::Client(call) => &call.call_id,
             ToolCall::ApplyPatch { call_id, .. } => call_id,
             ToolCall::Mcp(call) => &call.call_id,
@@ -79,13 +86,17 @@ pub(crate) enum Routed {
     NotATool,
 }
 
-/// The tool definitions offered to the model on every request.
+/// The tool definitions offered to the model on every request: the model's tool set
+/// (`core/tool_set.rs` decides it, by name), then the client's dynamic tools.
 pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
-    let form = settings.model_catalog.apply_patch_form(&settings.model);
-    let mut specs = vec![shell::spec()];
-    specs.push(update_plan::spec());
-    specs.push(request_user_input::spec());
-    specs.push(apply_patch::tool::spec(form));
+    let names = settings
+        .model_catalog
+        .tool_config()
+        .names_for(&settings.model);
+    let mut specs: Vec<Value> = names
+        .iter()
+        .filter_map(|name| spec_of(name, settings))
+        .collect();
     for tool in &settings.dynamic_tools {
         specs.push(json!({
             "type": "function",
@@ -96,6 +107,23 @@ pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
         }));
     }
     specs
+}
+
+/// How the tool called `name` is described to the model; `None` for a name no tool here
+/// provides (a set may name tools a later build adds).
+fn spec_of(name: &str, settings: &ThreadSettings) -> Option<Value> {
+    let spec = match name {
+        shell::TOOL_NAME => shell::spec(),
+        update_plan::TOOL_NAME => update_plan::spec(),
+        request_user_input::TOOL_NAME => request_user_input::spec(),
+        apply_patch::tool::TOOL_NAME => {
+            apply_patch::tool::spec(settings.model_catalog.apply_patch_form(&settings.model))
+        }
+        view_image::TOOL_NAME => view_image::spec(),
+        web_search::TOOL_NAME => web_search::spec(settings),
+        _ => return None,
+    };
+    Some(spec)
 }
 
 pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
@@ -197,6 +225,15 @@ fn route_function_call(
             Err(error) => refuse(format!("failed to parse function arguments: {error}")),
         };
     }
+    if name == view_image::TOOL_NAME {
+        return match serde_json::from_str::<view_image::ViewImageArgs>(arguments) {
+            Ok(args) => Routed::Run(ToolCall::ViewImage {
+                call_id: ItemId::from(call_id),
+                args,
+            }),
+            Err(error) => refuse(format!("failed to parse function arguments: {error}")),
+        };
+    }
     if name == apply_patch::tool::TOOL_NAME {
         return match serde_json::from_str::<apply_patch::tool::FunctionArgs>(arguments) {
             Ok(args) => Routed::Run(ToolCall::ApplyPatch {
@@ -245,6 +282,9 @@ pub(crate) async fn run(turn: TurnHandle, call: ToolCall) -> Option<ToolOutput> 
             dir,
         } => apply_patch::tool::run(&turn, call_id, custom, &input, dir.as_deref()).await,
         ToolCall::Mcp(call) => mcp::run(&turn, call).await,
+        ToolCall::ViewImage { call_id, args } => {
+            Some(view_image::run(&turn, call_id, args).await)
+        }
     }
 }
 
@@ -301,6 +341,11 @@ mod tests {
             route(&ResponseItem::user_text("x"), &settings),
             Routed::NotATool
         );
+        // A generic model's set (names no tool here provides are skipped), then the client's.
+        let settings = ThreadSettings {
+            model: "local-llm".into(),
+            ..settings
+        };
         let names: Vec<Value> = tool_specs(&settings)
             .iter()
             .map(|spec| spec["name"].clone())
@@ -312,6 +357,7 @@ mod tests {
                 json!("update_plan"),
                 json!("request_user_input"),
                 json!("apply_patch"),
+                json!("view_image"),
                 json!("lookup_ticket")
             ]
         );
