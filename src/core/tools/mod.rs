@@ -176,6 +176,11 @@ fn route_function_call(
             text,
         })
     };
+    // A model may call a tool it was trained on but not offered (answered as usual), but never
+    // one the configuration turned off.
+    if settings.model_catalog.tool_config().switches.get(name) == Some(&false) {
+        return refuse(format!("unsupported call: {name}"));
+    }
     if name == shell::TOOL_NAME {
         return match serde_json::from_str::<shell::ShellArgs>(arguments) {
             // An `apply_patch` heredoc is applied as a patch, never run as a process.
@@ -361,6 +366,32 @@ mod tests {
                 json!("lookup_ticket")
             ]
         );
+    }
+
+    #[test]
+    fn a_tool_the_configuration_turned_off_is_refused_even_when_called() {
+        use crate::core::models::ModelCatalog;
+        use crate::core::tool_set::ToolConfig;
+        let catalog = ModelCatalog::default().with_tool_config(ToolConfig {
+            switches: std::collections::BTreeMap::from([("view_image".to_string(), false)]),
+            ..ToolConfig::default()
+        });
+        let off = ThreadSettings {
+            model_catalog: std::sync::Arc::new(catalog),
+            ..settings()
+        };
+        let view = call("view_image", r#"{"path":"a.png"}"#);
+        assert!(matches!(
+            route(&view, &settings()),
+            Routed::Run(ToolCall::ViewImage { .. })
+        ));
+        match route(&view, &off) {
+            Routed::Refused(output) => assert_eq!(output.text, "unsupported call: view_image"),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(!tool_specs(&off)
+            .iter()
+            .any(|spec| spec["name"] == "view_image"));
     }
 
     #[test]
