@@ -1002,7 +1002,12 @@ async fn the_acp_bridge_shows_web_searches_and_viewed_images() {
             .output_item_added(json!({"type": "web_search_call", "id": "ws_acp",
                 "status": "in_progress"}))
             .output_item_done(search)
-            .function_call_json("fc_v", "call_view", "view_image", json!({"path": "blue.png"}))
+            .function_call_json(
+                "fc_v",
+                "call_view",
+                "view_image",
+                json!({"path": "blue.png"}),
+            )
             .completed(Usage::small(), None)
             .build(),
         message_reply("r2", "m2", &["It is blue."]),
@@ -1048,8 +1053,10 @@ async fn the_acp_bridge_shows_web_searches_and_viewed_images() {
     }
     // The query, unknown when the search started, titles it once it completed.
     assert!(
-        finished.iter().any(|update| update["toolCallId"] == "ws_acp"
-            && update["title"] == "Web search: openturn acp"),
+        finished
+            .iter()
+            .any(|update| update["toolCallId"] == "ws_acp"
+                && update["title"] == "Web search: openturn acp"),
         "{finished:#?}"
     );
     client.shutdown().await;

@@ -12,15 +12,12 @@ mod turn_support;
 use base64::Engine;
 use openturn::mock_provider::{ResponseBuilder, Script, Usage};
 use serde_json::{json, Value};
-use support::*;
 use turn_support::*;
 
 fn png(width: u32, height: u32) -> Vec<u8> {
     let picture = image::RgbImage::from_pixel(width, height, image::Rgb([10, 200, 10]));
     let mut out = std::io::Cursor::new(Vec::new());
-    picture
-        .write_to(&mut out, image::ImageFormat::Png)
-        .unwrap();
+    picture.write_to(&mut out, image::ImageFormat::Png).unwrap();
     out.into_inner()
 }
 

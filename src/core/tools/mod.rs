@@ -287,9 +287,7 @@ pub(crate) async fn run(turn: TurnHandle, call: ToolCall) -> Option<ToolOutput> 
             dir,
         } => apply_patch::tool::run(&turn, call_id, custom, &input, dir.as_deref()).await,
         ToolCall::Mcp(call) => mcp::run(&turn, call).await,
-        ToolCall::ViewImage { call_id, args } => {
-            Some(view_image::run(&turn, call_id, args).await)
-        }
+        ToolCall::ViewImage { call_id, args } => Some(view_image::run(&turn, call_id, args).await),
     }
 }
 

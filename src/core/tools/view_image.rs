@@ -197,7 +197,10 @@ mod tests {
     fn missing_text_and_broken_files_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let missing = data_url(&dir.path().join("nope.png")).unwrap_err();
-        assert!(matches!(missing, ViewImageError::Unreadable { .. }), "{missing}");
+        assert!(
+            matches!(missing, ViewImageError::Unreadable { .. }),
+            "{missing}"
+        );
         let text = dir.path().join("notes.txt");
         std::fs::write(&text, "hello").unwrap();
         assert!(matches!(

@@ -21,7 +21,10 @@ fn shown(item: &ResponseItem) -> Option<TurnItem> {
             .as_deref()
             .map(ItemId::from)
             .unwrap_or_else(ItemId::new_for_unnamed_output),
-        query: action.as_ref().map(WebSearchAction::query).unwrap_or_default(),
+        query: action
+            .as_ref()
+            .map(WebSearchAction::query)
+            .unwrap_or_default(),
         action,
     })
 }
