@@ -5,8 +5,8 @@
 //!
 //! A model's set is, in order of precedence:
 //! 1. `[models.<id>] tools = [...]` in the configuration: exactly those names;
-//! 2. else the set of its family: the catalogue's entry for a known model (`openai_models.rs`),
-//!    else its slug (`gpt-5.5`, `gpt-5.6`, `gpt-6…` → [`ToolFamily::Gpt55`]; other `gpt-5…` →
+//! 2. else the set of its family: the catalogue's entry for a known model (`openai_models.rs`,
+//!    asked by `ModelCatalog::tool_family`), else its slug (`gpt-5.5`, `gpt-5.6`, `gpt-6…` → [`ToolFamily::Gpt55`]; other `gpt-5…` →
 //!    [`ToolFamily::Gpt5`]; anything else → [`ToolFamily::Generic`]);
 //!
 //! then `[tools] <name> = true|false` (or `<name>.enabled`) adds or removes a tool for every
@@ -19,8 +19,6 @@
 //! a patch tool and to keep a plan.
 
 use std::collections::BTreeMap;
-
-use super::openai_models::known_model;
 
 /// The tool sets models are trained on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,11 +72,9 @@ impl ToolFamily {
         }
     }
 
-    /// The family of `model`: its catalogue entry's, else its slug's.
-    pub fn of(model: &str) -> ToolFamily {
-        if let Some(known) = known_model(model) {
-            return known.tool_family;
-        }
+    /// The family a model's slug names; the catalogue's entry for a known model comes first
+    /// (`ModelCatalog::tool_family`), so this file does not read the catalogue.
+    pub fn from_slug(model: &str) -> ToolFamily {
         let slug = model
             .rsplit('/')
             .next()
@@ -142,11 +138,11 @@ pub struct ToolConfig {
 }
 
 impl ToolConfig {
-    /// The tool names `model` is offered, in order.
-    pub fn names_for(&self, model: &str) -> Vec<String> {
+    /// The tool names `model`, of `family`, is offered, in order.
+    pub fn names_for(&self, model: &str, family: ToolFamily) -> Vec<String> {
         let mut names: Vec<String> = match self.per_model.get(model) {
             Some(listed) => listed.clone(),
-            None => ToolFamily::of(model)
+            None => family
                 .names()
                 .iter()
                 .map(|name| (*name).to_string())
@@ -193,14 +189,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn families_follow_the_catalogue_then_the_slug() {
-        assert_eq!(ToolFamily::of("gpt-5"), ToolFamily::Gpt5);
-        assert_eq!(ToolFamily::of("openai/gpt-5-codex"), ToolFamily::Gpt5);
-        assert_eq!(ToolFamily::of("gpt-5.5"), ToolFamily::Gpt55);
-        assert_eq!(ToolFamily::of("gpt-6.9-new"), ToolFamily::Gpt55);
-        assert_eq!(ToolFamily::of("gpt-5-nano"), ToolFamily::Gpt5);
-        assert_eq!(ToolFamily::of("o3"), ToolFamily::Generic);
-        assert_eq!(ToolFamily::of("llama3"), ToolFamily::Generic);
+    fn slugs_name_their_family() {
+        assert_eq!(
+            ToolFamily::from_slug("openai/gpt-5-codex"),
+            ToolFamily::Gpt5
+        );
+        assert_eq!(ToolFamily::from_slug("gpt-5.5-pro"), ToolFamily::Gpt55);
+        assert_eq!(ToolFamily::from_slug("gpt-6.9-new"), ToolFamily::Gpt55);
+        assert_eq!(ToolFamily::from_slug("gpt-5-nano"), ToolFamily::Gpt5);
+        assert_eq!(ToolFamily::from_slug("llama3"), ToolFamily::Generic);
     }
 
     #[test]
@@ -219,7 +216,7 @@ mod tests {
             apply_patch_models: vec!["gpt-5".to_string()],
         };
         assert_eq!(
-            config.names_for("gpt-5"),
+            config.names_for("gpt-5", ToolFamily::Gpt5),
             [
                 "exec_command",
                 "write_stdin",
@@ -232,7 +229,10 @@ mod tests {
                 "update_goal"
             ]
         );
-        assert_eq!(config.names_for("local"), ["exec_command", "update_plan"]);
+        assert_eq!(
+            config.names_for("local", ToolFamily::Generic),
+            ["exec_command", "update_plan"]
+        );
         assert_eq!(
             ToolConfig::default().web_search_mode(true),
             WebSearchMode::Live

@@ -89,10 +89,7 @@ pub(crate) enum Routed {
 /// The tool definitions offered to the model on every request: the model's tool set
 /// (`core/tool_set.rs` decides it, by name), then the client's dynamic tools.
 pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
-    let names = settings
-        .model_catalog
-        .tool_config()
-        .names_for(&settings.model);
+    let names = settings.model_catalog.tool_names(&settings.model);
     let mut specs: Vec<Value> = names
         .iter()
         .filter_map(|name| spec_of(name, settings))

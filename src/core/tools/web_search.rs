@@ -21,7 +21,7 @@ pub(crate) fn spec(settings: &ThreadSettings) -> Value {
         "type": "web_search",
         "external_web_access": mode == WebSearchMode::Live,
     });
-    if ToolFamily::of(&settings.model) == ToolFamily::Gpt55 {
+    if settings.model_catalog.tool_family(&settings.model) == ToolFamily::Gpt55 {
         spec["search_content_types"] = json!(["text", "image"]);
     }
     spec
