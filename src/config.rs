@@ -20,6 +20,7 @@ use crate::core::models::{
 };
 use crate::core::sandboxing::Isolation;
 use crate::core::shell_env::ShellEnvironmentPolicy;
+use crate::core::tool_set::{ToolConfig, WebSearchMode};
 use crate::core::{ApprovalPolicy, ReasoningSummaryMode, SandboxMode};
 
 pub use check::{ConfigSource, ConfigWarning};
@@ -181,7 +182,54 @@ fn model_catalog(table: &Table) -> ModelCatalog {
         .flatten()
         .filter_map(|(id, spec)| Some((id.clone(), apply_patch_form(spec.as_table()?)?)))
         .collect();
-    ModelCatalog::new(configured).with_apply_patch_forms(apply_patch_form(table), per_model)
+    ModelCatalog::new(configured)
+        .with_apply_patch_forms(apply_patch_form(table), per_model)
+        .with_tool_config(tool_config(table))
+}
+
+/// `[tools]` switches (`name = bool` or `name.enabled = bool`), `[models.<id>] tools` lists and
+/// the top-level `web_search` mode. The checker refused values of the wrong kind already.
+fn tool_config(table: &Table) -> ToolConfig {
+    let switches = table
+        .get("tools")
+        .and_then(Value::as_table)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, value)| {
+            let enabled = match value {
+                Value::Boolean(enabled) => Some(*enabled),
+                Value::Table(options) => options.get("enabled").and_then(Value::as_bool),
+                _ => None,
+            }?;
+            Some((name.clone(), enabled))
+        })
+        .collect();
+    let per_model = table
+        .get("models")
+        .and_then(Value::as_table)
+        .into_iter()
+        .flatten()
+        .filter_map(|(id, spec)| {
+            let names = spec.get("tools")?.as_array()?;
+            let names = names
+                .iter()
+                .filter_map(|name| name.as_str().map(str::to_string))
+                .collect();
+            Some((id.clone(), names))
+        })
+        .collect();
+    let web_search = match table.get("web_search").and_then(Value::as_str) {
+        Some("disabled") => Some(WebSearchMode::Disabled),
+        Some("cached") => Some(WebSearchMode::Cached),
+        Some("live") => Some(WebSearchMode::Live),
+        _ => None,
+    };
+    ToolConfig {
+        switches,
+        per_model,
+        web_search,
+        ..ToolConfig::default()
+    }
 }
 
 /// `apply_patch_tool_type` in `table` (top level or a `[models.<id>]` table): `"freeform"` (a

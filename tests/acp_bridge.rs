@@ -1100,3 +1100,95 @@ async fn the_acp_bridge_plan_and_review_commands_work() {
         "openturn never announced the default mode"
     );
 }
+
+/// Through the bridge, a search the provider ran and an image the model looked at are tool
+/// calls of the ACP session: the search a `search` call titled with its query, both completed,
+/// and nothing the bridge answers openturn or the client is an error.
+#[tokio::test]
+async fn the_acp_bridge_shows_web_searches_and_viewed_images() {
+    let entry = match bridge_entry() {
+        Ok(entry) => entry,
+        Err(reason) => {
+            assert!(
+                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+                "CI=true but the ACP bridge cannot run: {reason}"
+            );
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    let project = tempfile::tempdir().unwrap();
+    let picture = image::RgbImage::from_pixel(8, 8, image::Rgb([0, 0, 255]));
+    picture.save(project.path().join("blue.png")).unwrap();
+    let search = json!({"type": "web_search_call", "id": "ws_acp", "status": "completed",
+        "action": {"type": "search", "query": "openturn acp", "queries": ["openturn acp"]}});
+    let provider = MockProvider::start(Script::new([
+        ResponseBuilder::new("r1")
+            .created()
+            .output_item_added(json!({"type": "web_search_call", "id": "ws_acp",
+                "status": "in_progress"}))
+            .output_item_done(search)
+            .function_call_json(
+                "fc_v",
+                "call_view",
+                "view_image",
+                json!({"path": "blue.png"}),
+            )
+            .completed(Usage::small(), None)
+            .build(),
+        message_reply("r2", "m2", &["It is blue."]),
+        message_reply("r_title", "m_title", &["{\"title\": \"Search\"}"]),
+    ]))
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    write_config(home.path(), &provider);
+    let cwd = project.path().display().to_string();
+    let mut client = AcpClient::spawn(&entry, home.path());
+    client.initialize().await;
+    let (session, _) = client
+        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let session_id = session["sessionId"].as_str().unwrap_or_default();
+    let (result, seen) = client
+        .ok(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "Look it up"}]}),
+        )
+        .await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let calls = updates(&seen, "tool_call");
+    let searched = calls
+        .iter()
+        .find(|call| call["toolCallId"] == "ws_acp")
+        .unwrap_or_else(|| panic!("no search tool call: {seen:#?}"));
+    assert_eq!(searched["kind"], "search", "{searched}");
+    assert!(
+        calls.iter().any(|call| call["toolCallId"] == "call_view"),
+        "no image tool call: {seen:#?}"
+    );
+    // The bridge shows an image view as one call that is already complete.
+    let mut finished = updates(&seen, "tool_call_update");
+    finished.extend(calls.iter().copied());
+    finished.retain(|update| update["status"] == "completed");
+    for id in ["ws_acp", "call_view"] {
+        assert!(
+            finished.iter().any(|update| update["toolCallId"] == id),
+            "{id} never completed: {seen:#?}"
+        );
+    }
+    // The query, unknown when the search started, titles it once it completed.
+    assert!(
+        finished
+            .iter()
+            .any(|update| update["toolCallId"] == "ws_acp"
+                && update["title"] == "Web search: openturn acp"),
+        "{finished:#?}"
+    );
+    client.shutdown().await;
+    let answers = recorded(&home.path().join("bridge-out.jsonl"));
+    assert!(
+        answers.iter().all(|m| m.get("error").is_none()),
+        "{answers:#?}"
+    );
+}

@@ -99,7 +99,10 @@ async fn a_freeform_patch_adds_updates_moves_and_deletes_exactly() {
         patch_reply("r1", "call_p", EDIT, 7),
         message_reply("r2", "m", &["Done."]),
     ]);
-    let mut s = session(script, &[], thread_params(&cwd, "never", "workspace-write")).await;
+    // gpt-5.5 is offered the freeform tool (gpt-5's set, like the reference's, has none).
+    let mut params = thread_params(&cwd, "never", "workspace-write");
+    params["model"] = json!("gpt-5.5");
+    let mut s = session(script, &[], params).await;
     let turn = s.run_turn("edit").await;
     single_turn_end(&turn, "completed");
     assert_edited(&cwd);

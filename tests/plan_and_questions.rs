@@ -37,7 +37,9 @@ async fn a_plan_update_reaches_the_client_and_the_model_reads_plan_updated() {
         .completed(Usage::small(), None)
         .build();
     let second = message_reply("r2", "msg_f", &["Done."]);
-    let mut s = session(Script::new([first, second]), &[], json!({})).await;
+    // A generic model's set holds the plan tool (the gpt-5 family's, like the reference's, not).
+    let model = json!({"model": "gpt-4.1"});
+    let mut s = session(Script::new([first, second]), &[], model).await;
     let turn = s.run_turn("fix it").await;
     single_turn_end(&turn, "completed");
     let updates = params_of(&turn, "turn/plan/updated");

@@ -108,6 +108,7 @@ const MODEL_KEYS: &[(&str, Expect)] = &[
     ("supports_reasoning", Expect::Bool),
     ("default_reasoning_summary", Expect::Text),
     ("apply_patch_tool_type", APPLY_PATCH_TOOL_TYPE),
+    ("tools", Expect::TextList),
 ];
 
 /// One `[mcp_servers.NAME]` table: a stdio server (`command`) or a streamable HTTP one (`url`).
@@ -154,9 +155,20 @@ const PROJECT_KEYS: &[(&str, Expect)] =
     &[("trust_level", Expect::OneOf(&["trusted", "untrusted"]))];
 
 /// `[tools]`: the reference's switches for its optional tools.
+/// `[tools]`: a switch for every tool a model may be offered (`core/tool_set.rs`).
 const TOOL_KEYS: &[(&str, Expect)] = &[
-    ("web_search", Expect::Switch),
+    ("exec_command", Expect::Switch),
+    ("write_stdin", Expect::Switch),
+    ("update_plan", Expect::Switch),
+    ("request_user_input", Expect::Switch),
+    ("apply_patch", Expect::Switch),
     ("view_image", Expect::Switch),
+    ("multi_agent_v1", Expect::Switch),
+    ("get_goal", Expect::Switch),
+    ("create_goal", Expect::Switch),
+    ("update_goal", Expect::Switch),
+    ("tool_search", Expect::Switch),
+    ("web_search", Expect::Switch),
 ];
 
 pub(super) const TOP_LEVEL: &[(&str, Expect)] = &[
@@ -232,6 +244,7 @@ pub(super) const TOP_LEVEL: &[(&str, Expect)] = &[
     ("model_auto_compact_token_limit", U64),
     ("compact_prompt", Expect::NonEmptyText),
     ("apply_patch_tool_type", APPLY_PATCH_TOOL_TYPE),
+    ("web_search", Expect::OneOf(&["disabled", "cached", "live"])),
 ];
 
 /// Settings the Codex CLI reads that openturn accepts and ignores (a config.toml shared with
@@ -254,7 +267,6 @@ const CODEX_ONLY_TOP_LEVEL: &[&str] = &[
     "model_supports_reasoning_summaries",
     "experimental_instructions_file",
     "review_model",
-    "web_search",
     "service_tier",
     "personality",
 ];

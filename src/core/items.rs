@@ -151,6 +151,59 @@ pub enum TurnItem {
     EnteredReviewMode { id: ItemId, review: String },
     /// A review turn's report, as the client shows it.
     ExitedReviewMode { id: ItemId, review: String },
+    /// A search the provider ran with its hosted `web_search` tool (id = the provider's item id).
+    WebSearch {
+        id: ItemId,
+        /// The search's query (empty for an action that is not a search).
+        query: String,
+        #[serde(default)]
+        action: Option<WebSearchAction>,
+    },
+    /// An image the model looked at with `view_image` (id = the call's `call_id`).
+    ImageView { id: ItemId, path: String },
+}
+
+/// What a hosted web search did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WebSearchAction {
+    Search {
+        #[serde(default)]
+        query: Option<String>,
+        #[serde(default)]
+        queries: Option<Vec<String>>,
+    },
+    OpenPage {
+        #[serde(default)]
+        url: Option<String>,
+    },
+    FindInPage {
+        #[serde(default)]
+        url: Option<String>,
+        #[serde(default)]
+        pattern: Option<String>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+impl WebSearchAction {
+    /// The action of a `web_search_call` item as the provider sent it (`None`: it sent none, or
+    /// one whose fields do not fit; an unknown kind is `Other`).
+    pub fn from_wire(action: Option<&serde_json::Value>) -> Option<WebSearchAction> {
+        serde_json::from_value(action?.clone()).ok()
+    }
+
+    /// The query the client shows: the search's query, else its first query.
+    pub fn query(&self) -> String {
+        match self {
+            WebSearchAction::Search { query, queries } => query
+                .clone()
+                .or_else(|| queries.as_ref().and_then(|all| all.first().cloned()))
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
 }
 
 /// One file of a [`TurnItem::FileChange`].
@@ -208,7 +261,9 @@ impl TurnItem {
             | TurnItem::McpToolCall { id, .. }
             | TurnItem::ContextCompaction { id, .. }
             | TurnItem::EnteredReviewMode { id, .. }
-            | TurnItem::ExitedReviewMode { id, .. } => id,
+            | TurnItem::ExitedReviewMode { id, .. }
+            | TurnItem::WebSearch { id, .. }
+            | TurnItem::ImageView { id, .. } => id,
         }
     }
 }

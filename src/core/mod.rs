@@ -32,6 +32,7 @@ pub(crate) mod text;
 pub mod thread;
 pub mod thread_settings;
 mod tool_environment;
+pub mod tool_set;
 pub(crate) mod tools;
 pub mod turn;
 mod unsent;
@@ -44,7 +45,7 @@ pub use ids::{InvalidThreadId, ItemId, ThreadId, TurnId};
 pub use input::{LocalImageError, PreparedInput};
 pub use items::{
     FileChangeEntry, FileChangeKind, MemoryCitation, MemoryCitationEntry, ToolContent,
-    ToolItemStatus, TurnItem, UserInput,
+    ToolItemStatus, TurnItem, UserInput, WebSearchAction,
 };
 pub use manager::{ThreadManager, ThreadSpawn};
 pub use sandboxing::CommandSandbox;

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::openai_models::known_model;
+use super::tool_set::{ToolConfig, ToolFamily};
 
 /// How the `apply_patch` tool is offered: models that take custom tools get the freeform
 /// definition. A property of the model, so it lives with the catalogue, not with the tool.
@@ -46,6 +47,8 @@ pub struct ModelCatalog {
     apply_patch_per_model: BTreeMap<String, ApplyPatchForm>,
     /// The top-level `apply_patch_tool_type`: every model not named above.
     apply_patch_default: Option<ApplyPatchForm>,
+    /// Which tools each model is offered (`tool_set.rs`).
+    tools: ToolConfig,
 }
 
 impl ModelCatalog {
@@ -67,6 +70,33 @@ impl ModelCatalog {
         self.apply_patch_default = default;
         self.apply_patch_per_model = per_model;
         self
+    }
+
+    /// The same catalogue with the configuration's say on tools (`[tools]`, `web_search`,
+    /// `[models.<id>] tools`). The `apply_patch_tool_type` keys given to
+    /// [`ModelCatalog::with_apply_patch_forms`] count as asking for the tool.
+    pub fn with_tool_config(mut self, mut tools: ToolConfig) -> ModelCatalog {
+        tools.apply_patch_for_all = self.apply_patch_default.is_some();
+        tools.apply_patch_models = self.apply_patch_per_model.keys().cloned().collect();
+        self.tools = tools;
+        self
+    }
+
+    /// What the configuration says about tools.
+    pub fn tool_config(&self) -> &ToolConfig {
+        &self.tools
+    }
+
+    /// The tool set `model` was trained on: its catalogue entry's, else its slug's.
+    pub fn tool_family(&self, model: &str) -> ToolFamily {
+        known_model(model)
+            .map(|known| known.tool_family)
+            .unwrap_or_else(|| ToolFamily::from_slug(model))
+    }
+
+    /// The tool names `model` is offered, in order (`tool_set.rs`).
+    pub fn tool_names(&self, model: &str) -> Vec<String> {
+        self.tools.names_for(model, self.tool_family(model))
     }
 
     /// How `apply_patch` is offered to `model`: the configured form (`apply_patch_tool_type`
@@ -199,6 +229,17 @@ mod tests {
             );
         }
         assert_eq!(catalog.reasoning("gpt-4.1"), auto);
+    }
+
+    #[test]
+    fn the_catalogue_names_a_known_models_tool_family_before_its_slug() {
+        let catalog = ModelCatalog::default();
+        assert_eq!(catalog.tool_family("gpt-5"), ToolFamily::Gpt5);
+        assert_eq!(catalog.tool_family("gpt-5.5"), ToolFamily::Gpt55);
+        assert_eq!(catalog.tool_family("gpt-6.2-sol"), ToolFamily::Gpt55);
+        // o3's slug names no family, and its entry keeps it generic.
+        assert_eq!(catalog.tool_family("o3"), ToolFamily::Generic);
+        assert_eq!(catalog.tool_family("gpt-4.1"), ToolFamily::Generic);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! A model not named here is still usable: `models.rs` falls back to its family (or to the
 //! configuration) for everything this table would have said.
 
+use super::tool_set::ToolFamily;
+
 /// One model of the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KnownModel {
@@ -25,6 +27,8 @@ pub struct KnownModel {
     /// Left out of a picker unless hidden models are asked for: older models kept for threads
     /// that use them.
     pub hidden: bool,
+    /// The tool set it was trained on (`tool_set.rs`).
+    pub tool_family: ToolFamily,
 }
 
 const LOW_TO_ULTRA: &[&str] = &["low", "medium", "high", "xhigh", "max", "ultra"];
@@ -45,6 +49,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "low",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-6.2-astra",
@@ -55,6 +60,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "low",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-6.1-terra",
@@ -65,6 +71,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "low",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-6.1-sol",
@@ -75,6 +82,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "low",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-6-astra",
@@ -85,6 +93,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "low",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-6-sol",
@@ -95,6 +104,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "medium",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-6-luna",
@@ -105,6 +115,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "medium",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-5.6-sol",
@@ -115,6 +126,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "low",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-5.6-terra",
@@ -125,6 +137,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "medium",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-5.6-luna",
@@ -135,6 +148,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "medium",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-5.5",
@@ -145,6 +159,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "medium",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt55,
     },
     KnownModel {
         id: "gpt-5",
@@ -155,6 +170,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "medium",
         freeform_apply_patch: true,
         hidden: false,
+        tool_family: ToolFamily::Gpt5,
     },
     KnownModel {
         id: "gpt-5-codex",
@@ -165,6 +181,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "medium",
         freeform_apply_patch: true,
         hidden: true,
+        tool_family: ToolFamily::Gpt5,
     },
     KnownModel {
         id: "gpt-5-mini",
@@ -175,6 +192,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "medium",
         freeform_apply_patch: true,
         hidden: true,
+        tool_family: ToolFamily::Gpt5,
     },
     KnownModel {
         id: "o3",
@@ -185,6 +203,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "medium",
         freeform_apply_patch: false,
         hidden: true,
+        tool_family: ToolFamily::Generic,
     },
     KnownModel {
         id: "o4-mini",
@@ -195,6 +214,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "medium",
         freeform_apply_patch: false,
         hidden: true,
+        tool_family: ToolFamily::Generic,
     },
     KnownModel {
         id: "gpt-4.1",
@@ -205,6 +225,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "none",
         freeform_apply_patch: false,
         hidden: true,
+        tool_family: ToolFamily::Generic,
     },
     KnownModel {
         id: "gpt-4o",
@@ -215,6 +236,7 @@ pub const OPENAI_MODELS: &[KnownModel] = &[
         default_effort: "none",
         freeform_apply_patch: false,
         hidden: true,
+        tool_family: ToolFamily::Generic,
     },
 ];
 

@@ -118,6 +118,34 @@ pub enum ThreadItemDetails {
     EnteredReviewMode { id: String, review: String },
     /// A review turn's report, as rendered from the reviewer's answer.
     ExitedReviewMode { id: String, review: String },
+    /// A search the provider ran with its hosted `web_search` tool.
+    WebSearch {
+        id: String,
+        query: String,
+        action: Option<WebSearchAction>,
+        /// Not reported by the Responses API; always `null`.
+        results: Option<Vec<Value>>,
+    },
+    /// An image the model looked at (`view_image`); `path` is absolute.
+    ImageView { id: String, path: String },
+}
+
+/// What a web search did, tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum WebSearchAction {
+    Search {
+        query: Option<String>,
+        queries: Option<Vec<String>>,
+    },
+    OpenPage {
+        url: Option<String>,
+    },
+    FindInPage {
+        url: Option<String>,
+        pattern: Option<String>,
+    },
+    Other,
 }
 
 /// What an MCP tool call returned.
@@ -168,7 +196,9 @@ impl ThreadItem {
             | ThreadItemDetails::McpToolCall { id, .. }
             | ThreadItemDetails::ContextCompaction { id, .. }
             | ThreadItemDetails::EnteredReviewMode { id, .. }
-            | ThreadItemDetails::ExitedReviewMode { id, .. } => id,
+            | ThreadItemDetails::ExitedReviewMode { id, .. }
+            | ThreadItemDetails::WebSearch { id, .. }
+            | ThreadItemDetails::ImageView { id, .. } => id,
         }
     }
 }

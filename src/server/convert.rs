@@ -12,7 +12,7 @@ use crate::protocol::common::{AskForApproval, SandboxMode, SandboxPolicy};
 use crate::protocol::goal::{ThreadGoal, ThreadGoalStatus};
 use crate::protocol::item::{
     FileUpdateChange, McpToolCallError, McpToolCallResult, PatchChangeKind, ThreadItem,
-    ThreadItemDetails,
+    ThreadItemDetails, WebSearchAction,
 };
 use crate::protocol::notification::TokenUsageBreakdown;
 use crate::protocol::turn::{TurnError, TurnPlanStep, TurnPlanStepStatus, UserInput};
@@ -153,11 +153,34 @@ pub(crate) fn thread_item(
             id: id.to_string(),
             review: review.clone(),
         },
+        core::TurnItem::WebSearch { id, query, action } => ThreadItemDetails::WebSearch {
+            id: id.to_string(),
+            query: query.clone(),
+            action: action.as_ref().map(web_search_action_out),
+            results: None,
+        },
+        core::TurnItem::ImageView { id, path } => ThreadItemDetails::ImageView {
+            id: id.to_string(),
+            path: path.clone(),
+        },
     };
     ThreadItem {
         details,
         started_at_ms,
         completed_at_ms,
+    }
+}
+
+fn web_search_action_out(action: &core::WebSearchAction) -> WebSearchAction {
+    match action.clone() {
+        core::WebSearchAction::Search { query, queries } => {
+            WebSearchAction::Search { query, queries }
+        }
+        core::WebSearchAction::OpenPage { url } => WebSearchAction::OpenPage { url },
+        core::WebSearchAction::FindInPage { url, pattern } => {
+            WebSearchAction::FindInPage { url, pattern }
+        }
+        core::WebSearchAction::Other => WebSearchAction::Other,
     }
 }
 

@@ -49,7 +49,7 @@ pub enum ResponseItem {
     },
     FunctionCallOutput {
         call_id: String,
-        output: String,
+        output: FunctionCallOutputBody,
     },
     CustomToolCall {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,6 +101,44 @@ where
         ))),
         Some(_) => Ok(value),
         None => Err(D::Error::custom("an item needs a string `type`")),
+    }
+}
+
+/// What a function call answered: text, or content parts (an image the model asked to see).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FunctionCallOutputBody {
+    Text(String),
+    Content(Vec<ContentItem>),
+}
+
+impl FunctionCallOutputBody {
+    /// The text parts, joined (empty for an answer of images only).
+    pub fn text(&self) -> String {
+        match self {
+            FunctionCallOutputBody::Text(text) => text.clone(),
+            FunctionCallOutputBody::Content(parts) => parts
+                .iter()
+                .filter_map(|part| match part {
+                    ContentItem::InputText { text } | ContentItem::OutputText { text } => {
+                        Some(text.as_str())
+                    }
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<String> for FunctionCallOutputBody {
+    fn from(text: String) -> Self {
+        FunctionCallOutputBody::Text(text)
+    }
+}
+
+impl From<&str> for FunctionCallOutputBody {
+    fn from(text: &str) -> Self {
+        FunctionCallOutputBody::Text(text.to_string())
     }
 }
 

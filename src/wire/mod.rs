@@ -22,5 +22,5 @@ mod tests;
 
 pub use error::{ApiError, StreamError};
 pub use event::{ResponseEvent, ResponseEventSource, TokenUsage};
-pub use item::{ContentItem, ReasoningSummary, ResponseItem};
+pub use item::{ContentItem, FunctionCallOutputBody, ReasoningSummary, ResponseItem};
 pub use request::ResponsesRequest;

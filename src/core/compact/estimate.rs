@@ -4,10 +4,16 @@
 //! bytes a token, so real counts come out at or under the estimate for the text that fills
 //! long threads (code, logs, prose).
 
-use crate::wire::{ResponseItem, ResponsesRequest};
+use crate::wire::{ContentItem, FunctionCallOutputBody, ResponseItem, ResponsesRequest};
 
 /// Bytes counted as one token.
 const BYTES_PER_TOKEN: usize = 4;
+
+/// Tokens one inlined image is counted as, whatever its encoded size: a provider charges an
+/// image by its tiles (well under this for the 2048-pixel images openturn sends), not by the
+/// bytes of its data URL, which would count a photo as hundreds of thousands of tokens and
+/// compact the thread for nothing.
+const TOKENS_PER_IMAGE: i64 = 1_000;
 
 /// Tokens `bytes` bytes are estimated to take, rounded up.
 pub fn tokens_for_bytes(bytes: usize) -> i64 {
@@ -16,6 +22,14 @@ pub fn tokens_for_bytes(bytes: usize) -> i64 {
 
 /// The estimated tokens of `items` as the request's `input` carries them.
 pub fn estimate_items(items: &[ResponseItem]) -> i64 {
+    let mut images = 0;
+    let mut image_bytes = 0;
+    for part in items.iter().flat_map(image_parts) {
+        if let ContentItem::InputImage { image_url, .. } = part {
+            images += 1;
+            image_bytes += image_url.len();
+        }
+    }
     let bytes: usize = items
         .iter()
         .map(|item| {
@@ -24,7 +38,19 @@ pub fn estimate_items(items: &[ResponseItem]) -> i64 {
                 .unwrap_or(0)
         })
         .sum();
-    tokens_for_bytes(bytes)
+    tokens_for_bytes(bytes.saturating_sub(image_bytes)) + images * TOKENS_PER_IMAGE
+}
+
+/// The content parts of `item` that may hold an image.
+fn image_parts(item: &ResponseItem) -> &[ContentItem] {
+    match item {
+        ResponseItem::Message { content, .. } => content,
+        ResponseItem::FunctionCallOutput {
+            output: FunctionCallOutputBody::Content(content),
+            ..
+        } => content,
+        _ => &[],
+    }
 }
 
 /// The estimated tokens of the items after the last one the model produced: what a provider's
@@ -82,6 +108,24 @@ mod tests {
     }
 
     #[test]
+    fn an_image_counts_a_fixed_amount_whatever_its_encoded_size() {
+        let image = |bytes: usize| ResponseItem::FunctionCallOutput {
+            call_id: "c".into(),
+            output: FunctionCallOutputBody::Content(vec![ContentItem::InputImage {
+                image_url: format!("data:image/png;base64,{}", "A".repeat(bytes)),
+                detail: Some("high".into()),
+            }]),
+        };
+        let small = estimate_items(&[image(10)]);
+        let large = estimate_items(&[image(3_000_000)]);
+        assert_eq!(small, large);
+        assert!(
+            (TOKENS_PER_IMAGE..TOKENS_PER_IMAGE + 100).contains(&small),
+            "{small}"
+        );
+    }
+
+    #[test]
     fn what_came_after_the_models_last_item_is_what_the_estimate_adds() {
         let call = ResponseItem::FunctionCall {
             id: None,
@@ -92,7 +136,7 @@ mod tests {
         };
         let output = ResponseItem::FunctionCallOutput {
             call_id: "c".into(),
-            output: "x".repeat(400),
+            output: "x".repeat(400).into(),
         };
         let question = ResponseItem::user_text("next");
         let history = vec![ResponseItem::user_text("first"), call, output.clone()];

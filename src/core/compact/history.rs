@@ -5,7 +5,7 @@
 //! compacted history keeps fit [`KeptBudget`]. Neither function touches the thread: the caller
 //! swaps the result in only once the summary exists, so a failed compaction changes nothing.
 
-use crate::wire::item::ContentItem;
+use crate::wire::item::{ContentItem, FunctionCallOutputBody};
 use crate::wire::ResponseItem;
 
 use super::super::context;
@@ -150,7 +150,10 @@ fn clip_item(item: &ResponseItem, max_bytes: usize) -> ResponseItem {
                 }
             }
         }
-        ResponseItem::FunctionCallOutput { output, .. }
+        ResponseItem::FunctionCallOutput {
+            output: FunctionCallOutputBody::Text(output),
+            ..
+        }
         | ResponseItem::CustomToolCallOutput { output, .. } => clip_text(output, max_bytes),
         // Call arguments must stay parseable for the provider: a call too large for the budget
         // is left whole, and the budget check leaves it out instead.
@@ -263,7 +266,7 @@ mod tests {
             });
             history.push(ResponseItem::FunctionCallOutput {
                 call_id: format!("c{n}"),
-                output: "z".repeat(2_000 + n * 37),
+                output: "z".repeat(2_000 + n * 37).into(),
             });
         }
         let input = summarization_input(&history, 3_000).expect("no input");

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::McpServers;
 use crate::rollout::{RolloutItem, RolloutWriter};
+use crate::wire::{ContentItem, FunctionCallOutputBody, ResponseItem};
 
 use super::super::approval::{ClientReply, ClientRequestKind};
 use super::super::ask::Questions;
@@ -27,6 +28,7 @@ use super::super::items::TurnItem;
 use super::super::record::{self, ItemTimes};
 use super::super::settings::ThreadSettings;
 use super::apply_patch::turn_diff::TurnSnapshots;
+use super::output::ToolOutput;
 
 /// A command line in a directory: what an approval "for this session" covers.
 pub(crate) type ApprovalKey = (String, PathBuf);
@@ -76,6 +78,9 @@ pub(crate) struct TurnHandle {
     /// std mutex, held only to insert or remove one entry (never across an await), and one
     /// turn's open items keep it small.
     item_starts: Arc<Mutex<HashMap<ItemId, i64>>>,
+    /// Content parts a tool answers with instead of its text (an image for `view_image`), by
+    /// call id; taken when the call's output is recorded ([`TurnHandle::output_item`]).
+    output_content: Arc<Mutex<HashMap<ItemId, Vec<ContentItem>>>>,
 }
 
 impl TurnHandle {
@@ -96,6 +101,7 @@ impl TurnHandle {
             events,
             rollout,
             item_starts: Arc::default(),
+            output_content: Arc::default(),
         }
     }
 
@@ -172,6 +178,30 @@ impl TurnHandle {
                 self.item_started(item),
             )
             .await
+    }
+
+    /// Makes the function output of `call_id` these content parts instead of its text: the way
+    /// a tool shows the model an image.
+    pub(crate) fn answer_with_content(&self, call_id: &ItemId, content: Vec<ContentItem>) {
+        if let Ok(mut answers) = self.output_content.lock() {
+            answers.insert(call_id.clone(), content);
+        }
+    }
+
+    /// The history item of a call's output: its text, or the content parts the tool gave
+    /// through [`TurnHandle::answer_with_content`].
+    pub(crate) fn output_item(&self, output: ToolOutput) -> ResponseItem {
+        let content = match self.output_content.lock() {
+            Ok(mut answers) if !output.custom => answers.remove(&output.call_id),
+            _ => None,
+        };
+        match content {
+            Some(content) => ResponseItem::FunctionCallOutput {
+                call_id: output.call_id.into_string(),
+                output: FunctionCallOutputBody::Content(content),
+            },
+            None => output.into_item(),
+        }
     }
 
     /// Sends an event to the server; waits when the client is slow (bounded channel).

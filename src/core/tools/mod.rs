@@ -17,6 +17,8 @@ pub(crate) mod shell;
 pub(crate) mod unified_exec;
 pub(crate) mod update_plan;
 pub(crate) mod write_stdin;
+pub(crate) mod view_image;
+pub(crate) mod web_search;
 
 use std::path::{Path, PathBuf};
 
@@ -67,6 +69,10 @@ pub(crate) enum ToolCall {
         call_id: ItemId,
         call: goal::GoalCall,
     },
+    ViewImage {
+        call_id: ItemId,
+        args: view_image::ViewImageArgs,
+    },
 }
 
 impl ToolCall {
@@ -76,7 +82,8 @@ impl ToolCall {
             | ToolCall::UpdatePlan { call_id, .. }
             | ToolCall::RequestUserInput { call_id, .. }
             | ToolCall::WriteStdin { call_id, .. }
-            | ToolCall::Goal { call_id, .. } => call_id,
+            | ToolCall::Goal { call_id, .. }
+            | ToolCall::ViewImage { call_id, .. } => call_id,
             ToolCall::Client(call) => &call.call_id,
             ToolCall::ApplyPatch { call_id, .. } => call_id,
             ToolCall::Mcp(call) => &call.call_id,
@@ -93,14 +100,14 @@ pub(crate) enum Routed {
     NotATool,
 }
 
-/// The tool definitions offered to the model on every request.
+/// The tool definitions offered to the model on every request: the model's tool set
+/// (`core/tool_set.rs` decides it, by name), then the client's dynamic tools.
 pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
-    let form = settings.model_catalog.apply_patch_form(&settings.model);
-    let mut specs = vec![shell::spec(), write_stdin::spec()];
-    specs.push(update_plan::spec());
-    specs.push(request_user_input::spec());
-    specs.push(apply_patch::tool::spec(form));
-    specs.extend(goal::specs());
+    let names = settings.model_catalog.tool_names(&settings.model);
+    let mut specs: Vec<Value> = names
+        .iter()
+        .filter_map(|name| spec_of(name, settings))
+        .collect();
     for tool in &settings.dynamic_tools {
         specs.push(json!({
             "type": "function",
@@ -111,6 +118,27 @@ pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
         }));
     }
     specs
+}
+
+/// How the tool called `name` is described to the model; `None` for a name no tool here
+/// provides (a set may name tools a later build adds).
+fn spec_of(name: &str, settings: &ThreadSettings) -> Option<Value> {
+    let spec = match name {
+        shell::TOOL_NAME => shell::spec(),
+        update_plan::TOOL_NAME => update_plan::spec(),
+        request_user_input::TOOL_NAME => request_user_input::spec(),
+        apply_patch::tool::TOOL_NAME => {
+            apply_patch::tool::spec(settings.model_catalog.apply_patch_form(&settings.model))
+        }
+        write_stdin::TOOL_NAME => write_stdin::spec(),
+        goal::GET_GOAL | goal::CREATE_GOAL | goal::UPDATE_GOAL => goal::specs()
+            .into_iter()
+            .find(|spec| spec["name"] == name)?,
+        view_image::TOOL_NAME => view_image::spec(),
+        web_search::TOOL_NAME => web_search::spec(settings),
+        _ => return None,
+    };
+    Some(spec)
 }
 
 pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
@@ -163,6 +191,11 @@ fn route_function_call(
             text,
         })
     };
+    // A model may call a tool it was trained on but not offered (answered as usual), but never
+    // one the configuration turned off.
+    if settings.model_catalog.tool_config().switches.get(name) == Some(&false) {
+        return refuse(format!("unsupported call: {name}"));
+    }
     if name == shell::TOOL_NAME {
         return match serde_json::from_str::<shell::ShellArgs>(arguments) {
             // An `apply_patch` heredoc is applied as a patch, never run as a process.
@@ -230,6 +263,15 @@ fn route_function_call(
             Err(error) => refuse(error),
         };
     }
+    if name == view_image::TOOL_NAME {
+        return match serde_json::from_str::<view_image::ViewImageArgs>(arguments) {
+            Ok(args) => Routed::Run(ToolCall::ViewImage {
+                call_id: ItemId::from(call_id),
+                args,
+            }),
+            Err(error) => refuse(format!("failed to parse function arguments: {error}")),
+        };
+    }
     if name == apply_patch::tool::TOOL_NAME {
         return match serde_json::from_str::<apply_patch::tool::FunctionArgs>(arguments) {
             Ok(args) => Routed::Run(ToolCall::ApplyPatch {
@@ -280,6 +322,7 @@ pub(crate) async fn run(turn: TurnHandle, call: ToolCall) -> Option<ToolOutput> 
         ToolCall::Mcp(call) => mcp::run(&turn, call).await,
         ToolCall::WriteStdin { call_id, args } => write_stdin::run(&turn, call_id, args).await,
         ToolCall::Goal { call_id, call } => Some(goal::run(&turn, call_id, call).await),
+        ToolCall::ViewImage { call_id, args } => Some(view_image::run(&turn, call_id, args).await),
     }
 }
 
@@ -336,6 +379,11 @@ mod tests {
             route(&ResponseItem::user_text("x"), &settings),
             Routed::NotATool
         );
+        // A generic model's set (names no tool here provides are skipped), then the client's.
+        let settings = ThreadSettings {
+            model: "local-llm".into(),
+            ..settings
+        };
         let names: Vec<Value> = tool_specs(&settings)
             .iter()
             .map(|spec| spec["name"].clone())
@@ -348,12 +396,39 @@ mod tests {
                 json!("update_plan"),
                 json!("request_user_input"),
                 json!("apply_patch"),
+                json!("view_image"),
                 json!("get_goal"),
                 json!("create_goal"),
                 json!("update_goal"),
                 json!("lookup_ticket")
             ]
         );
+    }
+
+    #[test]
+    fn a_tool_the_configuration_turned_off_is_refused_even_when_called() {
+        use crate::core::models::ModelCatalog;
+        use crate::core::tool_set::ToolConfig;
+        let catalog = ModelCatalog::default().with_tool_config(ToolConfig {
+            switches: std::collections::BTreeMap::from([("view_image".to_string(), false)]),
+            ..ToolConfig::default()
+        });
+        let off = ThreadSettings {
+            model_catalog: std::sync::Arc::new(catalog),
+            ..settings()
+        };
+        let view = call("view_image", r#"{"path":"a.png"}"#);
+        assert!(matches!(
+            route(&view, &settings()),
+            Routed::Run(ToolCall::ViewImage { .. })
+        ));
+        match route(&view, &off) {
+            Routed::Refused(output) => assert_eq!(output.text, "unsupported call: view_image"),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(!tool_specs(&off)
+            .iter()
+            .any(|spec| spec["name"] == "view_image"));
     }
 
     #[test]

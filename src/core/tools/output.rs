@@ -24,7 +24,7 @@ impl ToolOutput {
         } else {
             ResponseItem::FunctionCallOutput {
                 call_id: self.call_id.into_string(),
-                output: self.text,
+                output: self.text.into(),
             }
         }
     }

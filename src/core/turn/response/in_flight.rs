@@ -36,7 +36,7 @@ pub(super) async fn drain(turn: &TurnContext, in_flight: &mut VecDeque<InFlightT
                 }
             },
         };
-        turn.record_history(output.into_item()).await;
+        turn.record_history(turn.handle.output_item(output)).await;
     }
 }
 

@@ -8,7 +8,7 @@
 //! the item's parser and commits the complete item (live history, then rollout) and, for a tool
 //! call, queues its tool in order. Each kind of item has its own file: [`message`] (assistant
 //! text), [`plan`] (plan mode's plan item), [`reasoning`], [`tool_calls`] (and [`in_flight`],
-//! their tools until drained). [`active_item`] is the one-item-at-a-time rule, [`announce`] the
+//! their tools until drained), [`web_search`] (the provider's searches). [`active_item`] is the one-item-at-a-time rule, [`announce`] the
 //! started/completed events all of them send, [`state`] the state they share.
 //!
 //! Invariants (docs/ARCHITECTURE.md §6): at most one active item; `completed` is the only success
@@ -23,6 +23,7 @@ mod plan;
 mod reasoning;
 mod state;
 mod tool_calls;
+mod web_search;
 
 use super::super::ids::ItemId;
 use std::sync::atomic::Ordering;
@@ -126,6 +127,10 @@ async fn on_item_added(turn: &TurnContext, state: &mut ResponseState, item: Resp
             tool_calls::close_input(turn, state, None).await;
             None
         }
+        ResponseItem::WebSearchCall { .. } => {
+            web_search::on_added(turn, &item).await;
+            None
+        }
         _ => streaming_item(&item, id.clone(), provider_id, state.plan_mode),
     };
     let Some(opened) = opened else { return };
@@ -213,6 +218,7 @@ async fn on_item_done(turn: &TurnContext, state: &mut ResponseState, item: Respo
         ResponseItem::FunctionCall { .. } | ResponseItem::CustomToolCall { .. } => {
             tool_calls::commit_tool_call(turn, state, item).await;
         }
+        ResponseItem::WebSearchCall { .. } => web_search::on_done(turn, item).await,
         _ => turn.record_history(item).await,
     }
 }
