@@ -24,6 +24,7 @@ use super::thread::{
     ThreadStartResponse, ThreadUnsubscribeResponse,
 };
 use super::thread_items::{ThreadItemsListParams, ThreadItemsListResponse};
+use super::thread_turns::{ThreadTurnsListParams, ThreadTurnsListResponse};
 use super::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
     TurnSteerResponse,
@@ -94,6 +95,8 @@ macro_rules! client_request_table {
             // Without a thread it starts the configured servers to look at them, which can take
             // each its start-up timeout.
             McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse, Concurrent;
+            ThreadDelete => "thread/delete", ThreadIdParams, EmptyResponse, Ordered;
+            ThreadTurnsList => "thread/turns/list", ThreadTurnsListParams, ThreadTurnsListResponse, Concurrent;
         }
     };
 }

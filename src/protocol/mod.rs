@@ -20,6 +20,7 @@ pub mod permission_profile;
 pub mod skills;
 pub mod thread;
 pub mod thread_items;
+pub mod thread_turns;
 pub mod turn;
 pub mod user_input;
 

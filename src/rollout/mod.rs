@@ -6,6 +6,7 @@
 //! Imports only `wire/` from the crate.
 
 pub mod archive;
+pub mod delete;
 mod error;
 pub mod fork;
 pub mod index;

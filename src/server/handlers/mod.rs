@@ -34,9 +34,11 @@ pub(crate) mod reply;
 mod skills;
 mod thread;
 mod thread_admin;
+mod thread_delete;
 mod thread_items;
 mod thread_object;
 mod thread_read;
+mod thread_turns;
 mod turn;
 
 use std::future::Future;
