@@ -16,6 +16,7 @@ use super::initialize::{InitializeParams, InitializeResponse};
 use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
+use super::rate_limits::{GetAccountRateLimitsParams, GetAccountRateLimitsResponse};
 use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
 use super::thread::{
     ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
@@ -97,6 +98,7 @@ macro_rules! client_request_table {
             McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse, Concurrent;
             ThreadDelete => "thread/delete", ThreadIdParams, EmptyResponse, Ordered;
             ThreadTurnsList => "thread/turns/list", ThreadTurnsListParams, ThreadTurnsListResponse, Concurrent;
+            AccountRateLimitsRead => "account/rateLimits/read", GetAccountRateLimitsParams, GetAccountRateLimitsResponse, Ordered;
         }
     };
 }

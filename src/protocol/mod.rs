@@ -17,6 +17,7 @@ pub mod methods;
 pub mod model;
 pub mod notification;
 pub mod permission_profile;
+pub mod rate_limits;
 pub mod skills;
 pub mod thread;
 pub mod thread_items;

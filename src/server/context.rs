@@ -7,6 +7,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::Config;
 use crate::core::{ThreadId, ThreadManager};
+use crate::protocol::notification::RateLimitSnapshot;
 use crate::protocol::thread::ThreadStatus;
 
 use super::outgoing::OutgoingSender;
@@ -41,6 +42,9 @@ pub(crate) struct ServerContext {
     pub(crate) outgoing: OutgoingSender,
     pub(crate) connection: Mutex<ConnectionState>,
     pub(crate) loaded: Mutex<LoadedThreads>,
+    /// The last rate-limit snapshot a provider reported on this connection's threads, for
+    /// `account/rateLimits/read` (`None` until one arrives).
+    pub(crate) last_rate_limits: Mutex<Option<RateLimitSnapshot>>,
     /// The connection's tasks and the tokens that stop them, in shutdown order.
     pub(crate) lifecycle: super::shutdown::Lifecycle,
 }
@@ -57,6 +61,23 @@ impl ServerContext {
         match self.loaded.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Remembers the provider's latest rate-limit snapshot.
+    pub(crate) fn record_rate_limits(&self, snapshot: &RateLimitSnapshot) {
+        let mut last = match self.last_rate_limits.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *last = Some(snapshot.clone());
+    }
+
+    /// The provider's latest rate-limit snapshot, if any arrived.
+    pub(crate) fn last_rate_limits(&self) -> Option<RateLimitSnapshot> {
+        match self.last_rate_limits.lock() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
 

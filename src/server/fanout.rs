@@ -130,6 +130,14 @@ impl ProjectionTask {
             }
         } else {
             for notification in self.projection.project(event) {
+                // A response that reported no limits is projected as an empty snapshot; the
+                // last real one stays what `account/rateLimits/read` answers.
+                if let ServerNotification::RateLimitsUpdated(update) = &notification {
+                    let limits = &update.rate_limits;
+                    if limits.primary.is_some() || limits.secondary.is_some() {
+                        self.context.record_rate_limits(limits);
+                    }
+                }
                 let admitted = match &notification {
                     ServerNotification::ThreadStatusChanged(_) => {
                         admit_thread_notification(&self.context, &self.thread_id, &notification)

@@ -101,6 +101,7 @@ where
         outgoing,
         connection: Mutex::new(ConnectionState::default()),
         loaded: Mutex::new(LoadedThreads::default()),
+        last_rate_limits: Mutex::new(None),
         lifecycle,
     });
     let (ingress_tx, ingress_rx) = mpsc::channel(context.config.ingress_queue_capacity);

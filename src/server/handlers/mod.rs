@@ -30,6 +30,7 @@ mod mcp;
 mod model;
 mod params;
 mod permission_profile;
+mod rate_limits;
 pub(crate) mod reply;
 mod skills;
 mod thread;
