@@ -70,3 +70,44 @@ async fn rate_limits_read_gives_the_latest_reported_snapshot() {
         .await;
     assert_eq!(bad["code"], -32602);
 }
+
+#[tokio::test]
+async fn providers_are_listed_without_their_secrets() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[model_providers.keyed]\nname = \"Keyed\"\nbase_url = \"https://example.com/v1\"\nenv_key = \"KEYED_API_KEY\"\n\n[model_providers.secretive]\nname = \"Secretive\"\nbase_url = \"https://user:hunter2@example.com/v1\"\n",
+    )
+    .unwrap();
+    let provider = provider(Vec::new()).await;
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    daemon.initialize().await;
+    let listed = daemon.ok("modelProvider/list", json!({})).await;
+    assert_eq!(
+        listed,
+        json!({
+            "data": [
+                {"id": "keyed", "name": "Keyed", "canEdit": true, "baseUrl": "https://example.com/v1",
+                 "settings": {"type": "customGateway",
+                              "auth": {"mode": "environmentVariable", "envKey": "KEYED_API_KEY"}}},
+                {"id": "mock", "name": "mock", "canEdit": true, "baseUrl": provider.base_url(),
+                 "settings": {"type": "customGateway",
+                              "auth": {"mode": "environmentVariable", "envKey": "OPENTURN_TEST_KEY"}}},
+                {"id": "openai", "name": "OpenAI", "canEdit": false, "baseUrl": null,
+                 "settings": {"type": "openai"}},
+                {"id": "secretive", "name": "Secretive", "canEdit": true, "baseUrl": null,
+                 "settings": {"type": "customGateway", "auth": {"mode": "none"}}},
+            ],
+            "defaultProviderId": "mock",
+            "canChangeDefault": true,
+        })
+    );
+    assert!(!listed.to_string().contains("hunter2"));
+    let capabilities = daemon
+        .ok("modelProvider/capabilities/read", Value::Null)
+        .await;
+    assert_eq!(
+        capabilities,
+        json!({"imageGeneration": false, "webSearch": false})
+    );
+}

@@ -15,6 +15,9 @@ use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
 use super::initialize::{InitializeParams, InitializeResponse};
 use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
+use super::model_provider::{
+    ModelProviderCapabilitiesReadResponse, ModelProviderListResponse, ModelProviderNoParams,
+};
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
 use super::rate_limits::{GetAccountRateLimitsParams, GetAccountRateLimitsResponse};
 use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
@@ -99,6 +102,8 @@ macro_rules! client_request_table {
             ThreadDelete => "thread/delete", ThreadIdParams, EmptyResponse, Ordered;
             ThreadTurnsList => "thread/turns/list", ThreadTurnsListParams, ThreadTurnsListResponse, Concurrent;
             AccountRateLimitsRead => "account/rateLimits/read", GetAccountRateLimitsParams, GetAccountRateLimitsResponse, Ordered;
+            ModelProviderList => "modelProvider/list", ModelProviderNoParams, ModelProviderListResponse, Concurrent;
+            ModelProviderCapabilitiesRead => "modelProvider/capabilities/read", ModelProviderNoParams, ModelProviderCapabilitiesReadResponse, Concurrent;
         }
     };
 }

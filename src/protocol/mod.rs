@@ -15,6 +15,7 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod methods;
 pub mod model;
+pub mod model_provider;
 pub mod notification;
 pub mod permission_profile;
 pub mod rate_limits;

@@ -28,6 +28,7 @@ mod config;
 mod initialize;
 mod mcp;
 mod model;
+mod model_provider;
 mod params;
 mod permission_profile;
 mod rate_limits;
