@@ -283,3 +283,81 @@ async fn list_keeps_only_included_threads_and_bounds_how_many() {
         "includedThreadIds accepts at most 100 entries"
     );
 }
+
+#[tokio::test]
+async fn search_finds_threads_by_name_message_or_answer_in_pages() {
+    let provider = provider(vec![
+        text_reply(0, "Use a Zebra crossing there."),
+        text_reply(1, "nothing to see"),
+        text_reply(2, "also nothing"),
+        text_reply(3, "still nothing"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    daemon.initialize().await;
+    let mut ids = Vec::new();
+    for question in ["how to cross?", "talk about zebras", "unrelated", "other"] {
+        let id = daemon.start_thread(json!({})).await;
+        text_turn(&mut daemon, &id, question).await;
+        ids.push(id);
+    }
+    daemon
+        .ok(
+            "thread/name/set",
+            json!({"threadId": ids[2], "name": "ZEBRA notes"}),
+        )
+        .await;
+
+    // Newest first: the name, the first message, then the agent's answer deep in a rollout.
+    let all = daemon
+        .ok("thread/search", json!({"searchTerm": "  zebra "}))
+        .await;
+    assert_eq!(
+        ids_of(
+            &json!({"data": all["data"].as_array().unwrap().iter().map(|r| r["thread"].clone()).collect::<Vec<_>>()})
+        ),
+        [ids[2].clone(), ids[1].clone(), ids[0].clone()]
+    );
+    assert_eq!(all["data"][0]["snippet"], "ZEBRA notes");
+    assert_eq!(all["data"][1]["snippet"], "talk about zebras");
+    assert_eq!(all["data"][2]["snippet"], "Use a Zebra crossing there.");
+    assert_eq!(all["nextCursor"], Value::Null);
+
+    let first = daemon
+        .ok("thread/search", json!({"searchTerm": "zebra", "limit": 2}))
+        .await;
+    assert_eq!(first["data"].as_array().map(Vec::len), Some(2));
+    let rest = daemon
+        .ok(
+            "thread/search",
+            json!({"searchTerm": "zebra", "limit": 2, "cursor": first["nextCursor"]}),
+        )
+        .await;
+    assert_eq!(rest["data"][0]["thread"]["id"], ids[0].as_str());
+    let none = daemon
+        .ok("thread/search", json!({"searchTerm": "giraffe"}))
+        .await;
+    assert_eq!(none["data"], json!([]));
+    let archived_only = daemon
+        .ok(
+            "thread/search",
+            json!({"searchTerm": "zebra", "archived": true}),
+        )
+        .await;
+    assert_eq!(archived_only["data"], json!([]));
+
+    let empty = daemon
+        .err("thread/search", json!({"searchTerm": "  "}))
+        .await;
+    assert_eq!(empty["code"], -32602);
+    let missing = daemon.err("thread/search", json!({})).await;
+    assert_eq!(missing["code"], -32602);
+    let bad_cursor = daemon
+        .err(
+            "thread/search",
+            json!({"searchTerm": "x", "cursor": "junk"}),
+        )
+        .await;
+    assert_eq!(bad_cursor["message"], "invalid cursor: junk");
+}

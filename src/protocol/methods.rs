@@ -28,6 +28,7 @@ use super::thread::{
     ThreadStartResponse, ThreadUnsubscribeResponse,
 };
 use super::thread_items::{ThreadItemsListParams, ThreadItemsListResponse};
+use super::thread_search::{ThreadSearchParams, ThreadSearchResponse};
 use super::thread_turns::{ThreadTurnsListParams, ThreadTurnsListResponse};
 use super::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
@@ -104,6 +105,8 @@ macro_rules! client_request_table {
             AccountRateLimitsRead => "account/rateLimits/read", GetAccountRateLimitsParams, GetAccountRateLimitsResponse, Ordered;
             ModelProviderList => "modelProvider/list", ModelProviderNoParams, ModelProviderListResponse, Concurrent;
             ModelProviderCapabilitiesRead => "modelProvider/capabilities/read", ModelProviderNoParams, ModelProviderCapabilitiesReadResponse, Concurrent;
+            // Bounded in bytes, threads and time per request (see its handler).
+            ThreadSearch => "thread/search", ThreadSearchParams, ThreadSearchResponse, Concurrent;
         }
     };
 }

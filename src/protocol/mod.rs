@@ -22,6 +22,7 @@ pub mod rate_limits;
 pub mod skills;
 pub mod thread;
 pub mod thread_items;
+pub mod thread_search;
 pub mod thread_turns;
 pub mod turn;
 pub mod user_input;

@@ -16,6 +16,7 @@ pub mod lock;
 pub mod paths;
 pub mod reader;
 mod repair_state;
+pub mod search;
 pub mod writer;
 
 pub use error::RolloutError;

@@ -40,6 +40,7 @@ mod thread_delete;
 mod thread_items;
 mod thread_object;
 mod thread_read;
+mod thread_search;
 mod thread_turns;
 mod turn;
 

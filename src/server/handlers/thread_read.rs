@@ -249,7 +249,7 @@ fn select_page(
     }
 }
 
-fn matches_filters(entry: &IndexEntry, params: &ThreadListParams) -> bool {
+pub(super) fn matches_filters(entry: &IndexEntry, params: &ThreadListParams) -> bool {
     if entry.archived != params.archived.unwrap_or(false) {
         return false;
     }
@@ -295,7 +295,7 @@ fn matches_filters(entry: &IndexEntry, params: &ThreadListParams) -> bool {
 }
 
 /// Cursors are `<sort value>|<thread id>`; anything else is refused with the reference's text.
-fn parse_cursor(cursor: &str) -> Result<(i64, String), HandlerError> {
+pub(super) fn parse_cursor(cursor: &str) -> Result<(i64, String), HandlerError> {
     let invalid = || HandlerError::InvalidRequest(format!("invalid cursor: {cursor}"));
     let (value, id) = cursor.split_once('|').ok_or_else(invalid)?;
     let value = value.parse::<i64>().map_err(|_| invalid())?;
