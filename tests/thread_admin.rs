@@ -15,9 +15,9 @@ use support::*;
 fn index_line(home: &Path, thread_id: &str) -> Option<Value> {
     let text = std::fs::read_to_string(home.join("thread_index.jsonl")).unwrap_or_default();
     text.lines()
+        .rev()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|line| line["id"] == thread_id)
-        .last()
+        .find(|line| line["id"] == thread_id)
 }
 
 fn ids_of(page: &Value) -> Vec<String> {
@@ -93,7 +93,7 @@ async fn delete_removes_only_the_named_thread_and_waits_for_its_turn_to_end() {
     assert_eq!(index_line(home.path(), &kept), Some(kept_index));
     assert_eq!(
         ids_of(&daemon.ok("thread/list", json!({})).await),
-        [kept.clone()]
+        std::slice::from_ref(&kept)
     );
     let read = daemon.err("thread/read", json!({"threadId": doomed})).await;
     assert_eq!(read["message"], format!("thread not loaded: {doomed}"));
