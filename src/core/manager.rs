@@ -8,9 +8,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ModelClient, ProviderInfo};
-use crate::rollout::archive;
 use crate::rollout::fork::fork_items;
 use crate::rollout::paths::rollout_path;
+use crate::rollout::{archive, delete};
 use crate::rollout::{
     read_rollout, IndexEntry, RolloutContents, RolloutError, RolloutItem, RolloutWriter,
     SessionMeta, ThreadIndex,
@@ -252,6 +252,15 @@ impl ThreadManager {
         let (home, index, id) = (self.home.clone(), self.index.clone(), thread_id.to_string());
         run_blocking(thread_id, move || {
             archive::unarchive_thread(&home, &index, &id)
+        })
+        .await
+    }
+
+    /// Deletes a (not loaded) thread's rollout, live or archived, and its index entry.
+    pub async fn delete_thread(&self, thread_id: &ThreadId) -> Result<(), CoreError> {
+        let (home, index, id) = (self.home.clone(), self.index.clone(), thread_id.to_string());
+        run_blocking(thread_id, move || {
+            delete::delete_thread(&home, &index, &id).map(|_| ())
         })
         .await
     }

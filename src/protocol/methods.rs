@@ -35,8 +35,12 @@ use super::fs::{
 use super::initialize::{InitializeParams, InitializeResponse};
 use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
+use super::model_provider::{
+    ModelProviderCapabilitiesReadResponse, ModelProviderListResponse, ModelProviderNoParams,
+};
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
 use super::review::{ReviewStartParams, ReviewStartResponse};
+use super::rate_limits::{GetAccountRateLimitsParams, GetAccountRateLimitsResponse};
 use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
 use super::thread::{
     ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
@@ -48,6 +52,8 @@ use super::thread_items::{ThreadItemsListParams, ThreadItemsListResponse};
 use super::thread_settings::{
     ThreadSettingsUpdateParams, TurnSettingsUpdateParams, TurnSettingsUpdateResponse,
 };
+use super::thread_search::{ThreadSearchParams, ThreadSearchResponse};
+use super::thread_turns::{ThreadTurnsListParams, ThreadTurnsListResponse};
 use super::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
     TurnSteerResponse,
@@ -144,6 +150,13 @@ macro_rules! client_request_table {
             CommandExecWrite => "command/exec/write", CommandExecWriteParams, EmptyResponse, Ordered;
             CommandExecResize => "command/exec/resize", CommandExecResizeParams, EmptyResponse, Ordered;
             CommandExecTerminate => "command/exec/terminate", CommandExecTerminateParams, EmptyResponse, Ordered;
+            ThreadDelete => "thread/delete", ThreadIdParams, EmptyResponse, Ordered;
+            ThreadTurnsList => "thread/turns/list", ThreadTurnsListParams, ThreadTurnsListResponse, Concurrent;
+            AccountRateLimitsRead => "account/rateLimits/read", GetAccountRateLimitsParams, GetAccountRateLimitsResponse, Ordered;
+            ModelProviderList => "modelProvider/list", ModelProviderNoParams, ModelProviderListResponse, Concurrent;
+            ModelProviderCapabilitiesRead => "modelProvider/capabilities/read", ModelProviderNoParams, ModelProviderCapabilitiesReadResponse, Concurrent;
+            // Bounded in bytes, threads and time per request (see its handler).
+            ThreadSearch => "thread/search", ThreadSearchParams, ThreadSearchResponse, Concurrent;
         }
     };
 }

@@ -18,13 +18,17 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod methods;
 pub mod model;
+pub mod model_provider;
 pub mod notification;
 pub mod permission_profile;
+pub mod rate_limits;
 pub mod review;
 pub mod skills;
 pub mod thread;
 pub mod thread_items;
+pub mod thread_search;
 pub mod thread_settings;
+pub mod thread_turns;
 pub mod turn;
 pub mod user_input;
 

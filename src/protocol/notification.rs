@@ -63,6 +63,8 @@ pub enum ServerNotification {
     ThreadUnarchived(ThreadIdNotification),
     #[serde(rename = "thread/closed")]
     ThreadClosed(ThreadIdNotification),
+    #[serde(rename = "thread/deleted")]
+    ThreadDeleted(ThreadIdNotification),
     #[serde(rename = "thread/name/updated")]
     ThreadNameUpdated(ThreadNameUpdatedNotification),
     #[serde(rename = "thread/settings/updated")]
@@ -126,6 +128,7 @@ impl ServerNotification {
             ServerNotification::ThreadArchived(_) => "thread/archived",
             ServerNotification::ThreadUnarchived(_) => "thread/unarchived",
             ServerNotification::ThreadClosed(_) => "thread/closed",
+            ServerNotification::ThreadDeleted(_) => "thread/deleted",
             ServerNotification::ThreadNameUpdated(_) => "thread/name/updated",
             ServerNotification::ThreadSettingsUpdated(_) => "thread/settings/updated",
             ServerNotification::CommandExecOutputDelta(_) => "command/exec/outputDelta",
@@ -174,7 +177,8 @@ impl ServerNotification {
             ServerNotification::Warning(n) => n.thread_id.as_deref(),
             ServerNotification::ThreadArchived(n)
             | ServerNotification::ThreadUnarchived(n)
-            | ServerNotification::ThreadClosed(n) => Some(&n.thread_id),
+            | ServerNotification::ThreadClosed(n)
+            | ServerNotification::ThreadDeleted(n) => Some(&n.thread_id),
             ServerNotification::ThreadNameUpdated(n) => Some(&n.thread_id),
             ServerNotification::ThreadSettingsUpdated(n) => Some(&n.thread_id),
             ServerNotification::ServerRequestResolved(n) => Some(&n.thread_id),
@@ -203,6 +207,7 @@ impl ServerNotification {
                 | ServerNotification::ThreadNameUpdated(_)
                 | ServerNotification::ThreadUnarchived(_)
                 | ServerNotification::ThreadArchived(_)
+                | ServerNotification::ThreadDeleted(_)
         )
     }
 }

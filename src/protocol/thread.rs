@@ -208,6 +208,9 @@ pub struct ThreadForkParams {
     pub last_turn_id: Option<String>,
 }
 
+/// The most ids `thread/list`'s `includedThreadIds` may name.
+pub const MAX_INCLUDED_THREAD_IDS: usize = 100;
+
 /// `thread/list`: filters and paging; every field optional.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -237,6 +240,10 @@ pub struct ThreadListParams {
     pub search_term: Option<String>,
     #[serde(default)]
     pub excluded_thread_ids: Option<Vec<String>>,
+    /// Only these threads (at most [`MAX_INCLUDED_THREAD_IDS`]); an empty list matches nothing.
+    /// Exclusions still apply.
+    #[serde(default)]
+    pub included_thread_ids: Option<Vec<String>>,
     #[serde(default)]
     pub originators: Option<Vec<String>>,
     #[serde(default)]

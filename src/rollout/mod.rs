@@ -6,6 +6,7 @@
 //! Imports only `wire/` from the crate.
 
 pub mod archive;
+pub mod delete;
 mod error;
 pub mod fork;
 pub mod index;
@@ -15,6 +16,7 @@ pub mod lock;
 pub mod paths;
 pub mod reader;
 mod repair_state;
+pub mod search;
 pub mod writer;
 
 pub use error::RolloutError;

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::config::Config;
 use crate::core::{ThreadId, ThreadManager};
+use crate::protocol::notification::RateLimitSnapshot;
 use crate::protocol::thread::ThreadStatus;
 
 use super::hub::{ConnectionId, Hub};
@@ -87,6 +88,11 @@ impl ServerContext {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         }
+    }
+
+    /// The provider's latest rate-limit snapshot, if any arrived.
+    pub(crate) fn last_rate_limits(&self) -> Option<RateLimitSnapshot> {
+        self.hub.last_rate_limits()
     }
 
     pub(crate) fn is_subscribed(&self, thread_id: &ThreadId) -> bool {

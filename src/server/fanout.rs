@@ -149,6 +149,14 @@ impl ProjectionTask {
             }
         } else {
             for notification in self.projection.project(event) {
+                // A response that reported no limits is projected as an empty snapshot; the
+                // last real one stays what `account/rateLimits/read` answers.
+                if let ServerNotification::RateLimitsUpdated(update) = &notification {
+                    let limits = &update.rate_limits;
+                    if limits.primary.is_some() || limits.secondary.is_some() {
+                        self.hub.record_rate_limits(limits);
+                    }
+                }
                 if let ServerNotification::ThreadStatusChanged(changed) = &notification {
                     self.hub
                         .loaded()

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use crate::core::record::{ItemTimes, StoredTurnItem, TurnRecord};
+use crate::protocol::item::ThreadItemDetails;
 use crate::protocol::notification::{ThreadTokenUsage, TokenUsageUpdatedNotification};
 use crate::protocol::turn::Turn;
 use crate::rollout::RolloutItem;
@@ -142,6 +143,43 @@ pub(crate) fn turns_page(
         turns: page,
         backwards_cursor,
     })
+}
+
+/// Rebuilds the turns `select` picks: it sees every turn's id in order and gives the positions
+/// to convert, in the order they are returned. Only those turns' items are converted, and only
+/// as far as `view` asks (a summary keeps the user's and the agent's messages).
+pub(crate) fn selected_turns<E>(
+    items: &[RolloutItem],
+    item_times_ms: &[Option<i64>],
+    active_turn_id: Option<&str>,
+    view: ItemsView,
+    select: impl FnOnce(&[&str]) -> Result<Vec<usize>, E>,
+) -> Result<Vec<Turn>, E> {
+    let skeletons = skeletons(items, item_times_ms, active_turn_id);
+    let ids: Vec<&str> = skeletons.iter().map(|s| s.turn.id()).collect();
+    let positions = select(&ids)?;
+    drop(ids);
+    let mut slots: Vec<Option<TurnSkeleton<'_>>> = skeletons.into_iter().map(Some).collect();
+    Ok(positions
+        .into_iter()
+        .filter_map(|at| slots.get_mut(at).and_then(Option::take))
+        .map(|skeleton| match view {
+            ItemsView::Full => finish(skeleton),
+            ItemsView::NotLoaded => skeleton.turn.build(ItemsView::NotLoaded, Vec::new()),
+            ItemsView::Summary => {
+                let mut turn = finish(skeleton);
+                turn.items.retain(|item| {
+                    matches!(
+                        item.details,
+                        ThreadItemDetails::UserMessage { .. }
+                            | ThreadItemDetails::AgentMessage { .. }
+                    )
+                });
+                turn.items_view = ItemsView::Summary.as_str().to_string();
+                turn
+            }
+        })
+        .collect())
 }
 
 /// The thread's last persisted token usage, as the notification a resume sends after its

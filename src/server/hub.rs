@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 
 use crate::core::{ThreadId, ThreadManager};
 use crate::protocol::jsonrpc::{NotificationEnvelope, JSONRPC_VERSION};
-use crate::protocol::notification::ServerNotification;
+use crate::protocol::notification::{RateLimitSnapshot, ServerNotification};
 use crate::protocol::thread::ThreadStatus;
 
 use super::context::ServerContext;
@@ -40,6 +40,9 @@ pub(crate) struct Hub {
     connections: Mutex<HashMap<ConnectionId, Weak<ServerContext>>>,
     loaded: Mutex<SharedThreads>,
     next_connection: AtomicU64,
+    /// The last rate-limit snapshot a provider reported on any thread, for
+    /// `account/rateLimits/read` (`None` until one arrives): the account's, so daemon-wide.
+    last_rate_limits: Mutex<Option<RateLimitSnapshot>>,
 }
 
 /// The connections one round of a thread's notifications goes to.
@@ -51,6 +54,23 @@ pub(crate) struct Audience {
 }
 
 impl Hub {
+    /// Remembers the provider's latest rate-limit snapshot.
+    pub(crate) fn record_rate_limits(&self, snapshot: &RateLimitSnapshot) {
+        let mut last = self
+            .last_rate_limits
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *last = Some(snapshot.clone());
+    }
+
+    /// The provider's latest rate-limit snapshot, if any arrived.
+    pub(crate) fn last_rate_limits(&self) -> Option<RateLimitSnapshot> {
+        self.last_rate_limits
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
     pub(crate) fn new(
         threads: ThreadManager,
         server_requests: Arc<ServerRequests>,
@@ -63,6 +83,7 @@ impl Hub {
             connections: Mutex::new(HashMap::new()),
             loaded: Mutex::new(SharedThreads::default()),
             next_connection: AtomicU64::new(0),
+            last_rate_limits: Mutex::new(None),
         })
     }
 

@@ -24,7 +24,7 @@ pub(crate) enum ItemsView {
 }
 
 impl ItemsView {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ItemsView::NotLoaded => "notLoaded",
             ItemsView::Summary => "summary",

@@ -9,6 +9,7 @@ use crate::core::{ThreadId, TurnId};
 use crate::protocol::thread::{
     CwdFilter, SortDirection, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
     ThreadLoadedListResponse, ThreadReadParams, ThreadReadResponse, ThreadSortKey,
+    MAX_INCLUDED_THREAD_IDS,
 };
 use crate::rollout::paths::{archived_dir, find_rollout, sessions_dir};
 use crate::rollout::{read_rollout, IndexEntry, RolloutContents};
@@ -123,6 +124,17 @@ pub(crate) async fn thread_list(
     params: ThreadListParams,
 ) -> Result<ThreadListResponse, HandlerError> {
     let cursor = params.cursor.as_deref().map(parse_cursor).transpose()?;
+    if let Some(ids) = params
+        .included_thread_ids
+        .as_ref()
+        .filter(|ids| ids.len() > MAX_INCLUDED_THREAD_IDS)
+    {
+        // The reference's words, exactly: clients match error texts.
+        tracing::debug!(count = ids.len(), "includedThreadIds over the limit");
+        return Err(HandlerError::InvalidParams(format!(
+            "includedThreadIds accepts at most {MAX_INCLUDED_THREAD_IDS} entries"
+        )));
+    }
     let key = params.sort_key.unwrap_or(ThreadSortKey::CreatedAt);
     let ascending = params.sort_direction == Some(SortDirection::Asc);
     let limit = params
@@ -237,7 +249,7 @@ fn select_page(
     }
 }
 
-fn matches_filters(entry: &IndexEntry, params: &ThreadListParams) -> bool {
+pub(super) fn matches_filters(entry: &IndexEntry, params: &ThreadListParams) -> bool {
     if entry.archived != params.archived.unwrap_or(false) {
         return false;
     }
@@ -265,6 +277,10 @@ fn matches_filters(entry: &IndexEntry, params: &ThreadListParams) -> bool {
             .contains(term.as_str()),
         _ => true,
     };
+    let included = params
+        .included_thread_ids
+        .as_ref()
+        .is_none_or(|ids| ids.contains(&entry.id));
     let excluded = params
         .excluded_thread_ids
         .as_ref()
@@ -275,11 +291,11 @@ fn matches_filters(entry: &IndexEntry, params: &ThreadListParams) -> bool {
         }
         _ => true,
     };
-    cwd_ok && provider_ok && source_ok && search_ok && !excluded && originator_ok
+    cwd_ok && provider_ok && source_ok && search_ok && included && !excluded && originator_ok
 }
 
 /// Cursors are `<sort value>|<thread id>`; anything else is refused with the reference's text.
-fn parse_cursor(cursor: &str) -> Result<(i64, String), HandlerError> {
+pub(super) fn parse_cursor(cursor: &str) -> Result<(i64, String), HandlerError> {
     let invalid = || HandlerError::InvalidRequest(format!("invalid cursor: {cursor}"));
     let (value, id) = cursor.split_once('|').ok_or_else(invalid)?;
     let value = value.parse::<i64>().map_err(|_| invalid())?;
