@@ -11,12 +11,19 @@ use super::account::{
 use super::command::{CommandExecParams, CommandExecResponse};
 use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
+use super::config_write::{
+    ConfigBatchWriteParams, ConfigRequirementsReadResponse, ConfigValueWriteParams,
+    ConfigWriteResponse, HooksListParams, HooksListResponse,
+};
 use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
 use super::initialize::{InitializeParams, InitializeResponse};
 use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
 use super::model::{ModelListParams, ModelListResponse};
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
-use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
+use super::skills::{
+    SkillsConfigWriteParams, SkillsConfigWriteResponse, SkillsExtraRootsSetParams,
+    SkillsListParams, SkillsListResponse,
+};
 use super::thread::{
     ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
     ThreadLoadedListResponse, ThreadReadParams, ThreadReadResponse, ThreadResponse,
@@ -94,6 +101,12 @@ macro_rules! client_request_table {
             // Without a thread it starts the configured servers to look at them, which can take
             // each its start-up timeout.
             McpServerStatusList => "mcpServerStatus/list", ListMcpServerStatusParams, ListMcpServerStatusResponse, Concurrent;
+            // Writes edit one file: one at a time, in arrival order.
+            ConfigValueWrite => "config/value/write", ConfigValueWriteParams, ConfigWriteResponse, Ordered;
+            ConfigBatchWrite => "config/batchWrite", ConfigBatchWriteParams, ConfigWriteResponse, Ordered;
+            ConfigRequirementsRead => "configRequirements/read", EmptyParams, ConfigRequirementsReadResponse, Concurrent;
+            SkillsConfigWrite => "skills/config/write", SkillsConfigWriteParams, SkillsConfigWriteResponse, Ordered;
+            HooksList => "hooks/list", HooksListParams, HooksListResponse, Concurrent;
         }
     };
 }

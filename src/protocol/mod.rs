@@ -8,6 +8,7 @@ pub mod command;
 pub mod common;
 pub mod compact;
 pub mod config;
+pub mod config_write;
 pub mod goal;
 pub mod initialize;
 pub mod item;

@@ -25,6 +25,7 @@ mod account;
 mod command_exec;
 mod compact;
 mod config;
+mod config_write;
 mod initialize;
 mod mcp;
 mod model;
