@@ -17,7 +17,10 @@ use super::config_write::{
 };
 use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
 use super::initialize::{InitializeParams, InitializeResponse};
-use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
+use super::mcp::{
+    ListMcpServerStatusParams, ListMcpServerStatusResponse, McpResourceReadParams,
+    McpResourceReadResponse, McpServerToolCallParams, McpServerToolCallResponse,
+};
 use super::model::{ModelListParams, ModelListResponse};
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
 use super::skills::{
@@ -107,6 +110,10 @@ macro_rules! client_request_table {
             ConfigRequirementsRead => "configRequirements/read", EmptyParams, ConfigRequirementsReadResponse, Concurrent;
             SkillsConfigWrite => "skills/config/write", SkillsConfigWriteParams, SkillsConfigWriteResponse, Ordered;
             HooksList => "hooks/list", HooksListParams, HooksListResponse, Concurrent;
+            McpServerReload => "config/mcpServer/reload", EmptyParams, EmptyResponse, Ordered;
+            // A server's tool may run for its whole tool timeout.
+            McpServerToolCall => "mcpServer/tool/call", McpServerToolCallParams, McpServerToolCallResponse, Background;
+            McpResourceRead => "mcpServer/resource/read", McpResourceReadParams, McpResourceReadResponse, Background;
         }
     };
 }

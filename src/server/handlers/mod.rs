@@ -28,6 +28,7 @@ mod config;
 mod config_write;
 mod initialize;
 mod mcp;
+mod mcp_calls;
 mod model;
 mod params;
 mod permission_profile;
