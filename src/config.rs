@@ -5,6 +5,7 @@
 
 mod check;
 mod error;
+pub mod features;
 mod keys;
 mod providers;
 pub mod write;
@@ -239,6 +240,12 @@ impl Config {
         config.demo_base_url = self.demo_base_url.clone();
         config.insert_demo_provider();
         Ok(config)
+    }
+
+    /// Whether feature flag `name` is on: set at runtime, else `features.NAME`, else its
+    /// default ([`features`]).
+    pub fn feature_enabled(&self, name: &str) -> bool {
+        features::enabled_in(&self.table, name)
     }
 
     /// Whether `text`, as the user's config.toml under this daemon's `-c` flags, would load:

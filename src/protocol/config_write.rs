@@ -128,3 +128,47 @@ pub struct HooksListEntry {
     pub warnings: Vec<String>,
     pub errors: Vec<Value>,
 }
+
+/// `experimentalFeature/list` params.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExperimentalFeatureListParams {
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Accepted for compatibility: flags are the daemon's, not a thread's.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+}
+
+/// One feature flag openturn acts on.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExperimentalFeature {
+    /// The key in config.toml's `[features]` and of `--enable`/`--disable`.
+    pub name: String,
+    /// `beta`, `underDevelopment` or `stable`.
+    pub stage: String,
+    /// Shown for beta flags only, as the reference does; `null` otherwise.
+    pub display_name: Option<String>,
+    pub description: Option<String>,
+    pub announcement: Option<String>,
+    pub enabled: bool,
+    pub default_enabled: bool,
+}
+
+/// `experimentalFeature/list` result: one page.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExperimentalFeatureListResponse {
+    pub data: Vec<ExperimentalFeature>,
+    pub next_cursor: Option<String>,
+}
+
+/// `experimentalFeature/enablement/set` params and result: flags by name, on or off. The
+/// result holds the ones that were set.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ExperimentalFeatureEnablement {
+    pub enablement: std::collections::BTreeMap<String, bool>,
+}

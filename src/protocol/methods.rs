@@ -13,7 +13,8 @@ use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
 use super::config_write::{
     ConfigBatchWriteParams, ConfigRequirementsReadResponse, ConfigValueWriteParams,
-    ConfigWriteResponse, HooksListParams, HooksListResponse,
+    ConfigWriteResponse, ExperimentalFeatureEnablement, ExperimentalFeatureListParams,
+    ExperimentalFeatureListResponse, HooksListParams, HooksListResponse,
 };
 use super::goal::{ThreadGoalGetParams, ThreadGoalGetResponse};
 use super::initialize::{InitializeParams, InitializeResponse};
@@ -114,6 +115,8 @@ macro_rules! client_request_table {
             // A server's tool may run for its whole tool timeout.
             McpServerToolCall => "mcpServer/tool/call", McpServerToolCallParams, McpServerToolCallResponse, Background;
             McpResourceRead => "mcpServer/resource/read", McpResourceReadParams, McpResourceReadResponse, Background;
+            ExperimentalFeatureList => "experimentalFeature/list", ExperimentalFeatureListParams, ExperimentalFeatureListResponse, Concurrent;
+            ExperimentalFeatureEnablementSet => "experimentalFeature/enablement/set", ExperimentalFeatureEnablement, ExperimentalFeatureEnablement, Ordered;
         }
     };
 }

@@ -26,6 +26,7 @@ mod command_exec;
 mod compact;
 mod config;
 mod config_write;
+mod features;
 mod initialize;
 mod mcp;
 mod mcp_calls;
