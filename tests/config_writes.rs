@@ -274,10 +274,28 @@ url = \"http://127.0.0.1:9/mcp\"\n"
         .await;
     assert_eq!(header["status"], "okOverridden");
     assert_eq!(header["overriddenMetadata"]["effectiveValue"], "<redacted>");
+    // A secret of the wrong kind is refused by key, its value never quoted.
+    let wrong_secret = "sk-wrong-kind-secret-9090";
+    let refused = daemon
+        .err(
+            "config/value/write",
+            json!({"keyPath": "model_providers.mock.http_headers", "value": wrong_secret,
+                   "mergeStrategy": "replace"}),
+        )
+        .await;
+    assert_eq!(
+        refused["data"]["config_write_error_code"],
+        "configValidationError"
+    );
     let transcript = serde_json::to_string(&daemon.transcript).unwrap();
     assert!(!transcript.contains(secret), "secret in output");
+    assert!(!transcript.contains(wrong_secret), "secret in output");
+    assert!(!read(home.path()).contains(wrong_secret));
     assert!(
-        !daemon.stderr().iter().any(|line| line.contains(secret)),
+        !daemon
+            .stderr()
+            .iter()
+            .any(|line| line.contains(secret) || line.contains(wrong_secret)),
         "secret in logs"
     );
     daemon.exit_cleanly().await;
