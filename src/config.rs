@@ -5,8 +5,11 @@
 
 mod check;
 mod error;
+pub mod features;
 mod keys;
 mod providers;
+pub mod write;
+mod write_edit;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -143,6 +146,8 @@ pub struct ConfigLayers {
     pub user_table: Table,
     /// The `-c key=value` overrides, as a table of their own.
     pub session_flags: Table,
+    /// The same overrides as given, so the configuration can be loaded again after a write.
+    pub flag_args: Vec<String>,
 }
 
 pub const DEFAULT_MODEL: &str = "gpt-5";
@@ -263,6 +268,57 @@ impl Config {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
             Err(source) => return Err(ConfigError::Read { path, source }),
         };
+        let config = Config::from_sources(home, path, user_text, overrides)?;
+        for warning in &config.warnings {
+            tracing::warn!("{}", warning.summary);
+        }
+        Ok(config)
+    }
+
+    /// The configuration as the user file says now (it may have been written since this was
+    /// loaded), with the same flags and demo provider.
+    pub fn reloaded(&self) -> Result<Config, ConfigError> {
+        let path = self.layers.user_file.clone();
+        let user_text = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        if user_text == self.layers.user_text {
+            return Ok(self.clone());
+        }
+        let mut config = Config::from_sources(&self.home, path, user_text, &self.layers.flag_args)?;
+        config.demo_base_url = self.demo_base_url.clone();
+        config.insert_demo_provider();
+        Ok(config)
+    }
+
+    /// Whether feature flag `name` is on: set at runtime, else `features.NAME`, else its
+    /// default ([`features`]).
+    pub fn feature_enabled(&self, name: &str) -> bool {
+        features::enabled_in(&self.table, name)
+    }
+
+    /// Whether `text`, as the user's config.toml under this daemon's `-c` flags, would load:
+    /// the test a write passes before it replaces the file.
+    pub(crate) fn check_user_text(&self, text: &str) -> Result<(), ConfigError> {
+        let path = self.layers.user_file.clone();
+        Config::from_sources(
+            &self.home,
+            path,
+            Some(text.to_string()),
+            &self.layers.flag_args,
+        )
+        .map(drop)
+    }
+
+    /// The configuration the user file's `user_text` and the `overrides` flags make.
+    fn from_sources(
+        home: &Path,
+        path: PathBuf,
+        user_text: Option<String>,
+        overrides: &[String],
+    ) -> Result<Config, ConfigError> {
         let user_table = match &user_text {
             Some(text) => text.parse::<Table>().map_err(|error| ConfigError::Parse {
                 path: path.clone(),
@@ -289,13 +345,11 @@ impl Config {
             user_text,
             user_table,
             session_flags,
+            flag_args: overrides.to_vec(),
         };
         warnings.extend(providers::check_provider_tables(
             &table, &layers, overrides,
         )?);
-        for warning in &warnings {
-            tracing::warn!("{}", warning.summary);
-        }
         let mut config = Config::from_table(home, table)?;
         config.layers = layers;
         config.warnings = warnings;

@@ -7,8 +7,9 @@
 //! running prompt with `cancelled`; and a patch the model writes shown to the client as an
 //! `edit` tool call with each file's diff, applied unasked in the bridge's workspace-write mode
 //! and after `session/request_permission` in its read-only mode. Its `/compact` command
-//! compacts the thread; its `/plan` switches the collaboration mode (`thread/settings/update`)
-//! and its `/review` runs `review/start` in a git repository. Every bridge runs openturn the way
+//! compacts the thread; its `/plan` switches the collaboration mode (`thread/settings/update`),
+//! its `/review` runs `review/start` in a git repository, and its `/mcp reconnect` restarts a
+//! server fixed in config.toml. Every bridge runs openturn the way
 //! users wrap agent binaries, behind a bash script that logs its stdio through two `tee`s (which
 //! become the daemon's own children), with an MCP server configured; commands and an MCP tool
 //! call run side by side through it.
@@ -1187,6 +1188,92 @@ async fn the_acp_bridge_shows_web_searches_and_viewed_images() {
     );
     client.shutdown().await;
     let answers = recorded(&home.path().join("bridge-out.jsonl"));
+    assert!(
+        answers.iter().all(|m| m.get("error").is_none()),
+        "{answers:#?}"
+    );
+}
+
+/// The bridge's `/mcp reconnect` reloads openturn's MCP configuration and shows the servers as
+/// they are after it: a server that failed to start (its config.toml table ran a server that
+/// exits at once) and was then fixed in config.toml is started again by
+/// `config/mcpServer/reload` and listed as connected with its tools.
+#[tokio::test]
+async fn the_acp_bridge_mcp_reconnect_restarts_a_fixed_server() {
+    let entry = match bridge_entry() {
+        Ok(entry) => entry,
+        Err(reason) => {
+            assert!(
+                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+                "CI=true but the ACP bridge cannot run: {reason}"
+            );
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    let provider = MockProvider::start(Script::new(vec![])).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write_config(home.path(), &provider);
+    let config = home.path().join("config.toml");
+    let working = std::fs::read_to_string(&config).unwrap();
+    let script = serde_json::to_string(&support::mcp::server_script()).unwrap();
+    let broken = working.replace(
+        &format!("args = [{script}]"),
+        &format!("args = [{script}, \"exit-now\"]"),
+    );
+    assert_ne!(broken, working);
+    std::fs::write(&config, &broken).unwrap();
+
+    let cwd = project.path().display().to_string();
+    let mut client = AcpClient::spawn(&entry, home.path());
+    client.initialize().await;
+    let (session, _) = client
+        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let session_id = session["sessionId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let prompt =
+        |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
+    // The failure is recorded in the daemon's output before the fix goes in.
+    let out = home.path().join("bridge-out.jsonl");
+    let kb_failed = || {
+        recorded(&out).iter().any(|m| {
+            m["method"] == "mcpServer/startupStatus/updated"
+                && m["params"]["name"] == "kb"
+                && m["params"]["status"] == "failed"
+        })
+    };
+    assert!(poll_until(kb_failed).await, "kb never failed to start");
+
+    std::fs::write(&config, &working).unwrap();
+    let (result, messages) = client.ok("session/prompt", prompt("/mcp reconnect")).await;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let text = chunk_text(&updates(&messages, "agent_message_chunk"));
+    assert!(
+        text.contains("Reloaded the MCP configuration"),
+        "no reload note: {text}"
+    );
+    let connected = text
+        .split("**Connected**")
+        .nth(1)
+        .unwrap_or_else(|| panic!("kb not connected: {text}"));
+    assert!(
+        connected.trim_start().starts_with("- `kb`:") && connected.contains("tools"),
+        "{text}"
+    );
+    assert!(!text.contains("Failed"), "{text}");
+    client.shutdown().await;
+
+    let sent = recorded(&home.path().join("bridge-in.jsonl"));
+    assert!(
+        sent.iter()
+            .any(|m| m["method"] == "config/mcpServer/reload"),
+        "the bridge never called config/mcpServer/reload"
+    );
+    let answers = recorded(&out);
     assert!(
         answers.iter().all(|m| m.get("error").is_none()),
         "{answers:#?}"

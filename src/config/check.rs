@@ -281,15 +281,35 @@ pub fn check_source(
     let mut checker = Checker {
         source,
         warnings: Vec::new(),
+        unknown: Vec::new(),
     };
     checker.table(table, "", TOP_LEVEL, CODEX_ONLY_TOP_LEVEL)?;
     checker.unenforced_sandbox(table);
     Ok(checker.warnings)
 }
 
+/// The dotted paths in `table` that neither openturn nor the reference knows (unknown feature
+/// names included), after checking every value's kind. A write refuses them: loading only warns
+/// about such a key, but a client asking to store one has most likely misspelt it, and the
+/// file would keep the typo.
+pub(super) fn unknown_keys(
+    table: &Table,
+    source: &ConfigSource,
+) -> Result<Vec<String>, ConfigError> {
+    let mut checker = Checker {
+        source,
+        warnings: Vec::new(),
+        unknown: Vec::new(),
+    };
+    checker.table(table, "", TOP_LEVEL, CODEX_ONLY_TOP_LEVEL)?;
+    Ok(checker.unknown)
+}
+
 struct Checker<'a> {
     source: &'a ConfigSource,
     warnings: Vec<ConfigWarning>,
+    /// The paths of the keys found unknown, in the order met.
+    unknown: Vec<String>,
 }
 
 impl Checker<'_> {
@@ -371,6 +391,7 @@ impl Checker<'_> {
     fn feature(&mut self, name: &str, value: &Value, path: &str) -> Result<(), ConfigError> {
         self.value(value, path, Expect::Bool)?;
         if !super::is_known_feature(name) {
+            self.unknown.push(path.to_string());
             let hint = closest(name, super::known_features())
                 .map(|known| format!("; did you mean `features.{known}`?"))
                 .unwrap_or_default();
@@ -383,6 +404,7 @@ impl Checker<'_> {
     }
 
     fn unknown(&mut self, path: &str, key: &str, known: &[(&str, Expect)]) {
+        self.unknown.push(path.to_string());
         let hint = closest(key, known.iter().map(|(name, _)| *name))
             .map(|name| format!("; did you mean `{}`?", join(parent(path), name)))
             .unwrap_or_default();

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::{McpEvent, McpServers};
+use crate::mcp::{McpEvent, McpServerConfig, McpServers};
 
 use super::approval::{ClientReply, ClientRequestKind};
 use super::event::EventMsg;
@@ -34,6 +34,34 @@ impl Thread {
         let servers =
             McpServers::start(&settings.mcp_servers, &settings.cwd, events_tx, cancel).await;
         let _ = self.mcp.set(Arc::new(servers));
+    }
+
+    /// Applies reloaded configuration to the thread's MCP servers. A server the thread took
+    /// from the configuration as it was (`file_before`) follows it as it is now (`file_after`);
+    /// one the thread's own request configured stays as it is. New servers start, removed ones
+    /// stop, changed or failed ones restart; a live, unchanged one keeps its connection.
+    pub async fn reload_mcp_servers(
+        self: &Arc<Thread>,
+        file_before: &[McpServerConfig],
+        file_after: &[McpServerConfig],
+    ) {
+        let mut next: Vec<McpServerConfig> = self
+            .settings()
+            .mcp_servers
+            .into_iter()
+            .filter(|server| !file_before.contains(server))
+            .collect();
+        for server in file_after {
+            if !next.iter().any(|own| own.name == server.name) {
+                next.push(server.clone());
+            }
+        }
+        next.sort_by(|a, b| a.name.cmp(&b.name));
+        self.update_settings(|settings| settings.mcp_servers = next.clone());
+        match self.mcp_servers() {
+            Some(servers) => servers.reload(&next).await,
+            None => self.start_mcp_servers().await,
+        }
     }
 
     /// The thread's MCP servers, when any were configured.

@@ -45,24 +45,51 @@ pub enum McpCallError {
 }
 
 #[derive(Clone)]
-struct SlotState {
+pub(super) struct SlotState {
     snapshot: McpServerSnapshot,
     /// Set while the server is ready.
     peer: Option<Peer<RoleClient>>,
 }
 
-struct Slot {
-    config: McpServerConfig,
+pub(super) struct Slot {
+    pub(super) config: McpServerConfig,
     state_tx: watch::Sender<SlotState>,
     /// The calls in flight on this server, by progress token.
     progress_routes: ProgressRoutes,
+    /// Ends this server alone (a reload that removes or restarts it); a child of the
+    /// thread's token, so shutting the thread down ends every server.
+    pub(super) cancel: CancellationToken,
+}
+
+impl Slot {
+    pub(super) fn new(config: &McpServerConfig, parent: &CancellationToken) -> Arc<Slot> {
+        let (state_tx, _) = watch::channel(SlotState {
+            snapshot: empty_snapshot(&config.name, StartupState::Starting),
+            peer: None,
+        });
+        Arc::new(Slot {
+            config: config.clone(),
+            state_tx,
+            progress_routes: ProgressRoutes::default(),
+            cancel: parent.child_token(),
+        })
+    }
+
+    pub(super) fn state(&self) -> StartupState {
+        self.state_tx.borrow().snapshot.state.clone()
+    }
 }
 
 /// A thread's MCP connections.
 pub struct McpServers {
-    slots: Vec<Arc<Slot>>,
-    cancel: CancellationToken,
-    tasks: TaskTracker,
+    /// The servers in name order. Replaced as a whole by a reload; readers take a copy of the
+    /// list (never held across an await).
+    pub(super) slots: std::sync::Mutex<Vec<Arc<Slot>>>,
+    pub(super) cancel: CancellationToken,
+    pub(super) tasks: TaskTracker,
+    /// Where a server started later (by a reload) reports, and the folder it runs in.
+    pub(super) events_tx: mpsc::Sender<McpEvent>,
+    pub(super) thread_cwd: PathBuf,
 }
 
 impl McpServers {
@@ -75,25 +102,20 @@ impl McpServers {
         cancel: CancellationToken,
     ) -> McpServers {
         let servers = McpServers {
-            slots: configs
-                .iter()
-                .filter(|config| config.enabled)
-                .map(|config| {
-                    let (state_tx, _) = watch::channel(SlotState {
-                        snapshot: empty_snapshot(&config.name, StartupState::Starting),
-                        peer: None,
-                    });
-                    Arc::new(Slot {
-                        config: config.clone(),
-                        state_tx,
-                        progress_routes: ProgressRoutes::default(),
-                    })
-                })
-                .collect(),
+            slots: std::sync::Mutex::new(
+                configs
+                    .iter()
+                    .filter(|config| config.enabled)
+                    .map(|config| Slot::new(config, &cancel))
+                    .collect(),
+            ),
             cancel,
             tasks: TaskTracker::new(),
+            events_tx: events_tx.clone(),
+            thread_cwd: thread_cwd.to_path_buf(),
         };
-        for slot in &servers.slots {
+        let slots = servers.slots();
+        for slot in &slots {
             let _ = events_tx
                 .send(McpEvent::Startup {
                     server: slot.config.name.clone(),
@@ -101,22 +123,35 @@ impl McpServers {
                 })
                 .await;
         }
-        for slot in &servers.slots {
-            servers.tasks.spawn(run_server(
-                slot.clone(),
-                thread_cwd.to_path_buf(),
-                events_tx.clone(),
-                servers.cancel.clone(),
-            ));
+        for slot in slots {
+            servers.run(slot);
         }
         servers.tasks.close();
         servers
     }
 
+    /// A copy of the current list of servers.
+    pub(super) fn slots(&self) -> Vec<Arc<Slot>> {
+        match self.slots.lock() {
+            Ok(slots) => slots.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Runs one server's life on the thread's task tracker.
+    pub(super) fn run(&self, slot: Arc<Slot>) {
+        self.tasks.spawn(run_server(
+            slot.clone(),
+            self.thread_cwd.clone(),
+            self.events_tx.clone(),
+            slot.cancel.clone(),
+        ));
+    }
+
     /// Waits until no server is still starting, each at most its start-up timeout (and not
     /// past `cancel`).
     pub async fn wait_started(&self, cancel: &CancellationToken) {
-        let waits = self.slots.iter().map(|slot| {
+        let waits = self.slots().into_iter().map(|slot| {
             let mut state_rx = slot.state_tx.subscribe();
             let limit = slot.config.startup_timeout + Duration::from_secs(1);
             async move {
@@ -133,7 +168,7 @@ impl McpServers {
 
     /// Every server, in name order.
     pub fn snapshots(&self) -> Vec<McpServerSnapshot> {
-        self.slots
+        self.slots()
             .iter()
             .map(|slot| slot.state_tx.borrow().snapshot.clone())
             .collect()
@@ -141,7 +176,7 @@ impl McpServers {
 
     /// The tools of each ready server, in name order.
     pub fn ready_tools(&self) -> Vec<(String, Vec<McpTool>)> {
-        self.slots
+        self.slots()
             .iter()
             .filter_map(|slot| {
                 let state = slot.state_tx.borrow();
@@ -153,7 +188,7 @@ impl McpServers {
 
     /// Whether any server is configured (the resource helpers are offered then).
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.slots().is_empty()
     }
 
     /// Calls a tool, bounded by the server's tool timeout (the server is told the call was
@@ -210,7 +245,7 @@ impl McpServers {
     }
 
     fn routes(&self, server: &str) -> ProgressRoutes {
-        self.slots
+        self.slots()
             .iter()
             .find(|slot| slot.config.name == server)
             .map(|slot| slot.progress_routes.clone())
@@ -304,7 +339,10 @@ impl McpServers {
 
     /// The server's tool, when the model may call it.
     pub fn tool(&self, server: &str, tool: &str) -> Option<McpTool> {
-        let slot = self.slots.iter().find(|slot| slot.config.name == server)?;
+        let slot = self
+            .slots()
+            .into_iter()
+            .find(|slot| slot.config.name == server)?;
         let state = slot.state_tx.borrow();
         state
             .snapshot
@@ -316,7 +354,10 @@ impl McpServers {
 
     /// The names of the server's tools the model may call; `None` when the server is not ready.
     pub fn tool_names(&self, server: &str) -> Option<Vec<String>> {
-        let slot = self.slots.iter().find(|slot| slot.config.name == server)?;
+        let slot = self
+            .slots()
+            .into_iter()
+            .find(|slot| slot.config.name == server)?;
         let state = slot.state_tx.borrow();
         (state.snapshot.state == StartupState::Ready).then(|| {
             state
@@ -337,8 +378,8 @@ impl McpServers {
 
     fn ready_peer(&self, server: &str) -> Result<(Peer<RoleClient>, Duration), McpCallError> {
         let slot = self
-            .slots
-            .iter()
+            .slots()
+            .into_iter()
             .find(|slot| slot.config.name == server)
             .ok_or_else(|| McpCallError::UnknownServer(server.to_string()))?;
         let state = slot.state_tx.borrow();

@@ -7,6 +7,7 @@
 //! - `connection`: spawn or reach one server, shake hands, list its tools and resources.
 //! - `handler`: the client side of a connection (elicitation, progress).
 //! - `manager`: a thread's servers, started concurrently, each bounded by its timeouts.
+//! - `reload`: a thread's servers brought in line with new configuration.
 //! - `probe`: servers started only to be looked at (a status listing without a thread), then
 //!   stopped.
 
@@ -16,6 +17,7 @@ mod events;
 mod handler;
 mod manager;
 mod probe;
+mod reload;
 mod status;
 
 pub use config::{McpServerConfig, McpTransportConfig};

@@ -118,3 +118,62 @@ pub struct McpServerElicitationRequestResponse {
     #[serde(rename = "_meta", default)]
     pub meta: Option<Value>,
 }
+
+/// `mcpServer/tool/call` params: a client calls a tool of a server a loaded thread runs.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerToolCallParams {
+    pub thread_id: String,
+    pub server: String,
+    #[serde(default)]
+    pub environment_id: Option<String>,
+    pub tool: String,
+    /// The tool's arguments (an object); absent means none.
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    #[serde(default, rename = "_meta")]
+    pub meta: Option<Value>,
+}
+
+/// `mcpServer/tool/call` result: the server's `CallToolResult`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerToolCallResponse {
+    pub content: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+/// `mcpServer/resource/read` params: one resource of a server a loaded thread runs (that
+/// thread's, or the newest loaded thread's running `server` when `threadId` is absent).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpResourceReadParams {
+    #[serde(default, rename = "_meta")]
+    pub meta: Option<Value>,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    #[serde(default)]
+    pub origin_call_id: Option<String>,
+    pub server: String,
+    #[serde(default)]
+    pub environment_id: Option<String>,
+    pub uri: String,
+    #[serde(default)]
+    pub connector_id: Option<String>,
+    #[serde(default)]
+    pub target: Option<Value>,
+}
+
+/// `mcpServer/resource/read` result: the server's `contents`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpResourceReadResponse {
+    pub contents: Vec<Value>,
+    /// Always `null`: openturn scopes no resources by app.
+    pub origin_call_id: Option<String>,
+}

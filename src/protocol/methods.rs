@@ -19,9 +19,10 @@ use super::command::{
 };
 use super::compact::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use super::config::{ConfigReadParams, ConfigReadResponse};
-use super::goal::{
-    ThreadGoalClearParams, ThreadGoalClearResponse, ThreadGoalGetParams, ThreadGoalGetResponse,
-    ThreadGoalSetParams, ThreadGoalSetResponse,
+use super::config_write::{
+    ConfigBatchWriteParams, ConfigRequirementsReadResponse, ConfigValueWriteParams,
+    ConfigWriteResponse, ExperimentalFeatureEnablement, ExperimentalFeatureListParams,
+    ExperimentalFeatureListResponse, HooksListParams, HooksListResponse,
 };
 use super::file_search::{
     FuzzyFileSearchParams, FuzzyFileSearchResponse, FuzzyFileSearchSessionStartParams,
@@ -32,16 +33,26 @@ use super::fs::{
     FsReadDirectoryParams, FsReadDirectoryResponse, FsReadFileParams, FsReadFileResponse,
     FsRemoveParams, FsUnwatchParams, FsWatchParams, FsWatchResponse, FsWriteFileParams,
 };
+use super::goal::{
+    ThreadGoalClearParams, ThreadGoalClearResponse, ThreadGoalGetParams, ThreadGoalGetResponse,
+    ThreadGoalSetParams, ThreadGoalSetResponse,
+};
 use super::initialize::{InitializeParams, InitializeResponse};
-use super::mcp::{ListMcpServerStatusParams, ListMcpServerStatusResponse};
+use super::mcp::{
+    ListMcpServerStatusParams, ListMcpServerStatusResponse, McpResourceReadParams,
+    McpResourceReadResponse, McpServerToolCallParams, McpServerToolCallResponse,
+};
 use super::model::{ModelListParams, ModelListResponse};
 use super::model_provider::{
     ModelProviderCapabilitiesReadResponse, ModelProviderListResponse, ModelProviderNoParams,
 };
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
-use super::review::{ReviewStartParams, ReviewStartResponse};
 use super::rate_limits::{GetAccountRateLimitsParams, GetAccountRateLimitsResponse};
-use super::skills::{SkillsExtraRootsSetParams, SkillsListParams, SkillsListResponse};
+use super::review::{ReviewStartParams, ReviewStartResponse};
+use super::skills::{
+    SkillsConfigWriteParams, SkillsConfigWriteResponse, SkillsExtraRootsSetParams,
+    SkillsListParams, SkillsListResponse,
+};
 use super::thread::{
     ThreadForkParams, ThreadIdParams, ThreadListParams, ThreadListResponse, ThreadLoadedListParams,
     ThreadLoadedListResponse, ThreadReadParams, ThreadReadResponse, ThreadResponse,
@@ -49,10 +60,10 @@ use super::thread::{
     ThreadStartResponse, ThreadUnsubscribeResponse,
 };
 use super::thread_items::{ThreadItemsListParams, ThreadItemsListResponse};
+use super::thread_search::{ThreadSearchParams, ThreadSearchResponse};
 use super::thread_settings::{
     ThreadSettingsUpdateParams, TurnSettingsUpdateParams, TurnSettingsUpdateResponse,
 };
-use super::thread_search::{ThreadSearchParams, ThreadSearchResponse};
 use super::thread_turns::{ThreadTurnsListParams, ThreadTurnsListResponse};
 use super::turn::{
     EmptyResponse, TurnInterruptParams, TurnStartParams, TurnStartResponse, TurnSteerParams,
@@ -157,6 +168,18 @@ macro_rules! client_request_table {
             ModelProviderCapabilitiesRead => "modelProvider/capabilities/read", ModelProviderNoParams, ModelProviderCapabilitiesReadResponse, Concurrent;
             // Bounded in bytes, threads and time per request (see its handler).
             ThreadSearch => "thread/search", ThreadSearchParams, ThreadSearchResponse, Concurrent;
+            // Writes edit one file: one at a time, in arrival order.
+            ConfigValueWrite => "config/value/write", ConfigValueWriteParams, ConfigWriteResponse, Ordered;
+            ConfigBatchWrite => "config/batchWrite", ConfigBatchWriteParams, ConfigWriteResponse, Ordered;
+            ConfigRequirementsRead => "configRequirements/read", EmptyParams, ConfigRequirementsReadResponse, Concurrent;
+            SkillsConfigWrite => "skills/config/write", SkillsConfigWriteParams, SkillsConfigWriteResponse, Ordered;
+            HooksList => "hooks/list", HooksListParams, HooksListResponse, Concurrent;
+            McpServerReload => "config/mcpServer/reload", EmptyParams, EmptyResponse, Ordered;
+            // A server's tool may run for its whole tool timeout.
+            McpServerToolCall => "mcpServer/tool/call", McpServerToolCallParams, McpServerToolCallResponse, Background;
+            McpResourceRead => "mcpServer/resource/read", McpResourceReadParams, McpResourceReadResponse, Background;
+            ExperimentalFeatureList => "experimentalFeature/list", ExperimentalFeatureListParams, ExperimentalFeatureListResponse, Concurrent;
+            ExperimentalFeatureEnablementSet => "experimentalFeature/enablement/set", ExperimentalFeatureEnablement, ExperimentalFeatureEnablement, Ordered;
         }
     };
 }

@@ -9,6 +9,7 @@ pub mod command;
 pub mod common;
 pub mod compact;
 pub mod config;
+pub mod config_write;
 pub mod file_search;
 pub mod fs;
 pub mod goal;

@@ -60,3 +60,22 @@ pub struct SkillErrorInfo {
 pub struct SkillsExtraRootsSetParams {
     pub extra_roots: Vec<String>,
 }
+
+/// `skills/config/write` params: turn one skill on or off, chosen by exactly one of `path` or
+/// `name`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillsConfigWriteParams {
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    pub enabled: bool,
+}
+
+/// `skills/config/write` result: whether the skill is on after the write.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillsConfigWriteResponse {
+    pub effective_enabled: bool,
+}

@@ -2,6 +2,7 @@
 
 use serde_json::json;
 
+use crate::config::write::ConfigWriteError;
 use crate::config::ConfigError;
 use crate::core::{CoreError, InvalidThreadId};
 use crate::protocol::jsonrpc::{
@@ -20,6 +21,8 @@ pub(crate) enum HandlerError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Rollout(#[from] RolloutError),
+    #[error(transparent)]
+    ConfigWrite(#[from] ConfigWriteError),
     #[error("{0}")]
     InvalidRequest(String),
     #[error("{0}")]
@@ -60,6 +63,12 @@ pub(crate) fn handler_error(error: &HandlerError) -> ErrorObject {
         HandlerError::Config(ConfigError::Invalid(_) | ConfigError::BadOverride(_)) => {
             ErrorObject::new(INVALID_PARAMS, error.to_string())
         }
+        // The reference's code and `config_write_error_code`, which clients branch on.
+        HandlerError::ConfigWrite(write) => match write.code() {
+            Some(code) => ErrorObject::new(INVALID_REQUEST, error.to_string())
+                .with_data(json!({ "config_write_error_code": code })),
+            None => ErrorObject::new(INTERNAL_ERROR, error.to_string()),
+        },
         // Domain errors keep the reference's code and message: clients parse the texts.
         other => ErrorObject::new(INVALID_REQUEST, other.to_string()),
     }

@@ -16,9 +16,9 @@ pub(crate) mod request_user_input;
 pub(crate) mod shell;
 pub(crate) mod unified_exec;
 pub(crate) mod update_plan;
-pub(crate) mod write_stdin;
 pub(crate) mod view_image;
 pub(crate) mod web_search;
+pub(crate) mod write_stdin;
 
 use std::path::{Path, PathBuf};
 

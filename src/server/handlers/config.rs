@@ -3,7 +3,8 @@
 //! `config/read` reports each leaf key's origin (the user's config.toml or the `-c` session
 //! flags, whichever set it last) with a `sha256:` version of what that layer was read from, and
 //! on `includeLayers` the layers themselves, user file first. Secret-looking keys are redacted
-//! everywhere.
+//! everywhere. The user file is read again when it changed since start-up (a `config/*/write`),
+//! so a version read here is the one a write compares `expectedVersion` with.
 //!
 //! Configuration accepted but not acted on as written reaches the client as `configWarning`:
 //! the daemon's own after `initialize`, a request's `config` object's with that request.
@@ -35,7 +36,7 @@ pub(crate) fn config_warnings(warnings: &[ConfigWarning]) -> Vec<ServerNotificat
 /// Key names whose values never leave the daemon: anything named like a key, token, secret,
 /// password, credential, cookie or authorization (`api_key`, `x-api-key`, `api_key_header`).
 /// `env_key` names an environment variable, not its value, so it stays visible.
-fn is_secret(key: &str) -> bool {
+pub(super) fn is_secret(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
     if key == "env_key" {
         return false;
@@ -58,7 +59,7 @@ fn is_secret(key: &str) -> bool {
 
 /// Tables whose every value is hidden, whatever the header is called: headers commonly carry
 /// credentials under arbitrary names.
-fn hides_all_values(key: &str) -> bool {
+pub(super) fn hides_all_values(key: &str) -> bool {
     // `env` tables of MCP servers hand their values to child processes: often credentials.
     key == "http_headers" || key == "env_http_headers" || key == "env"
 }
@@ -87,7 +88,8 @@ pub(crate) fn config_read(
     context: &ServerContext,
     params: ConfigReadParams,
 ) -> Result<ConfigReadResponse, HandlerError> {
-    let config = &context.config;
+    // The file as it is now: a write since start-up shows, with its new version.
+    let config = &context.config.reloaded()?;
     let mut map = match toml_to_json(&toml::Value::Table(config.table.clone())) {
         Value::Object(map) => map,
         _ => Map::new(),
@@ -160,7 +162,7 @@ fn config_layers(layers: &ConfigLayers) -> Vec<Layer<'_>> {
                 "file": layers.user_file.display().to_string(),
                 "profile": null,
             }),
-            version: sha256_version(text.as_bytes()),
+            version: crate::config::write::version_of(text),
             table: &layers.user_table,
         });
     }
@@ -169,21 +171,11 @@ fn config_layers(layers: &ConfigLayers) -> Vec<Layer<'_>> {
         let text = toml::to_string(&layers.session_flags).unwrap_or_default();
         out.push(Layer {
             name: json!({"type": "sessionFlags"}),
-            version: sha256_version(text.as_bytes()),
+            version: crate::config::write::version_of(&text),
             table: &layers.session_flags,
         });
     }
     out
-}
-
-fn sha256_version(bytes: &[u8]) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
-    let hex: String = digest
-        .as_ref()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    format!("sha256:{hex}")
 }
 
 /// The dotted path of every leaf value of a table (arrays are leaves).
@@ -207,7 +199,7 @@ fn dotted_keys(table: &toml::Table) -> Vec<String> {
     out
 }
 
-fn toml_to_json(value: &toml::Value) -> Value {
+pub(super) fn toml_to_json(value: &toml::Value) -> Value {
     match value {
         toml::Value::String(s) => Value::String(s.clone()),
         toml::Value::Integer(i) => Value::from(*i),

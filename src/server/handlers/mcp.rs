@@ -43,8 +43,9 @@ pub(crate) async fn mcp_server_status_list(
                 .unwrap_or_default();
             (thread.settings().mcp_servers, snapshots)
         }
+        // The file as it is now: a server added since start-up is listed (and probed).
         None => (
-            context.config.mcp_servers.clone(),
+            context.config.reloaded()?.mcp_servers,
             loaded_snapshots(context),
         ),
     };

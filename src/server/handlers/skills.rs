@@ -40,7 +40,8 @@ pub(crate) async fn skills_list(
         cwds.push(std::env::current_dir().map_err(|e| HandlerError::Internal(e.to_string()))?);
     }
     let roots = user_skill_roots(context);
-    let toggles = context.config.skill_toggles();
+    // Read again: `skills/config/write` may have changed the toggles since start-up.
+    let toggles = context.config.reloaded()?.skill_toggles();
     let data = tokio::task::spawn_blocking(move || {
         cwds.into_iter()
             .map(|cwd| {

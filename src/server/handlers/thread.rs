@@ -373,7 +373,7 @@ fn configured_settings(context: &ServerContext, config: &Config) -> ConfiguredSe
         reasoning_effort: config.model_reasoning_effort.clone(),
         reasoning_summary: config.model_reasoning_summary.clone(),
         show_raw_agent_reasoning: config.show_raw_agent_reasoning,
-        apply_patch_streaming_events: config.apply_patch_streaming_events,
+        apply_patch_streaming_events: config.feature_enabled("apply_patch_streaming_events"),
         originator: context.connection().client_name.clone(),
         model_context_window: config.model_context_window,
         reasoning_summary_mode: config.reasoning_summary_mode,
