@@ -32,6 +32,11 @@ export type AskForApproval = "untrusted" | "on-request" | "never";
  */
 export type CancelLoginAccountStatus = "canceled" | "notFound";
 /**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ModeKind".
+ */
+export type ModeKind = "plan" | "default";
+/**
  * The full sandbox policy object used in responses and `turn/start`.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -56,6 +61,20 @@ export type SandboxPolicy =
       networkAccess?: string | null;
       type: "externalSandbox";
     };
+/**
+ * How a written value meets what is already at its key.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "MergeStrategy".
+ */
+export type MergeStrategy = "replace" | "upsert";
+/**
+ * Whether the written value is the one in effect.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "WriteStatus".
+ */
+export type WriteStatus = "ok" | "okOverridden";
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "CwdFilter".
@@ -92,6 +111,27 @@ export type PatchChangeKind =
   | {
       move_path?: string | null;
       type: "update";
+    };
+/**
+ * Whether a match is a file or a directory.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchMatchType".
+ */
+export type FuzzyFileSearchMatchType = "file" | "directory";
+/**
+ * Where a gateway's key comes from (never the key itself).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "GatewayAuth".
+ */
+export type GatewayAuth =
+  | {
+      mode: "none";
+    }
+  | {
+      envKey: string;
+      mode: "environmentVariable";
     };
 /**
  * An item plus the timing fields every item carries (written as `null` when unknown).
@@ -219,6 +259,31 @@ export type ThreadItem1 =
       id: string;
       status: string;
       type: "contextCompaction";
+    }
+  | {
+      id: string;
+      review: string;
+      type: "enteredReviewMode";
+    }
+  | {
+      id: string;
+      review: string;
+      type: "exitedReviewMode";
+    }
+  | {
+      action?: WebSearchAction | null;
+      id: string;
+      query: string;
+      /**
+       * Not reported by the Responses API; always `null`.
+       */
+      results?: unknown[] | null;
+      type: "webSearch";
+    }
+  | {
+      id: string;
+      path: string;
+      type: "imageView";
     };
 /**
  * One piece of user input. `text_elements` keeps its snake_case wire name.
@@ -254,6 +319,30 @@ export type UserInput =
       type: "mention";
     };
 /**
+ * What a web search did, tagged by `type`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "WebSearchAction".
+ */
+export type WebSearchAction =
+  | {
+      queries?: string[] | null;
+      query?: string | null;
+      type: "search";
+    }
+  | {
+      type: "openPage";
+      url?: string | null;
+    }
+  | {
+      pattern?: string | null;
+      type: "findInPage";
+      url?: string | null;
+    }
+  | {
+      type: "other";
+    };
+/**
  * `account/login/start` result: the key is stored before the answer is sent.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -263,12 +352,64 @@ export type LoginAccountResponse = {
   type: "apiKey";
 };
 /**
+ * How the provider is reached, tagged by `type`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ProviderSettings".
+ */
+export type ProviderSettings =
+  | {
+      type: "openai";
+    }
+  | {
+      auth: GatewayAuth;
+      type: "customGateway";
+    };
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ReasoningSummary".
+ */
+export type ReasoningSummary = "auto" | "concise" | "detailed" | "none";
+/**
  * A request id: a string or a signed 64-bit integer, echoed verbatim.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "RequestId".
  */
 export type RequestId = number | string;
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ReviewDelivery".
+ */
+export type ReviewDelivery = "inline" | "detached";
+/**
+ * What to review, tagged by `type`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ReviewTarget".
+ */
+export type ReviewTarget =
+  | {
+      type: "uncommittedChanges";
+    }
+  | {
+      branch: string;
+      type: "baseBranch";
+    }
+  | {
+      sha: string;
+      title?: string | null;
+      type: "commit";
+    }
+  | {
+      instructions: string;
+      type: "custom";
+    };
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnStatus".
+ */
+export type TurnStatus = "inProgress" | "completed" | "interrupted" | "failed";
 /**
  * The thread-level sandbox mode.
  *
@@ -362,6 +503,10 @@ export type ServerNotification =
       params: ItemDeltaNotification;
     }
   | {
+      method: "item/commandExecution/terminalInteraction";
+      params: TerminalInteractionNotification;
+    }
+  | {
       method: "serverRequest/resolved";
       params: ServerRequestResolvedNotification;
     }
@@ -378,8 +523,16 @@ export type ServerNotification =
       params: ThreadIdNotification;
     }
   | {
+      method: "thread/deleted";
+      params: ThreadIdNotification;
+    }
+  | {
       method: "thread/name/updated";
       params: ThreadNameUpdatedNotification;
+    }
+  | {
+      method: "thread/settings/updated";
+      params: ThreadSettingsUpdatedNotification;
     }
   | {
       method: "command/exec/outputDelta";
@@ -412,6 +565,18 @@ export type ServerNotification =
   | {
       method: "thread/goal/cleared";
       params: ThreadGoalClearedNotification;
+    }
+  | {
+      method: "fs/changed";
+      params: FsChangedNotification;
+    }
+  | {
+      method: "fuzzyFileSearch/sessionUpdated";
+      params: FuzzyFileSearchSessionUpdatedNotification;
+    }
+  | {
+      method: "fuzzyFileSearch/sessionCompleted";
+      params: FuzzyFileSearchSessionCompletedNotification;
     };
 /**
  * `{"type":"idle"}`, `{"type":"active","activeFlags":[…]}`, …
@@ -438,11 +603,6 @@ export type ThreadStatus =
  * via the `definition` "ThreadActiveFlag".
  */
 export type ThreadActiveFlag = "waitingOnApproval" | "waitingOnUserInput";
-/**
- * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
- * via the `definition` "TurnStatus".
- */
-export type TurnStatus = "inProgress" | "completed" | "interrupted" | "failed";
 /**
  * Where a plan step stands.
  *
@@ -525,9 +685,26 @@ export type ThreadItemsListCursor = string | ThreadItemsListAnchor;
 export type ThreadSortKey = "created_at" | "updated_at" | "recency_at" | "section_position";
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadSearchSortKey".
+ */
+export type ThreadSearchSortKey = "created_at" | "updated_at" | "recency_at";
+/**
+ * `notLoaded` (no items), `summary` (the user's and the agent's messages) or `full` (every stored item).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnItemsView".
+ */
+export type TurnItemsView = "notLoaded" | "summary" | "full";
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ThreadUnsubscribeStatus".
  */
 export type ThreadUnsubscribeStatus = "unsubscribed" | "notSubscribed" | "notLoaded";
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnSettingsUpdateStatus".
+ */
+export type TurnSettingsUpdateStatus = "applied" | "targetUnavailable";
 
 export interface OpenturnProtocol {}
 /**
@@ -586,6 +763,27 @@ export interface ClientInfo {
   version: string;
 }
 /**
+ * A collaboration mode: `plan` or `default`, with what it runs with.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CollaborationMode".
+ */
+export interface CollaborationMode {
+  mode: ModeKind;
+  settings: CollaborationSettings;
+}
+/**
+ * The mode's settings; snake_case on the wire, as the reference spells them.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CollaborationSettings".
+ */
+export interface CollaborationSettings {
+  developer_instructions?: string | null;
+  model: string;
+  reasoning_effort?: string | null;
+}
+/**
  * A chunk of a streaming `command/exec`'s output.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -624,10 +822,34 @@ export interface CommandExecParams {
    */
   processId?: string | null;
   sandboxPolicy?: SandboxPolicy | null;
+  /**
+   * The PTY's size; only with `tty`.
+   */
+  size?: CommandExecTerminalSize | null;
   streamStdin?: boolean;
   streamStdoutStderr?: boolean;
   timeoutMs?: number | null;
   tty?: boolean;
+}
+/**
+ * A PTY's size in character cells.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CommandExecTerminalSize".
+ */
+export interface CommandExecTerminalSize {
+  cols: number;
+  rows: number;
+}
+/**
+ * `command/exec/resize`: a running PTY command's new size.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CommandExecResizeParams".
+ */
+export interface CommandExecResizeParams {
+  processId: string;
+  size: CommandExecTerminalSize;
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -640,6 +862,26 @@ export interface CommandExecResponse {
    * Empty when stdout was streamed.
    */
   stdout: string;
+}
+/**
+ * `command/exec/terminate`: kills a running command (its `command/exec` then answers).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CommandExecTerminateParams".
+ */
+export interface CommandExecTerminateParams {
+  processId: string;
+}
+/**
+ * `command/exec/write`: bytes for a running command's stdin, and/or closing it.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CommandExecWriteParams".
+ */
+export interface CommandExecWriteParams {
+  closeStdin?: boolean;
+  deltaBase64?: string | null;
+  processId: string;
 }
 /**
  * `item/commandExecution/requestApproval` params.
@@ -673,6 +915,42 @@ export interface CommandExecutionRequestApprovalResponse {
   decision: unknown;
 }
 /**
+ * `config/batchWrite` params: every edit applies, in order, or none does.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ConfigBatchWriteParams".
+ */
+export interface ConfigBatchWriteParams {
+  edits: ConfigEdit[];
+  expectedVersion?: string | null;
+  filePath?: string | null;
+  /**
+   * Accepted for compatibility: loaded threads keep the settings they started with, and new threads read the file as written.
+   */
+  reloadUserConfig?: boolean | null;
+}
+/**
+ * One edit of a `config/batchWrite`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ConfigEdit".
+ */
+export interface ConfigEdit {
+  keyPath: string;
+  mergeStrategy: MergeStrategy;
+  value: unknown;
+}
+/**
+ * A layer and its version, as `config/read` names them.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ConfigLayerMetadata".
+ */
+export interface ConfigLayerMetadata {
+  name: unknown;
+  version: string;
+}
+/**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ConfigReadParams".
  */
@@ -700,6 +978,48 @@ export interface ConfigReadResponse {
   };
 }
 /**
+ * `configRequirements/read` result.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ConfigRequirementsReadResponse".
+ */
+export interface ConfigRequirementsReadResponse {
+  /**
+   * `null`: openturn reads no managed requirements (no requirements.toml, no MDM).
+   */
+  requirements?: {
+    [k: string]: unknown | undefined;
+  };
+  supportsIndependentSpeedModes?: boolean | null;
+}
+/**
+ * `config/value/write` params: one key.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ConfigValueWriteParams".
+ */
+export interface ConfigValueWriteParams {
+  /**
+   * The version `config/read` reported; the write is refused when the file changed since.
+   */
+  expectedVersion?: string | null;
+  /**
+   * The file to write; only the user's config.toml may be written. Defaults to it.
+   */
+  filePath?: string | null;
+  /**
+   * A dotted path (`features.goals`, `mcp_servers.docs.url`).
+   */
+  keyPath: string;
+  mergeStrategy: MergeStrategy;
+  /**
+   * The value; `null` removes the key.
+   */
+  value: {
+    [k: string]: unknown | undefined;
+  };
+}
+/**
  * `configWarning`: configuration that was accepted but is not acted on as written (an unknown key, a setting openturn ignores), sent after `initialize` and after a request whose `config` object has such a key.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -715,6 +1035,40 @@ export interface ConfigWarningNotification {
    * What is ignored and, for a likely typo, the key that was probably meant.
    */
   summary: string;
+}
+/**
+ * The result of `config/value/write` and `config/batchWrite`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ConfigWriteResponse".
+ */
+export interface ConfigWriteResponse {
+  /**
+   * The file written.
+   */
+  filePath: string;
+  overriddenMetadata?: OverriddenMetadata | null;
+  status: WriteStatus;
+  /**
+   * The version of the file as written, for the next `expectedVersion`.
+   */
+  version: string;
+}
+/**
+ * What overrides a written key.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "OverriddenMetadata".
+ */
+export interface OverriddenMetadata {
+  /**
+   * The value in effect (secrets redacted).
+   */
+  effectiveValue: {
+    [k: string]: unknown | undefined;
+  };
+  message: string;
+  overridingLayer: ConfigLayerMetadata;
 }
 /**
  * `item/tool/call` params.
@@ -789,6 +1143,65 @@ export interface ErrorObject {
   message: string;
 }
 /**
+ * One feature flag openturn acts on.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ExperimentalFeature".
+ */
+export interface ExperimentalFeature {
+  announcement?: string | null;
+  defaultEnabled: boolean;
+  description?: string | null;
+  /**
+   * Shown for beta flags only, as the reference does; `null` otherwise.
+   */
+  displayName?: string | null;
+  enabled: boolean;
+  /**
+   * The key in config.toml's `[features]` and of `--enable`/`--disable`.
+   */
+  name: string;
+  /**
+   * `beta`, `underDevelopment` or `stable`.
+   */
+  stage: string;
+}
+/**
+ * `experimentalFeature/enablement/set` params and result: flags by name, on or off. The result holds the ones that were set.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ExperimentalFeatureEnablement".
+ */
+export interface ExperimentalFeatureEnablement {
+  enablement: {
+    [k: string]: boolean | undefined;
+  };
+}
+/**
+ * `experimentalFeature/list` params.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ExperimentalFeatureListParams".
+ */
+export interface ExperimentalFeatureListParams {
+  cursor?: string | null;
+  limit?: number | null;
+  /**
+   * Accepted for compatibility: flags are the daemon's, not a thread's.
+   */
+  threadId?: string | null;
+}
+/**
+ * `experimentalFeature/list` result: one page.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ExperimentalFeatureListResponse".
+ */
+export interface ExperimentalFeatureListResponse {
+  data: ExperimentalFeature[];
+  nextCursor?: string | null;
+}
+/**
  * `item/fileChange/patchUpdated`: the files and hunks of an `apply_patch` call parsed so far, sent while the model is still writing it (after its `fileChange` item started, before it completes). Each `diff` holds the hunks as written in the patch, not yet matched against the file.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -838,6 +1251,337 @@ export interface FileChangeRequestApprovalParams {
   turnId: string;
 }
 /**
+ * `fs/changed`: paths under a watch changed.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsChangedNotification".
+ */
+export interface FsChangedNotification {
+  /**
+   * The paths that changed, absolute, each once.
+   */
+  changedPaths: string[];
+  watchId: string;
+}
+/**
+ * `fs/copy`: copy a file or a directory tree.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsCopyParams".
+ */
+export interface FsCopyParams {
+  /**
+   * Absolute destination path.
+   */
+  destinationPath: string;
+  /**
+   * Required (`true`) to copy a directory; ignored for a file.
+   */
+  recursive?: boolean;
+  /**
+   * Absolute source path.
+   */
+  sourcePath: string;
+}
+/**
+ * `fs/createDirectory`: make a directory.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsCreateDirectoryParams".
+ */
+export interface FsCreateDirectoryParams {
+  /**
+   * Absolute path of the directory to create.
+   */
+  path: string;
+  /**
+   * Whether missing parents are created too (and an existing directory is fine). Defaults to `true`.
+   */
+  recursive?: boolean | null;
+}
+/**
+ * `fs/getMetadata`: what a path is.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsGetMetadataParams".
+ */
+export interface FsGetMetadataParams {
+  /**
+   * Absolute path to inspect.
+   */
+  path: string;
+}
+/**
+ * A path's kind and times.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsGetMetadataResponse".
+ */
+export interface FsGetMetadataResponse {
+  /**
+   * Creation time in Unix milliseconds when the file system records it, otherwise `0`.
+   */
+  createdAtMs: number;
+  /**
+   * Whether the path is a directory (a link is not followed, so it is never one).
+   */
+  isDirectory: boolean;
+  /**
+   * Whether the path is a regular file (a link is not followed, so it is never one).
+   */
+  isFile: boolean;
+  /**
+   * Whether the path itself is a symbolic link.
+   */
+  isSymlink: boolean;
+  /**
+   * Modification time in Unix milliseconds, otherwise `0`.
+   */
+  modifiedAtMs: number;
+}
+/**
+ * One child of a directory.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsReadDirectoryEntry".
+ */
+export interface FsReadDirectoryEntry {
+  /**
+   * The child's name only, not a path.
+   */
+  fileName: string;
+  /**
+   * Whether the child is a directory (links are not followed).
+   */
+  isDirectory: boolean;
+  /**
+   * Whether the child is a regular file (links are not followed).
+   */
+  isFile: boolean;
+}
+/**
+ * `fs/readDirectory`: a directory's direct children.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsReadDirectoryParams".
+ */
+export interface FsReadDirectoryParams {
+  /**
+   * Absolute path of the directory.
+   */
+  path: string;
+}
+/**
+ * The children of a directory.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsReadDirectoryResponse".
+ */
+export interface FsReadDirectoryResponse {
+  entries: FsReadDirectoryEntry[];
+}
+/**
+ * `fs/readFile`: read a file.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsReadFileParams".
+ */
+export interface FsReadFileParams {
+  /**
+   * Absolute path of the file.
+   */
+  path: string;
+}
+/**
+ * The file's bytes.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsReadFileResponse".
+ */
+export interface FsReadFileResponse {
+  /**
+   * File contents encoded as base64.
+   */
+  dataBase64: string;
+}
+/**
+ * `fs/remove`: remove a file or a directory tree.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsRemoveParams".
+ */
+export interface FsRemoveParams {
+  /**
+   * Whether a missing path is fine. Defaults to `true`.
+   */
+  force?: boolean | null;
+  /**
+   * Absolute path to remove.
+   */
+  path: string;
+  /**
+   * Whether a directory's contents are removed with it. Defaults to `true`.
+   */
+  recursive?: boolean | null;
+}
+/**
+ * `fs/unwatch`: stop a watch (an unknown id is fine).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsUnwatchParams".
+ */
+export interface FsUnwatchParams {
+  watchId: string;
+}
+/**
+ * `fs/watch`: report changes to a path as `fs/changed` until `fs/unwatch`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsWatchParams".
+ */
+export interface FsWatchParams {
+  /**
+   * Absolute file or directory path to watch.
+   */
+  path: string;
+  /**
+   * The client's name for this watch, unique on its connection.
+   */
+  watchId: string;
+}
+/**
+ * The watch is running.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsWatchResponse".
+ */
+export interface FsWatchResponse {
+  /**
+   * The watched path, canonical when it exists.
+   */
+  path: string;
+}
+/**
+ * `fs/writeFile`: replace (or create) a file with new contents.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FsWriteFileParams".
+ */
+export interface FsWriteFileParams {
+  /**
+   * File contents encoded as base64.
+   */
+  dataBase64: string;
+  /**
+   * Absolute path of the file.
+   */
+  path: string;
+}
+/**
+ * `fuzzyFileSearch`: one search over `roots`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchParams".
+ */
+export interface FuzzyFileSearchParams {
+  /**
+   * A later search carrying the same token cancels this one, which then answers no files.
+   */
+  cancellationToken?: string | null;
+  query: string;
+  /**
+   * Absolute directories to search.
+   */
+  roots: string[];
+}
+/**
+ * The best matches, best first.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchResponse".
+ */
+export interface FuzzyFileSearchResponse {
+  files: FuzzyFileSearchResult[];
+}
+/**
+ * One ranked match.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchResult".
+ */
+export interface FuzzyFileSearchResult {
+  /**
+   * The last component of `path`.
+   */
+  file_name: string;
+  /**
+   * Character positions in `path` the query matched, ascending.
+   */
+  indices?: number[] | null;
+  match_type: FuzzyFileSearchMatchType;
+  /**
+   * The match's path relative to `root`.
+   */
+  path: string;
+  /**
+   * The root (as given) the match was found under.
+   */
+  root: string;
+  /**
+   * Higher is better.
+   */
+  score: number;
+}
+/**
+ * `fuzzyFileSearch/sessionCompleted`: the search for the latest query has finished.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchSessionCompletedNotification".
+ */
+export interface FuzzyFileSearchSessionCompletedNotification {
+  sessionId: string;
+}
+/**
+ * `fuzzyFileSearch/sessionStart`: open a session over `roots`; queries come with updates.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchSessionStartParams".
+ */
+export interface FuzzyFileSearchSessionStartParams {
+  roots: string[];
+  sessionId: string;
+}
+/**
+ * `fuzzyFileSearch/sessionStop`: end a session (an unknown id is fine).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchSessionStopParams".
+ */
+export interface FuzzyFileSearchSessionStopParams {
+  sessionId: string;
+}
+/**
+ * `fuzzyFileSearch/sessionUpdate`: search the session's roots for a new query.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchSessionUpdateParams".
+ */
+export interface FuzzyFileSearchSessionUpdateParams {
+  query: string;
+  sessionId: string;
+}
+/**
+ * `fuzzyFileSearch/sessionUpdated`: the matches for the session's latest query.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "FuzzyFileSearchSessionUpdatedNotification".
+ */
+export interface FuzzyFileSearchSessionUpdatedNotification {
+  files: FuzzyFileSearchResult[];
+  query: string;
+  sessionId: string;
+}
+/**
  * `account/read` params.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -848,6 +1592,77 @@ export interface GetAccountParams {
    * Accepted for compatibility; an API key has nothing to refresh.
    */
   refreshToken?: boolean | null;
+}
+/**
+ * What the client can do with the answer; openturn reads the flags and needs neither (it has no reset credits or reserve pools to look up).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "GetAccountRateLimitsParams".
+ */
+export interface GetAccountRateLimitsParams {
+  excludeResetCreditDetails?: boolean;
+  supportsLunaReserve?: boolean;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "GetAccountRateLimitsResponse".
+ */
+export interface GetAccountRateLimitsResponse {
+  /**
+   * Filled only by the reference's own backend; always `null` here.
+   */
+  accountId?: string | null;
+  ordinaryUsageAllowed?: boolean | null;
+  rateLimitResetCredits?: unknown;
+  rateLimits: RateLimitSnapshot;
+  /**
+   * The same snapshot under its limit id (`codex`).
+   */
+  rateLimitsByLimitId?: {
+    [k: string]: RateLimitSnapshot1 | undefined;
+  } | null;
+}
+/**
+ * The snapshot, as `account/rateLimits/updated` last carried it.
+ */
+export interface RateLimitSnapshot {
+  credits?: unknown;
+  individualLimit?: unknown;
+  limitId?: string | null;
+  limitName?: string | null;
+  normalModelSlug?: string | null;
+  planType?: string | null;
+  primary?: RateLimitWindow | null;
+  rateLimitReachedType?: string | null;
+  secondary?: RateLimitWindow | null;
+  spendControlReached?: boolean | null;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "RateLimitWindow".
+ */
+export interface RateLimitWindow {
+  resetsAt?: number | null;
+  usedPercent: number;
+  windowDurationMins?: number | null;
+}
+/**
+ * The account's rate limits. The last four keys are the reference's, filled only by its own backend (model slugs, per-user limits, spend controls); openturn sends them as `null` so clients that expect the keys find them.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "RateLimitSnapshot".
+ */
+export interface RateLimitSnapshot1 {
+  credits?: unknown;
+  individualLimit?: unknown;
+  limitId?: string | null;
+  limitName?: string | null;
+  normalModelSlug?: string | null;
+  planType?: string | null;
+  primary?: RateLimitWindow | null;
+  rateLimitReachedType?: string | null;
+  secondary?: RateLimitWindow | null;
+  spendControlReached?: boolean | null;
 }
 /**
  * `account/read` result.
@@ -868,6 +1683,41 @@ export interface GetAccountResponse {
    * Always `null`: API keys carry no user id.
    */
   userId?: string | null;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "HooksListEntry".
+ */
+export interface HooksListEntry {
+  cwd: string;
+  errors: unknown[];
+  /**
+   * Always empty: openturn runs no lifecycle hooks.
+   */
+  hooks: unknown[];
+  warnings: string[];
+}
+/**
+ * `hooks/list` params.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "HooksListParams".
+ */
+export interface HooksListParams {
+  /**
+   * Working directories to list for; empty means the daemon's own.
+   */
+  cwds?: string[];
+  threadId?: string | null;
+}
+/**
+ * `hooks/list` result: one entry per working directory.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "HooksListResponse".
+ */
+export interface HooksListResponse {
+  data: HooksListEntry[];
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -1062,6 +1912,39 @@ export interface LoginAccountParams {
   type: string;
 }
 /**
+ * `mcpServer/resource/read` params: one resource of a server a loaded thread runs (that thread's, or the newest loaded thread's running `server` when `threadId` is absent).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpResourceReadParams".
+ */
+export interface McpResourceReadParams {
+  _meta?: {
+    [k: string]: unknown | undefined;
+  };
+  connectorId?: string | null;
+  environmentId?: string | null;
+  originCallId?: string | null;
+  server: string;
+  target?: {
+    [k: string]: unknown | undefined;
+  };
+  threadId?: string | null;
+  uri: string;
+}
+/**
+ * `mcpServer/resource/read` result: the server's `contents`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpResourceReadResponse".
+ */
+export interface McpResourceReadResponse {
+  contents: unknown[];
+  /**
+   * Always `null`: openturn scopes no resources by app.
+   */
+  originCallId?: string | null;
+}
+/**
  * `mcpServer/elicitation/request` params: the MCP elicitation as the server (or openturn, for a tool-call approval, with `_meta.codex_approval_kind = "mcp_tool_call"`) asked it.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -1110,6 +1993,39 @@ export interface McpServerStartupStatusUpdatedNotification {
    */
   status: string;
   threadId?: string | null;
+}
+/**
+ * `mcpServer/tool/call` params: a client calls a tool of a server a loaded thread runs.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpServerToolCallParams".
+ */
+export interface McpServerToolCallParams {
+  _meta?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * The tool's arguments (an object); absent means none.
+   */
+  arguments?: {
+    [k: string]: unknown | undefined;
+  };
+  environmentId?: string | null;
+  server: string;
+  threadId: string;
+  tool: string;
+}
+/**
+ * `mcpServer/tool/call` result: the server's `CallToolResult`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpServerToolCallResponse".
+ */
+export interface McpServerToolCallResponse {
+  _meta?: unknown;
+  content: unknown[];
+  isError?: boolean | null;
+  structuredContent?: unknown;
 }
 /**
  * `item/mcpToolCall/progress`: a running MCP tool call reported progress.
@@ -1178,6 +2094,53 @@ export interface ModelListResponse {
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ModelProviderCapabilitiesReadResponse".
+ */
+export interface ModelProviderCapabilitiesReadResponse {
+  imageGeneration: boolean;
+  webSearch: boolean;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ModelProviderListResponse".
+ */
+export interface ModelProviderListResponse {
+  canChangeDefault: boolean;
+  /**
+   * Every configured provider, by id.
+   */
+  data: ModelProviderSummary[];
+  /**
+   * The provider new threads use (`model_provider`).
+   */
+  defaultProviderId: string;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ModelProviderSummary".
+ */
+export interface ModelProviderSummary {
+  /**
+   * `null` for the built-in provider and for an address that could carry a secret (user info or a query).
+   */
+  baseUrl?: string | null;
+  /**
+   * Whether the user's config.toml defines (and so may edit) it; built-ins may not.
+   */
+  canEdit: boolean;
+  id: string;
+  name: string;
+  settings: ProviderSettings;
+}
+/**
+ * `modelProvider/list` and `modelProvider/capabilities/read` take no params.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ModelProviderNoParams".
+ */
+export interface ModelProviderNoParams {}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ModelReroutedNotification".
  */
 export interface ModelReroutedNotification {
@@ -1223,38 +2186,11 @@ export interface PermissionProfileSummary {
   id: string;
 }
 /**
- * The account's rate limits. The last four keys are the reference's, filled only by its own backend (model slugs, per-user limits, spend controls); openturn sends them as `null` so clients that expect the keys find them.
- *
- * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
- * via the `definition` "RateLimitSnapshot".
- */
-export interface RateLimitSnapshot {
-  credits?: unknown;
-  individualLimit?: unknown;
-  limitId?: string | null;
-  limitName?: string | null;
-  normalModelSlug?: string | null;
-  planType?: string | null;
-  primary?: RateLimitWindow | null;
-  rateLimitReachedType?: string | null;
-  secondary?: RateLimitWindow | null;
-  spendControlReached?: boolean | null;
-}
-/**
- * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
- * via the `definition` "RateLimitWindow".
- */
-export interface RateLimitWindow {
-  resetsAt?: number | null;
-  usedPercent: number;
-  windowDurationMins?: number | null;
-}
-/**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "RateLimitsUpdatedNotification".
  */
 export interface RateLimitsUpdatedNotification {
-  rateLimits: RateLimitSnapshot;
+  rateLimits: RateLimitSnapshot1;
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -1287,6 +2223,47 @@ export interface ReasoningTextDeltaNotification {
   itemId: string;
   threadId: string;
   turnId: string;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ReviewStartParams".
+ */
+export interface ReviewStartParams {
+  /**
+   * `inline` (the default) runs the review on `threadId`; `detached` runs it on a new thread started for it, which the response names.
+   */
+  delivery?: ReviewDelivery | null;
+  target: ReviewTarget;
+  threadId: string;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ReviewStartResponse".
+ */
+export interface ReviewStartResponse {
+  /**
+   * The thread the review runs on: `threadId`, or the new thread of a `detached` review.
+   */
+  reviewThreadId: string;
+  turn: Turn;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "Turn".
+ */
+export interface Turn {
+  completedAt?: number | null;
+  durationMs?: number | null;
+  error?: TurnError | null;
+  id: string;
+  items: ThreadItem[];
+  /**
+   * `notLoaded`, `summary` or `full`.
+   */
+  itemsView: string;
+  rootTurnId?: string | null;
+  startedAt?: number | null;
+  status: TurnStatus;
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -1386,24 +2363,6 @@ export interface ThreadEnvironment {
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
- * via the `definition` "Turn".
- */
-export interface Turn {
-  completedAt?: number | null;
-  durationMs?: number | null;
-  error?: TurnError | null;
-  id: string;
-  items: ThreadItem[];
-  /**
-   * `notLoaded`, `summary` or `full`.
-   */
-  itemsView: string;
-  rootTurnId?: string | null;
-  startedAt?: number | null;
-  status: TurnStatus;
-}
-/**
- * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ThreadStatusChangedNotification".
  */
 export interface ThreadStatusChangedNotification {
@@ -1493,6 +2452,22 @@ export interface TurnPlanStep {
   step: string;
 }
 /**
+ * What was written to a running command's stdin (empty: the model only polled its output).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TerminalInteractionNotification".
+ */
+export interface TerminalInteractionNotification {
+  itemId: string;
+  /**
+   * The command's session, as in the item's `processId`.
+   */
+  processId: string;
+  stdin: string;
+  threadId: string;
+  turnId: string;
+}
+/**
  * `serverRequest/resolved` params.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -1518,6 +2493,37 @@ export interface ThreadIdNotification {
 export interface ThreadNameUpdatedNotification {
   threadId: string;
   threadName?: string | null;
+}
+/**
+ * `thread/settings/updated`: the thread's settings after a change.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadSettingsUpdatedNotification".
+ */
+export interface ThreadSettingsUpdatedNotification {
+  threadId: string;
+  threadSettings: ThreadSettingsSnapshot;
+}
+/**
+ * A thread's settings as `thread/settings/updated` shows them.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadSettingsSnapshot".
+ */
+export interface ThreadSettingsSnapshot {
+  activePermissionProfile?: unknown;
+  approvalPolicy: AskForApproval;
+  approvalsReviewer: ApprovalsReviewer;
+  collaborationMode: CollaborationMode;
+  cwd: string;
+  disabledPluginIds: string[];
+  effort?: string | null;
+  model: string;
+  modelProvider: string;
+  personality?: unknown;
+  sandboxPolicy: SandboxPolicy;
+  serviceTier?: string | null;
+  summary?: string | null;
 }
 /**
  * `thread/goal/updated`: the goal after a change; `turnId` names the turn that changed it (`null` for a change between turns).
@@ -1640,6 +2646,26 @@ export interface SkillMetadata {
   shortDescription?: string | null;
 }
 /**
+ * `skills/config/write` params: turn one skill on or off, chosen by exactly one of `path` or `name`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "SkillsConfigWriteParams".
+ */
+export interface SkillsConfigWriteParams {
+  enabled: boolean;
+  name?: string | null;
+  path?: string | null;
+}
+/**
+ * `skills/config/write` result: whether the skill is on after the write.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "SkillsConfigWriteResponse".
+ */
+export interface SkillsConfigWriteResponse {
+  effectiveEnabled: boolean;
+}
+/**
  * `skills/extraRoots/set` params: more folders to scan (as user skills) for this connection.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -1684,6 +2710,91 @@ export interface SkillsListParams {
  */
 export interface SkillsListResponse {
   data: SkillsListEntry[];
+}
+/**
+ * One running command of a thread.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadBackgroundTerminal".
+ */
+export interface ThreadBackgroundTerminal {
+  /**
+   * The command line as the model wrote it.
+   */
+  command: string;
+  cpuPercent?: number | null;
+  cwd: string;
+  /**
+   * The `commandExecution` item the command belongs to.
+   */
+  itemId: string;
+  /**
+   * The OS pid of the command's leader, when it is known.
+   */
+  osPid?: number | null;
+  /**
+   * The session's id, as in the item's `processId`.
+   */
+  processId: string;
+  rssKb?: number | null;
+}
+/**
+ * `thread/backgroundTerminals/clean`: kills every running command of the thread.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadBackgroundTerminalsCleanParams".
+ */
+export interface ThreadBackgroundTerminalsCleanParams {
+  threadId: string;
+}
+/**
+ * `thread/backgroundTerminals/list`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadBackgroundTerminalsListParams".
+ */
+export interface ThreadBackgroundTerminalsListParams {
+  /**
+   * Opaque pagination cursor returned by a previous call.
+   */
+  cursor?: string | null;
+  /**
+   * Optional page size.
+   */
+  limit?: number | null;
+  threadId: string;
+}
+/**
+ * A page of running commands, oldest first.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadBackgroundTerminalsListResponse".
+ */
+export interface ThreadBackgroundTerminalsListResponse {
+  data: ThreadBackgroundTerminal[];
+  /**
+   * Where the next page starts; `null` on the last page.
+   */
+  nextCursor?: string | null;
+}
+/**
+ * `thread/backgroundTerminals/terminate`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadBackgroundTerminalsTerminateParams".
+ */
+export interface ThreadBackgroundTerminalsTerminateParams {
+  processId: string;
+  threadId: string;
+}
+/**
+ * Whether a running command of that id was found and killed.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadBackgroundTerminalsTerminateResponse".
+ */
+export interface ThreadBackgroundTerminalsTerminateResponse {
+  terminated: boolean;
 }
 /**
  * `thread/compact/start` params.
@@ -1885,6 +2996,10 @@ export interface ThreadListParams {
    */
   cwd?: CwdFilter | null;
   excludedThreadIds?: string[] | null;
+  /**
+   * Only these threads (at most [`MAX_INCLUDED_THREAD_IDS`]); an empty list matches nothing. Exclusions still apply.
+   */
+  includedThreadIds?: string[] | null;
   limit?: number | null;
   /**
    * Empty or absent: every provider.
@@ -2067,10 +3182,96 @@ export interface ThreadResumeResponse {
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadSearchParams".
+ */
+export interface ThreadSearchParams {
+  /**
+   * `true`: only archived threads; otherwise only live ones.
+   */
+  archived?: boolean | null;
+  currentAccountOnly?: boolean;
+  cursor?: string | null;
+  /**
+   * Accepted for compatibility: openturn has no attached threads or accounts to filter by.
+   */
+  includeAttachedThreads?: boolean;
+  limit?: number | null;
+  /**
+   * The text to find (case-insensitive substring); surrounding whitespace is ignored.
+   */
+  searchTerm: string;
+  sortDirection?: SortDirection | null;
+  sortKey?: ThreadSearchSortKey | null;
+  /**
+   * Empty or absent: interactive sources.
+   */
+  sourceKinds?: string[] | null;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadSearchResponse".
+ */
+export interface ThreadSearchResponse {
+  /**
+   * Pass with the opposite `sortDirection` to page back from this page's first result.
+   */
+  backwardsCursor?: string | null;
+  data: ThreadSearchResult[];
+  /**
+   * Continues after the last thread looked at; `null` once every thread was searched. A page cut short by the search's bounds still carries one, possibly with fewer results.
+   */
+  nextCursor?: string | null;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadSearchResult".
+ */
+export interface ThreadSearchResult {
+  /**
+   * Text around the first match.
+   */
+  snippet: string;
+  thread: Thread;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ThreadSetNameParams".
  */
 export interface ThreadSetNameParams {
   name: string;
+  threadId: string;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadSettingsUpdateParams".
+ */
+export interface ThreadSettingsUpdateParams {
+  approvalPolicy?: AskForApproval | null;
+  approvalsReviewer?: ApprovalsReviewer | null;
+  collaborationMode?: CollaborationMode | null;
+  cwd?: string | null;
+  /**
+   * Accepted for compatibility; openturn has no plugins, environments, permission profiles by name or personalities to change.
+   */
+  disabledPluginIds?: string[] | null;
+  effort?: string | null;
+  environments?: {
+    [k: string]: unknown | undefined;
+  };
+  model?: string | null;
+  multiAgentMode?: {
+    [k: string]: unknown | undefined;
+  };
+  permissions?: string | null;
+  personality?: {
+    [k: string]: unknown | undefined;
+  };
+  sandboxPolicy?: SandboxPolicy | null;
+  /**
+   * Absent leaves the tier; `null` clears it.
+   */
+  serviceTier?: string | null;
+  summary?: ReasoningSummary | null;
   threadId: string;
 }
 /**
@@ -2147,6 +3348,47 @@ export interface ThreadStartResponse {
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadTurnsListParams".
+ */
+export interface ThreadTurnsListParams {
+  /**
+   * A `nextCursor` or `backwardsCursor` from an earlier page.
+   */
+  cursor?: string | null;
+  /**
+   * How much of each turn's items to carry; `summary` when absent.
+   */
+  itemsView?: TurnItemsView | null;
+  /**
+   * Page size; the whole rest of the list when absent.
+   */
+  limit?: number | null;
+  /**
+   * `desc` (default: newest first) or `asc`.
+   */
+  sortDirection?: SortDirection | null;
+  threadId: string;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadTurnsListResponse".
+ */
+export interface ThreadTurnsListResponse {
+  /**
+   * With the opposite direction, pages back from (and including) this page's first turn; `null` for an empty page.
+   */
+  backwardsCursor?: string | null;
+  /**
+   * The page, in the requested direction.
+   */
+  data: Turn[];
+  /**
+   * Continues in the same direction after the last turn; `null` at the end.
+   */
+  nextCursor?: string | null;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ThreadUnsubscribeResponse".
  */
 export interface ThreadUnsubscribeResponse {
@@ -2179,6 +3421,34 @@ export interface ToolRequestUserInputResponse {
 export interface TurnInterruptParams {
   threadId: string;
   turnId: string;
+}
+/**
+ * Experimental changes for one running turn; unknown fields are refused, not ignored.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnSettingsUpdateParams".
+ */
+export interface TurnSettingsUpdateParams {
+  approvalsReviewer?: ApprovalsReviewer | null;
+  effort?: string | null;
+  environments?: {
+    [k: string]: unknown | undefined;
+  };
+  model?: string | null;
+  /**
+   * Absent leaves the tier; `null` clears it.
+   */
+  serviceTier?: string | null;
+  summary?: ReasoningSummary | null;
+  threadId: string;
+  turnId: string;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "TurnSettingsUpdateResponse".
+ */
+export interface TurnSettingsUpdateResponse {
+  status: TurnSettingsUpdateStatus;
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema

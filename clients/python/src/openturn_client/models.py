@@ -105,6 +105,19 @@ class ClientInfo(BaseModel):
     version: str
 
 
+class CollaborationSettings(BaseModel):
+    """
+    The mode's settings; snake_case on the wire, as the reference spells them.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    developer_instructions: str | None = None
+    model: str
+    reasoning_effort: str | None = None
+
+
 class CommandExecOutputDeltaNotification(BaseModel):
     """
     A chunk of a streaming `command/exec`'s output.
@@ -132,6 +145,42 @@ class CommandExecResponse(BaseModel):
     """
     Empty when stdout was streamed.
     """
+
+
+class CommandExecTerminalSize(BaseModel):
+    """
+    A PTY's size in character cells.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cols: Annotated[int, Field(ge=0)]
+    rows: Annotated[int, Field(ge=0)]
+
+
+class CommandExecTerminateParams(BaseModel):
+    """
+    `command/exec/terminate`: kills a running command (its `command/exec` then answers).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    process_id: Annotated[str, Field(alias="processId")]
+
+
+class CommandExecWriteParams(BaseModel):
+    """
+    `command/exec/write`: bytes for a running command's stdin, and/or closing it.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    close_stdin: Annotated[bool | None, Field(alias="closeStdin")] = False
+    delta_base64: Annotated[str | None, Field(alias="deltaBase64")] = None
+    process_id: Annotated[str, Field(alias="processId")]
 
 
 class CommandExecutionRequestApprovalParams(BaseModel):
@@ -169,6 +218,18 @@ class CommandExecutionRequestApprovalResponse(BaseModel):
     decision: Any
 
 
+class ConfigLayerMetadata(BaseModel):
+    """
+    A layer and its version, as `config/read` names them.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    name: Any
+    version: str
+
+
 class ConfigReadParams(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -190,6 +251,23 @@ class ConfigReadResponse(BaseModel):
     """
     Where each dotted key came from.
     """
+
+
+class ConfigRequirementsReadResponse(BaseModel):
+    """
+    `configRequirements/read` result.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    requirements: Any | None = None
+    """
+    `null`: openturn reads no managed requirements (no requirements.toml, no MDM).
+    """
+    supports_independent_speed_modes: Annotated[
+        bool | None, Field(alias="supportsIndependentSpeedModes")
+    ] = None
 
 
 class ConfigWarningNotification(BaseModel):
@@ -307,6 +385,71 @@ class ErrorObject(BaseModel):
     message: str
 
 
+class ExperimentalFeature(BaseModel):
+    """
+    One feature flag openturn acts on.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    announcement: str | None = None
+    default_enabled: Annotated[bool, Field(alias="defaultEnabled")]
+    description: str | None = None
+    display_name: Annotated[str | None, Field(alias="displayName")] = None
+    """
+    Shown for beta flags only, as the reference does; `null` otherwise.
+    """
+    enabled: bool
+    name: str
+    """
+    The key in config.toml's `[features]` and of `--enable`/`--disable`.
+    """
+    stage: str
+    """
+    `beta`, `underDevelopment` or `stable`.
+    """
+
+
+class ExperimentalFeatureEnablement(BaseModel):
+    """
+    `experimentalFeature/enablement/set` params and result: flags by name, on or off. The result holds the ones that were set.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    enablement: dict[str, bool]
+
+
+class ExperimentalFeatureListParams(BaseModel):
+    """
+    `experimentalFeature/list` params.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cursor: str | None = None
+    limit: Annotated[int | None, Field(ge=0)] = None
+    thread_id: Annotated[str | None, Field(alias="threadId")] = None
+    """
+    Accepted for compatibility: flags are the daemon's, not a thread's.
+    """
+
+
+class ExperimentalFeatureListResponse(BaseModel):
+    """
+    `experimentalFeature/list` result: one page.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data: list[ExperimentalFeature]
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+
+
 class FileChangeRequestApprovalParams(BaseModel):
     """
     `item/fileChange/requestApproval` params: may the `fileChange` item `itemId` (already started; a streamed patch's files were shown by `item/fileChange/patchUpdated`) be applied? Answered like a command approval.
@@ -329,6 +472,413 @@ class FileChangeRequestApprovalParams(BaseModel):
     turn_id: Annotated[str, Field(alias="turnId")]
 
 
+class FsChangedNotification(BaseModel):
+    """
+    `fs/changed`: paths under a watch changed.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    changed_paths: Annotated[list[str], Field(alias="changedPaths")]
+    """
+    The paths that changed, absolute, each once.
+    """
+    watch_id: Annotated[str, Field(alias="watchId")]
+
+
+class FsCopyParams(BaseModel):
+    """
+    `fs/copy`: copy a file or a directory tree.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    destination_path: Annotated[str, Field(alias="destinationPath")]
+    """
+    Absolute destination path.
+    """
+    recursive: bool | None = False
+    """
+    Required (`true`) to copy a directory; ignored for a file.
+    """
+    source_path: Annotated[str, Field(alias="sourcePath")]
+    """
+    Absolute source path.
+    """
+
+
+class FsCreateDirectoryParams(BaseModel):
+    """
+    `fs/createDirectory`: make a directory.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Absolute path of the directory to create.
+    """
+    recursive: bool | None = None
+    """
+    Whether missing parents are created too (and an existing directory is fine). Defaults to `true`.
+    """
+
+
+class FsGetMetadataParams(BaseModel):
+    """
+    `fs/getMetadata`: what a path is.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Absolute path to inspect.
+    """
+
+
+class FsGetMetadataResponse(BaseModel):
+    """
+    A path's kind and times.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    created_at_ms: Annotated[int, Field(alias="createdAtMs")]
+    """
+    Creation time in Unix milliseconds when the file system records it, otherwise `0`.
+    """
+    is_directory: Annotated[bool, Field(alias="isDirectory")]
+    """
+    Whether the path is a directory (a link is not followed, so it is never one).
+    """
+    is_file: Annotated[bool, Field(alias="isFile")]
+    """
+    Whether the path is a regular file (a link is not followed, so it is never one).
+    """
+    is_symlink: Annotated[bool, Field(alias="isSymlink")]
+    """
+    Whether the path itself is a symbolic link.
+    """
+    modified_at_ms: Annotated[int, Field(alias="modifiedAtMs")]
+    """
+    Modification time in Unix milliseconds, otherwise `0`.
+    """
+
+
+class FsReadDirectoryEntry(BaseModel):
+    """
+    One child of a directory.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    file_name: Annotated[str, Field(alias="fileName")]
+    """
+    The child's name only, not a path.
+    """
+    is_directory: Annotated[bool, Field(alias="isDirectory")]
+    """
+    Whether the child is a directory (links are not followed).
+    """
+    is_file: Annotated[bool, Field(alias="isFile")]
+    """
+    Whether the child is a regular file (links are not followed).
+    """
+
+
+class FsReadDirectoryParams(BaseModel):
+    """
+    `fs/readDirectory`: a directory's direct children.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Absolute path of the directory.
+    """
+
+
+class FsReadDirectoryResponse(BaseModel):
+    """
+    The children of a directory.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    entries: list[FsReadDirectoryEntry]
+
+
+class FsReadFileParams(BaseModel):
+    """
+    `fs/readFile`: read a file.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Absolute path of the file.
+    """
+
+
+class FsReadFileResponse(BaseModel):
+    """
+    The file's bytes.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data_base64: Annotated[str, Field(alias="dataBase64")]
+    """
+    File contents encoded as base64.
+    """
+
+
+class FsRemoveParams(BaseModel):
+    """
+    `fs/remove`: remove a file or a directory tree.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    force: bool | None = None
+    """
+    Whether a missing path is fine. Defaults to `true`.
+    """
+    path: str
+    """
+    Absolute path to remove.
+    """
+    recursive: bool | None = None
+    """
+    Whether a directory's contents are removed with it. Defaults to `true`.
+    """
+
+
+class FsUnwatchParams(BaseModel):
+    """
+    `fs/unwatch`: stop a watch (an unknown id is fine).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    watch_id: Annotated[str, Field(alias="watchId")]
+
+
+class FsWatchParams(BaseModel):
+    """
+    `fs/watch`: report changes to a path as `fs/changed` until `fs/unwatch`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Absolute file or directory path to watch.
+    """
+    watch_id: Annotated[str, Field(alias="watchId")]
+    """
+    The client's name for this watch, unique on its connection.
+    """
+
+
+class FsWatchResponse(BaseModel):
+    """
+    The watch is running.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    path: str
+    """
+    The watched path, canonical when it exists.
+    """
+
+
+class FsWriteFileParams(BaseModel):
+    """
+    `fs/writeFile`: replace (or create) a file with new contents.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data_base64: Annotated[str, Field(alias="dataBase64")]
+    """
+    File contents encoded as base64.
+    """
+    path: str
+    """
+    Absolute path of the file.
+    """
+
+
+class FuzzyFileSearchMatchType(RootModel[Literal["file", "directory"]]):
+    root: Literal["file", "directory"]
+    """
+    Whether a match is a file or a directory.
+    """
+
+
+class FuzzyFileSearchParams(BaseModel):
+    """
+    `fuzzyFileSearch`: one search over `roots`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cancellation_token: Annotated[str | None, Field(alias="cancellationToken")] = None
+    """
+    A later search carrying the same token cancels this one, which then answers no files.
+    """
+    query: str
+    roots: list[str]
+    """
+    Absolute directories to search.
+    """
+
+
+class Indice(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+
+
+class FuzzyFileSearchResult(BaseModel):
+    """
+    One ranked match.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    file_name: str
+    """
+    The last component of `path`.
+    """
+    indices: list[Indice] | None = None
+    """
+    Character positions in `path` the query matched, ascending.
+    """
+    match_type: FuzzyFileSearchMatchType
+    path: str
+    """
+    The match's path relative to `root`.
+    """
+    root: str
+    """
+    The root (as given) the match was found under.
+    """
+    score: Annotated[int, Field(ge=0)]
+    """
+    Higher is better.
+    """
+
+
+class FuzzyFileSearchSessionCompletedNotification(BaseModel):
+    """
+    `fuzzyFileSearch/sessionCompleted`: the search for the latest query has finished.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
+class FuzzyFileSearchSessionStartParams(BaseModel):
+    """
+    `fuzzyFileSearch/sessionStart`: open a session over `roots`; queries come with updates.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    roots: list[str]
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
+class FuzzyFileSearchSessionStopParams(BaseModel):
+    """
+    `fuzzyFileSearch/sessionStop`: end a session (an unknown id is fine).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
+class FuzzyFileSearchSessionUpdateParams(BaseModel):
+    """
+    `fuzzyFileSearch/sessionUpdate`: search the session's roots for a new query.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    query: str
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
+class FuzzyFileSearchSessionUpdatedNotification(BaseModel):
+    """
+    `fuzzyFileSearch/sessionUpdated`: the matches for the session's latest query.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    files: list[FuzzyFileSearchResult]
+    query: str
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
+class GatewayAuth1(BaseModel):
+    """
+    Where a gateway's key comes from (never the key itself).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    mode: Literal["none"]
+
+
+class GatewayAuth2(BaseModel):
+    """
+    Where a gateway's key comes from (never the key itself).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    env_key: Annotated[str, Field(alias="envKey")]
+    mode: Literal["environmentVariable"]
+
+
+class GatewayAuth(RootModel[GatewayAuth1 | GatewayAuth2]):
+    root: GatewayAuth1 | GatewayAuth2
+    """
+    Where a gateway's key comes from (never the key itself).
+    """
+
+
 class GetAccountParams(BaseModel):
     """
     `account/read` params.
@@ -341,6 +891,22 @@ class GetAccountParams(BaseModel):
     """
     Accepted for compatibility; an API key has nothing to refresh.
     """
+
+
+class GetAccountRateLimitsParams(BaseModel):
+    """
+    What the client can do with the answer; openturn reads the flags and needs neither (it has no reset credits or reserve pools to look up).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    exclude_reset_credit_details: Annotated[
+        bool | None, Field(alias="excludeResetCreditDetails")
+    ] = False
+    supports_luna_reserve: Annotated[
+        bool | None, Field(alias="supportsLunaReserve")
+    ] = False
 
 
 class GetAccountResponse(BaseModel):
@@ -363,6 +929,45 @@ class GetAccountResponse(BaseModel):
     """
     Always `null`: API keys carry no user id.
     """
+
+
+class HooksListEntry(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cwd: str
+    errors: list[Any]
+    hooks: list[Any]
+    """
+    Always empty: openturn runs no lifecycle hooks.
+    """
+    warnings: list[str]
+
+
+class HooksListParams(BaseModel):
+    """
+    `hooks/list` params.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cwds: list[str] | None = []
+    """
+    Working directories to list for; empty means the daemon's own.
+    """
+    thread_id: Annotated[str | None, Field(alias="threadId")] = None
+
+
+class HooksListResponse(BaseModel):
+    """
+    `hooks/list` result: one entry per working directory.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data: list[HooksListEntry]
 
 
 class InitializeCapabilities(BaseModel):
@@ -456,6 +1061,39 @@ class LoginAccountResponse(RootModel[LoginAccountResponse1]):
     """
 
 
+class McpResourceReadParams(BaseModel):
+    """
+    `mcpServer/resource/read` params: one resource of a server a loaded thread runs (that thread's, or the newest loaded thread's running `server` when `threadId` is absent).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    field_meta: Annotated[Any | None, Field(alias="_meta")] = None
+    connector_id: Annotated[str | None, Field(alias="connectorId")] = None
+    environment_id: Annotated[str | None, Field(alias="environmentId")] = None
+    origin_call_id: Annotated[str | None, Field(alias="originCallId")] = None
+    server: str
+    target: Any | None = None
+    thread_id: Annotated[str | None, Field(alias="threadId")] = None
+    uri: str
+
+
+class McpResourceReadResponse(BaseModel):
+    """
+    `mcpServer/resource/read` result: the server's `contents`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    contents: list[Any]
+    origin_call_id: Annotated[str | None, Field(alias="originCallId")] = None
+    """
+    Always `null`: openturn scopes no resources by app.
+    """
+
+
 class McpServerElicitationRequestParams(BaseModel):
     """
     `mcpServer/elicitation/request` params: the MCP elicitation as the server (or openturn, for a tool-call approval, with `_meta.codex_approval_kind = "mcp_tool_call"`) asked it.
@@ -545,6 +1183,39 @@ class McpServerStatus(BaseModel):
     """
 
 
+class McpServerToolCallParams(BaseModel):
+    """
+    `mcpServer/tool/call` params: a client calls a tool of a server a loaded thread runs.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    field_meta: Annotated[Any | None, Field(alias="_meta")] = None
+    arguments: Any | None = None
+    """
+    The tool's arguments (an object); absent means none.
+    """
+    environment_id: Annotated[str | None, Field(alias="environmentId")] = None
+    server: str
+    thread_id: Annotated[str, Field(alias="threadId")]
+    tool: str
+
+
+class McpServerToolCallResponse(BaseModel):
+    """
+    `mcpServer/tool/call` result: the server's `CallToolResult`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    field_meta: Annotated[Any | None, Field(alias="_meta")] = None
+    content: list[Any]
+    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    structured_content: Annotated[Any | None, Field(alias="structuredContent")] = None
+
+
 class McpToolCallError(BaseModel):
     """
     Why an MCP tool call produced no result.
@@ -586,6 +1257,17 @@ class McpToolCallResult(BaseModel):
     structured_content: Annotated[Any | None, Field(alias="structuredContent")] = None
 
 
+class MergeStrategy(RootModel[Literal["replace"] | Literal["upsert"]]):
+    root: Literal["replace"] | Literal["upsert"]
+    """
+    How a written value meets what is already at its key.
+    """
+
+
+class ModeKind(RootModel[Literal["plan", "default"]]):
+    root: Literal["plan", "default"]
+
+
 class ModelListParams(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -594,6 +1276,24 @@ class ModelListParams(BaseModel):
     include_hidden: Annotated[bool | None, Field(alias="includeHidden")] = None
     limit: Annotated[int | None, Field(ge=0)] = None
     model_provider: Annotated[str | None, Field(alias="modelProvider")] = None
+
+
+class ModelProviderCapabilitiesReadResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    image_generation: Annotated[bool, Field(alias="imageGeneration")]
+    web_search: Annotated[bool, Field(alias="webSearch")]
+
+
+class ModelProviderNoParams(BaseModel):
+    """
+    `modelProvider/list` and `modelProvider/capabilities/read` take no params.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
 
 
 class ModelReroutedNotification(BaseModel):
@@ -605,6 +1305,22 @@ class ModelReroutedNotification(BaseModel):
     thread_id: Annotated[str, Field(alias="threadId")]
     to_model: Annotated[str, Field(alias="toModel")]
     turn_id: Annotated[str, Field(alias="turnId")]
+
+
+class OverriddenMetadata(BaseModel):
+    """
+    What overrides a written key.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    effective_value: Annotated[Any, Field(alias="effectiveValue")]
+    """
+    The value in effect (secrets redacted).
+    """
+    message: str
+    overriding_layer: Annotated[ConfigLayerMetadata, Field(alias="overridingLayer")]
 
 
 class PatchChangeKind1(BaseModel):
@@ -677,6 +1393,36 @@ class PermissionProfileSummary(BaseModel):
     id: str
 
 
+class ProviderSettings1(BaseModel):
+    """
+    How the provider is reached, tagged by `type`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    type: Literal["openai"]
+
+
+class ProviderSettings2(BaseModel):
+    """
+    How the provider is reached, tagged by `type`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    auth: GatewayAuth
+    type: Literal["customGateway"]
+
+
+class ProviderSettings(RootModel[ProviderSettings1 | ProviderSettings2]):
+    root: ProviderSettings1 | ProviderSettings2
+    """
+    How the provider is reached, tagged by `type`.
+    """
+
+
 class RateLimitWindow(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -694,6 +1440,10 @@ class ReasoningEffortOption(BaseModel):
     )
     description: str
     reasoning_effort: Annotated[str, Field(alias="reasoningEffort")]
+
+
+class ReasoningSummary(RootModel[Literal["auto", "concise", "detailed", "none"]]):
+    root: Literal["auto", "concise", "detailed", "none"]
 
 
 class ReasoningSummaryPartAddedNotification(BaseModel):
@@ -732,6 +1482,67 @@ class RequestId(RootModel[int | str]):
     root: int | str
     """
     A request id: a string or a signed 64-bit integer, echoed verbatim.
+    """
+
+
+class ReviewDelivery(RootModel[Literal["inline", "detached"]]):
+    root: Literal["inline", "detached"]
+
+
+class ReviewTarget1(BaseModel):
+    """
+    Staged, unstaged and untracked changes.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    type: Literal["uncommittedChanges"]
+
+
+class ReviewTarget2(BaseModel):
+    """
+    The current branch's changes since it left `branch`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    branch: str
+    type: Literal["baseBranch"]
+
+
+class ReviewTarget3(BaseModel):
+    """
+    One commit's changes; `title` only labels it.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    sha: str
+    title: str | None = None
+    type: Literal["commit"]
+
+
+class ReviewTarget4(BaseModel):
+    """
+    Free-form review instructions.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    instructions: str
+    type: Literal["custom"]
+
+
+class ReviewTarget(
+    RootModel[ReviewTarget1 | ReviewTarget2 | ReviewTarget3 | ReviewTarget4]
+):
+    root: ReviewTarget1 | ReviewTarget2 | ReviewTarget3 | ReviewTarget4
+    """
+    What to review, tagged by `type`.
     """
 
 
@@ -869,7 +1680,7 @@ class ServerNotification20(BaseModel):
     params: ItemDeltaNotification
 
 
-class ServerNotification26(BaseModel):
+class ServerNotification29(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -877,7 +1688,7 @@ class ServerNotification26(BaseModel):
     params: CommandExecOutputDeltaNotification
 
 
-class ServerNotification27(BaseModel):
+class ServerNotification30(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -885,7 +1696,7 @@ class ServerNotification27(BaseModel):
     params: ConfigWarningNotification
 
 
-class ServerNotification28(BaseModel):
+class ServerNotification31(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -893,7 +1704,7 @@ class ServerNotification28(BaseModel):
     params: AccountLoginCompletedNotification
 
 
-class ServerNotification29(BaseModel):
+class ServerNotification32(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -901,7 +1712,7 @@ class ServerNotification29(BaseModel):
     params: AccountUpdatedNotification
 
 
-class ServerNotification30(BaseModel):
+class ServerNotification33(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -909,12 +1720,36 @@ class ServerNotification30(BaseModel):
     params: McpServerStartupStatusUpdatedNotification
 
 
-class ServerNotification31(BaseModel):
+class ServerNotification34(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
     method: Literal["item/mcpToolCall/progress"]
     params: McpToolCallProgressNotification
+
+
+class ServerNotification37(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["fs/changed"]
+    params: FsChangedNotification
+
+
+class ServerNotification38(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["fuzzyFileSearch/sessionUpdated"]
+    params: FuzzyFileSearchSessionUpdatedNotification
+
+
+class ServerNotification39(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["fuzzyFileSearch/sessionCompleted"]
+    params: FuzzyFileSearchSessionCompletedNotification
 
 
 class ServerRequest1(BaseModel):
@@ -1014,6 +1849,30 @@ class SkillMetadata(BaseModel):
     """
 
 
+class SkillsConfigWriteParams(BaseModel):
+    """
+    `skills/config/write` params: turn one skill on or off, chosen by exactly one of `path` or `name`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    enabled: bool
+    name: str | None = None
+    path: str | None = None
+
+
+class SkillsConfigWriteResponse(BaseModel):
+    """
+    `skills/config/write` result: whether the skill is on after the write.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    effective_enabled: Annotated[bool, Field(alias="effectiveEnabled")]
+
+
 class SkillsExtraRootsSetParams(BaseModel):
     """
     `skills/extraRoots/set` params: more folders to scan (as user skills) for this connection.
@@ -1074,8 +1933,123 @@ class SortDirection2(RootModel[Literal["asc", "desc"]]):
     root: Literal["asc", "desc"]
 
 
+class TerminalInteractionNotification(BaseModel):
+    """
+    What was written to a running command's stdin (empty: the model only polled its output).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    item_id: Annotated[str, Field(alias="itemId")]
+    process_id: Annotated[str, Field(alias="processId")]
+    """
+    The command's session, as in the item's `processId`.
+    """
+    stdin: str
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str, Field(alias="turnId")]
+
+
 class ThreadActiveFlag(RootModel[Literal["waitingOnApproval", "waitingOnUserInput"]]):
     root: Literal["waitingOnApproval", "waitingOnUserInput"]
+
+
+class ThreadBackgroundTerminal(BaseModel):
+    """
+    One running command of a thread.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    command: str
+    """
+    The command line as the model wrote it.
+    """
+    cpu_percent: Annotated[float | None, Field(alias="cpuPercent")] = None
+    cwd: str
+    item_id: Annotated[str, Field(alias="itemId")]
+    """
+    The `commandExecution` item the command belongs to.
+    """
+    os_pid: Annotated[int | None, Field(alias="osPid", ge=0)] = None
+    """
+    The OS pid of the command's leader, when it is known.
+    """
+    process_id: Annotated[str, Field(alias="processId")]
+    """
+    The session's id, as in the item's `processId`.
+    """
+    rss_kb: Annotated[int | None, Field(alias="rssKb", ge=0)] = None
+
+
+class ThreadBackgroundTerminalsCleanParams(BaseModel):
+    """
+    `thread/backgroundTerminals/clean`: kills every running command of the thread.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    thread_id: Annotated[str, Field(alias="threadId")]
+
+
+class ThreadBackgroundTerminalsListParams(BaseModel):
+    """
+    `thread/backgroundTerminals/list`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cursor: str | None = None
+    """
+    Opaque pagination cursor returned by a previous call.
+    """
+    limit: Annotated[int | None, Field(ge=0)] = None
+    """
+    Optional page size.
+    """
+    thread_id: Annotated[str, Field(alias="threadId")]
+
+
+class ThreadBackgroundTerminalsListResponse(BaseModel):
+    """
+    A page of running commands, oldest first.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data: list[ThreadBackgroundTerminal]
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    Where the next page starts; `null` on the last page.
+    """
+
+
+class ThreadBackgroundTerminalsTerminateParams(BaseModel):
+    """
+    `thread/backgroundTerminals/terminate`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    process_id: Annotated[str, Field(alias="processId")]
+    thread_id: Annotated[str, Field(alias="threadId")]
+
+
+class ThreadBackgroundTerminalsTerminateResponse(BaseModel):
+    """
+    Whether a running command of that id was found and killed.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    terminated: bool
 
 
 class ThreadCompactStartParams(BaseModel):
@@ -1410,6 +2384,51 @@ class ThreadItem9(BaseModel):
     type: Literal["contextCompaction"]
 
 
+class ThreadItem10(BaseModel):
+    """
+    A review turn began; `review` labels what it looks at (`current changes`, …).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    completed_at_ms: Annotated[int | None, Field(alias="completedAtMs")] = None
+    started_at_ms: Annotated[int | None, Field(alias="startedAtMs")] = None
+    id: str
+    review: str
+    type: Literal["enteredReviewMode"]
+
+
+class ThreadItem11(BaseModel):
+    """
+    A review turn's report, as rendered from the reviewer's answer.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    completed_at_ms: Annotated[int | None, Field(alias="completedAtMs")] = None
+    started_at_ms: Annotated[int | None, Field(alias="startedAtMs")] = None
+    id: str
+    review: str
+    type: Literal["exitedReviewMode"]
+
+
+class ThreadItem13(BaseModel):
+    """
+    An image the model looked at (`view_image`); `path` is absolute.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    completed_at_ms: Annotated[int | None, Field(alias="completedAtMs")] = None
+    started_at_ms: Annotated[int | None, Field(alias="startedAtMs")] = None
+    id: str
+    path: str
+    type: Literal["imageView"]
+
+
 class ThreadItemsListAnchor1(BaseModel):
     """
     `{"type": "item", "itemId": "…"}`: the position just past (or, descending, just before) an item of the requested turn.
@@ -1565,6 +2584,10 @@ class ThreadResumeParams(BaseModel):
     """
     Extra (openturn): return at most this many of the newest turns; older ones are reached through `turnsBackwardsCursor` with `thread/read`.
     """
+
+
+class ThreadSearchSortKey(RootModel[Literal["created_at", "updated_at", "recency_at"]]):
+    root: Literal["created_at", "updated_at", "recency_at"]
 
 
 class ThreadSetNameParams(BaseModel):
@@ -1800,11 +2823,46 @@ class TurnInterruptParams(BaseModel):
     turn_id: Annotated[str, Field(alias="turnId")]
 
 
+class TurnItemsView(RootModel[Literal["notLoaded", "summary", "full"]]):
+    root: Literal["notLoaded", "summary", "full"]
+    """
+    `notLoaded` (no items), `summary` (the user's and the agent's messages) or `full` (every stored item).
+    """
+
+
 class TurnPlanStepStatus(RootModel[Literal["pending", "inProgress", "completed"]]):
     root: Literal["pending", "inProgress", "completed"]
     """
     Where a plan step stands.
     """
+
+
+class TurnSettingsUpdateParams(BaseModel):
+    """
+    Experimental changes for one running turn; unknown fields are refused, not ignored.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        populate_by_name=True,
+    )
+    approvals_reviewer: Annotated[
+        ApprovalsReviewer | None, Field(alias="approvalsReviewer")
+    ] = None
+    effort: str | None = None
+    environments: Any | None = None
+    model: str | None = None
+    service_tier: Annotated[str | None, Field(alias="serviceTier")] = None
+    """
+    Absent leaves the tier; `null` clears it.
+    """
+    summary: ReasoningSummary | None = None
+    thread_id: Annotated[str, Field(alias="threadId")]
+    turn_id: Annotated[str, Field(alias="turnId")]
+
+
+class TurnSettingsUpdateStatus(RootModel[Literal["applied", "targetUnavailable"]]):
+    root: Literal["applied", "targetUnavailable"]
 
 
 class TurnStatus(
@@ -1903,6 +2961,71 @@ class WarningNotification(BaseModel):
     thread_id: Annotated[str | None, Field(alias="threadId")] = None
 
 
+class WebSearchAction1(BaseModel):
+    """
+    What a web search did, tagged by `type`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    queries: list[str] | None = None
+    query: str | None = None
+    type: Literal["search"]
+
+
+class WebSearchAction2(BaseModel):
+    """
+    What a web search did, tagged by `type`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    type: Literal["openPage"]
+    url: str | None = None
+
+
+class WebSearchAction3(BaseModel):
+    """
+    What a web search did, tagged by `type`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    pattern: str | None = None
+    type: Literal["findInPage"]
+    url: str | None = None
+
+
+class WebSearchAction4(BaseModel):
+    """
+    What a web search did, tagged by `type`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    type: Literal["other"]
+
+
+class WebSearchAction(
+    RootModel[WebSearchAction1 | WebSearchAction2 | WebSearchAction3 | WebSearchAction4]
+):
+    root: WebSearchAction1 | WebSearchAction2 | WebSearchAction3 | WebSearchAction4
+    """
+    What a web search did, tagged by `type`.
+    """
+
+
+class WriteStatus(RootModel[Literal["ok"] | Literal["okOverridden"]]):
+    root: Literal["ok"] | Literal["okOverridden"]
+    """
+    Whether the written value is the one in effect.
+    """
+
+
 class CancelLoginAccountResponse(BaseModel):
     """
     `account/login/cancel` result.
@@ -1912,6 +3035,18 @@ class CancelLoginAccountResponse(BaseModel):
         populate_by_name=True,
     )
     status: CancelLoginAccountStatus
+
+
+class CollaborationMode(BaseModel):
+    """
+    A collaboration mode: `plan` or `default`, with what it runs with.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    mode: ModeKind
+    settings: CollaborationSettings
 
 
 class CommandExecParams(BaseModel):
@@ -1935,12 +3070,90 @@ class CommandExecParams(BaseModel):
     Needed to stream: names the process in `command/exec/outputDelta`.
     """
     sandbox_policy: Annotated[SandboxPolicy | None, Field(alias="sandboxPolicy")] = None
+    size: CommandExecTerminalSize | None = None
+    """
+    The PTY's size; only with `tty`.
+    """
     stream_stdin: Annotated[bool | None, Field(alias="streamStdin")] = False
     stream_stdout_stderr: Annotated[bool | None, Field(alias="streamStdoutStderr")] = (
         False
     )
     timeout_ms: Annotated[int | None, Field(alias="timeoutMs")] = None
     tty: bool | None = False
+
+
+class CommandExecResizeParams(BaseModel):
+    """
+    `command/exec/resize`: a running PTY command's new size.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    process_id: Annotated[str, Field(alias="processId")]
+    size: CommandExecTerminalSize
+
+
+class ConfigEdit(BaseModel):
+    """
+    One edit of a `config/batchWrite`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    key_path: Annotated[str, Field(alias="keyPath")]
+    merge_strategy: Annotated[MergeStrategy, Field(alias="mergeStrategy")]
+    value: Any
+
+
+class ConfigValueWriteParams(BaseModel):
+    """
+    `config/value/write` params: one key.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    expected_version: Annotated[str | None, Field(alias="expectedVersion")] = None
+    """
+    The version `config/read` reported; the write is refused when the file changed since.
+    """
+    file_path: Annotated[str | None, Field(alias="filePath")] = None
+    """
+    The file to write; only the user's config.toml may be written. Defaults to it.
+    """
+    key_path: Annotated[str, Field(alias="keyPath")]
+    """
+    A dotted path (`features.goals`, `mcp_servers.docs.url`).
+    """
+    merge_strategy: Annotated[MergeStrategy, Field(alias="mergeStrategy")]
+    value: Any
+    """
+    The value; `null` removes the key.
+    """
+
+
+class ConfigWriteResponse(BaseModel):
+    """
+    The result of `config/value/write` and `config/batchWrite`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    file_path: Annotated[str, Field(alias="filePath")]
+    """
+    The file written.
+    """
+    overridden_metadata: Annotated[
+        OverriddenMetadata | None, Field(alias="overriddenMetadata")
+    ] = None
+    status: WriteStatus
+    version: str
+    """
+    The version of the file as written, for the next `expectedVersion`.
+    """
 
 
 class ErrorNotification(BaseModel):
@@ -1967,6 +3180,17 @@ class FileUpdateChange(BaseModel):
     """
     kind: PatchChangeKind
     path: str
+
+
+class FuzzyFileSearchResponse(BaseModel):
+    """
+    The best matches, best first.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    files: list[FuzzyFileSearchResult]
 
 
 class InitializeResponse(BaseModel):
@@ -2052,6 +3276,23 @@ class ModelListResponse(BaseModel):
     next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
 
 
+class ModelProviderSummary(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    base_url: Annotated[str | None, Field(alias="baseUrl")] = None
+    """
+    `null` for the built-in provider and for an address that could carry a secret (user info or a query).
+    """
+    can_edit: Annotated[bool, Field(alias="canEdit")]
+    """
+    Whether the user's config.toml defines (and so may edit) it; built-ins may not.
+    """
+    id: str
+    name: str
+    settings: ProviderSettings
+
+
 class PermissionProfileListResponse(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -2089,6 +3330,18 @@ class RateLimitsUpdatedNotification(BaseModel):
         populate_by_name=True,
     )
     rate_limits: Annotated[RateLimitSnapshot, Field(alias="rateLimits")]
+
+
+class ReviewStartParams(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    delivery: ReviewDelivery | None = None
+    """
+    `inline` (the default) runs the review on `threadId`; `detached` runs it on a new thread started for it, which the response names.
+    """
+    target: ReviewTarget
+    thread_id: Annotated[str, Field(alias="threadId")]
 
 
 class ServerNotification2(BaseModel):
@@ -2135,11 +3388,19 @@ class ServerNotification21(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
+    method: Literal["item/commandExecution/terminalInteraction"]
+    params: TerminalInteractionNotification
+
+
+class ServerNotification22(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     method: Literal["serverRequest/resolved"]
     params: ServerRequestResolvedNotification
 
 
-class ServerNotification22(BaseModel):
+class ServerNotification23(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -2147,7 +3408,7 @@ class ServerNotification22(BaseModel):
     params: ThreadIdNotification
 
 
-class ServerNotification23(BaseModel):
+class ServerNotification24(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -2155,7 +3416,7 @@ class ServerNotification23(BaseModel):
     params: ThreadIdNotification
 
 
-class ServerNotification24(BaseModel):
+class ServerNotification25(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -2163,7 +3424,15 @@ class ServerNotification24(BaseModel):
     params: ThreadIdNotification
 
 
-class ServerNotification25(BaseModel):
+class ServerNotification26(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["thread/deleted"]
+    params: ThreadIdNotification
+
+
+class ServerNotification27(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -2171,7 +3440,7 @@ class ServerNotification25(BaseModel):
     params: ThreadNameUpdatedNotification
 
 
-class ServerNotification33(BaseModel):
+class ServerNotification36(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -2289,6 +3558,26 @@ class ThreadItem8(BaseModel):
     type: Literal["fileChange"]
 
 
+class ThreadItem12(BaseModel):
+    """
+    A search the provider ran with its hosted `web_search` tool.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    completed_at_ms: Annotated[int | None, Field(alias="completedAtMs")] = None
+    started_at_ms: Annotated[int | None, Field(alias="startedAtMs")] = None
+    action: WebSearchAction | None = None
+    id: str
+    query: str
+    results: list[Any] | None = None
+    """
+    Not reported by the Responses API; always `null`.
+    """
+    type: Literal["webSearch"]
+
+
 class ThreadItem(
     RootModel[
         ThreadItem1
@@ -2300,9 +3589,13 @@ class ThreadItem(
         | ThreadItem7
         | ThreadItem8
         | ThreadItem9
+        | ThreadItem10
+        | ThreadItem11
+        | ThreadItem12
+        | ThreadItem13
     ]
 ):
-    root: ThreadItem1 | ThreadItem2 | ThreadItem3 | ThreadItem4 | ThreadItem5 | ThreadItem6 | ThreadItem7 | ThreadItem8 | ThreadItem9
+    root: ThreadItem1 | ThreadItem2 | ThreadItem3 | ThreadItem4 | ThreadItem5 | ThreadItem6 | ThreadItem7 | ThreadItem8 | ThreadItem9 | ThreadItem10 | ThreadItem11 | ThreadItem12 | ThreadItem13
     """
     An item plus the timing fields every item carries (written as `null` when unknown).
     """
@@ -2357,6 +3650,12 @@ class ThreadListParams(BaseModel):
     excluded_thread_ids: Annotated[
         list[str] | None, Field(alias="excludedThreadIds")
     ] = None
+    included_thread_ids: Annotated[
+        list[str] | None, Field(alias="includedThreadIds")
+    ] = None
+    """
+    Only these threads (at most [`MAX_INCLUDED_THREAD_IDS`]); an empty list matches nothing. Exclusions still apply.
+    """
     limit: Annotated[int | None, Field(ge=0)] = None
     model_providers: Annotated[list[str] | None, Field(alias="modelProviders")] = None
     """
@@ -2376,6 +3675,109 @@ class ThreadListParams(BaseModel):
     use_state_db_only: Annotated[bool | None, Field(alias="useStateDbOnly")] = False
 
 
+class ThreadSearchParams(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    archived: bool | None = None
+    """
+    `true`: only archived threads; otherwise only live ones.
+    """
+    current_account_only: Annotated[bool | None, Field(alias="currentAccountOnly")] = (
+        False
+    )
+    cursor: str | None = None
+    include_attached_threads: Annotated[
+        bool | None, Field(alias="includeAttachedThreads")
+    ] = False
+    """
+    Accepted for compatibility: openturn has no attached threads or accounts to filter by.
+    """
+    limit: Annotated[int | None, Field(ge=0)] = None
+    search_term: Annotated[str, Field(alias="searchTerm")]
+    """
+    The text to find (case-insensitive substring); surrounding whitespace is ignored.
+    """
+    sort_direction: Annotated[SortDirection | None, Field(alias="sortDirection")] = None
+    sort_key: Annotated[ThreadSearchSortKey | None, Field(alias="sortKey")] = None
+    source_kinds: Annotated[list[str] | None, Field(alias="sourceKinds")] = None
+    """
+    Empty or absent: interactive sources.
+    """
+
+
+class ThreadSettingsSnapshot(BaseModel):
+    """
+    A thread's settings as `thread/settings/updated` shows them.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    active_permission_profile: Annotated[
+        Any | None, Field(alias="activePermissionProfile")
+    ] = None
+    approval_policy: Annotated[AskForApproval, Field(alias="approvalPolicy")]
+    approvals_reviewer: Annotated[ApprovalsReviewer, Field(alias="approvalsReviewer")]
+    collaboration_mode: Annotated[CollaborationMode, Field(alias="collaborationMode")]
+    cwd: str
+    disabled_plugin_ids: Annotated[list[str], Field(alias="disabledPluginIds")]
+    effort: str | None = None
+    model: str
+    model_provider: Annotated[str, Field(alias="modelProvider")]
+    personality: Any | None = None
+    sandbox_policy: Annotated[SandboxPolicy, Field(alias="sandboxPolicy")]
+    service_tier: Annotated[str | None, Field(alias="serviceTier")] = None
+    summary: str | None = None
+
+
+class ThreadSettingsUpdateParams(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    approval_policy: Annotated[AskForApproval | None, Field(alias="approvalPolicy")] = (
+        None
+    )
+    approvals_reviewer: Annotated[
+        ApprovalsReviewer | None, Field(alias="approvalsReviewer")
+    ] = None
+    collaboration_mode: Annotated[
+        CollaborationMode | None, Field(alias="collaborationMode")
+    ] = None
+    cwd: str | None = None
+    disabled_plugin_ids: Annotated[
+        list[str] | None, Field(alias="disabledPluginIds")
+    ] = None
+    """
+    Accepted for compatibility; openturn has no plugins, environments, permission profiles by name or personalities to change.
+    """
+    effort: str | None = None
+    environments: Any | None = None
+    model: str | None = None
+    multi_agent_mode: Annotated[Any | None, Field(alias="multiAgentMode")] = None
+    permissions: str | None = None
+    personality: Any | None = None
+    sandbox_policy: Annotated[SandboxPolicy | None, Field(alias="sandboxPolicy")] = None
+    service_tier: Annotated[str | None, Field(alias="serviceTier")] = None
+    """
+    Absent leaves the tier; `null` clears it.
+    """
+    summary: ReasoningSummary | None = None
+    thread_id: Annotated[str, Field(alias="threadId")]
+
+
+class ThreadSettingsUpdatedNotification(BaseModel):
+    """
+    `thread/settings/updated`: the thread's settings after a change.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    thread_id: Annotated[str, Field(alias="threadId")]
+    thread_settings: Annotated[ThreadSettingsSnapshot, Field(alias="threadSettings")]
+
+
 class ThreadTokenUsage(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -2385,6 +3787,29 @@ class ThreadTokenUsage(BaseModel):
         None
     )
     total: TokenUsageBreakdown
+
+
+class ThreadTurnsListParams(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cursor: str | None = None
+    """
+    A `nextCursor` or `backwardsCursor` from an earlier page.
+    """
+    items_view: Annotated[TurnItemsView | None, Field(alias="itemsView")] = None
+    """
+    How much of each turn's items to carry; `summary` when absent.
+    """
+    limit: Annotated[int | None, Field(ge=0)] = None
+    """
+    Page size; the whole rest of the list when absent.
+    """
+    sort_direction: Annotated[SortDirection | None, Field(alias="sortDirection")] = None
+    """
+    `desc` (default: newest first) or `asc`.
+    """
+    thread_id: Annotated[str, Field(alias="threadId")]
 
 
 class ThreadUnsubscribeResponse(BaseModel):
@@ -2479,6 +3904,13 @@ class TurnPlanUpdatedNotification(BaseModel):
     turn_id: Annotated[str, Field(alias="turnId")]
 
 
+class TurnSettingsUpdateResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    status: TurnSettingsUpdateStatus
+
+
 class TurnStartParams(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -2536,6 +3968,23 @@ class TurnSteerParams(BaseModel):
     thread_id: Annotated[str, Field(alias="threadId")]
 
 
+class ConfigBatchWriteParams(BaseModel):
+    """
+    `config/batchWrite` params: every edit applies, in order, or none does.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    edits: list[ConfigEdit]
+    expected_version: Annotated[str | None, Field(alias="expectedVersion")] = None
+    file_path: Annotated[str | None, Field(alias="filePath")] = None
+    reload_user_config: Annotated[bool | None, Field(alias="reloadUserConfig")] = None
+    """
+    Accepted for compatibility: loaded threads keep the settings they started with, and new threads read the file as written.
+    """
+
+
 class FileChangePatchUpdatedNotification(BaseModel):
     """
     `item/fileChange/patchUpdated`: the files and hunks of an `apply_patch` call parsed so far, sent while the model is still writing it (after its `fileChange` item started, before it completes). Each `diff` holds the hunks as written in the patch, not yet matched against the file.
@@ -2551,6 +4000,32 @@ class FileChangePatchUpdatedNotification(BaseModel):
     """
     thread_id: Annotated[str, Field(alias="threadId")]
     turn_id: Annotated[str, Field(alias="turnId")]
+
+
+class GetAccountRateLimitsResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    account_id: Annotated[str | None, Field(alias="accountId")] = None
+    """
+    Filled only by the reference's own backend; always `null` here.
+    """
+    ordinary_usage_allowed: Annotated[
+        bool | None, Field(alias="ordinaryUsageAllowed")
+    ] = None
+    rate_limit_reset_credits: Annotated[
+        Any | None, Field(alias="rateLimitResetCredits")
+    ] = None
+    rate_limits: Annotated[RateLimitSnapshot, Field(alias="rateLimits")]
+    """
+    The snapshot, as `account/rateLimits/updated` last carried it.
+    """
+    rate_limits_by_limit_id: Annotated[
+        dict[str, Any] | None, Field(alias="rateLimitsByLimitId")
+    ] = None
+    """
+    The same snapshot under its limit id (`codex`).
+    """
 
 
 class ItemCompletedNotification(BaseModel):
@@ -2572,6 +4047,32 @@ class ItemStartedNotification(BaseModel):
     started_at_ms: Annotated[int, Field(alias="startedAtMs")]
     thread_id: Annotated[str, Field(alias="threadId")]
     turn_id: Annotated[str, Field(alias="turnId")]
+
+
+class ModelProviderListResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    can_change_default: Annotated[bool, Field(alias="canChangeDefault")]
+    data: list[ModelProviderSummary]
+    """
+    Every configured provider, by id.
+    """
+    default_provider_id: Annotated[str, Field(alias="defaultProviderId")]
+    """
+    The provider new threads use (`model_provider`).
+    """
+
+
+class ReviewStartResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    review_thread_id: Annotated[str, Field(alias="reviewThreadId")]
+    """
+    The thread the review runs on: `threadId`, or the new thread of a `detached` review.
+    """
+    turn: Turn
 
 
 class ServerNotification3(BaseModel):
@@ -2630,7 +4131,15 @@ class ServerNotification19(BaseModel):
     params: TurnPlanUpdatedNotification
 
 
-class ServerNotification32(BaseModel):
+class ServerNotification28(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["thread/settings/updated"]
+    params: ThreadSettingsUpdatedNotification
+
+
+class ServerNotification35(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -2821,6 +4330,17 @@ class ThreadResumeResponse(BaseModel):
     """
 
 
+class ThreadSearchResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    snippet: str
+    """
+    Text around the first match.
+    """
+    thread: Thread
+
+
 class ThreadStartResponse(BaseModel):
     """
     The shared result of `thread/start`, `thread/resume` and `thread/fork`.
@@ -2859,6 +4379,24 @@ class ThreadStartedNotification(BaseModel):
         populate_by_name=True,
     )
     thread: Thread
+
+
+class ThreadTurnsListResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    backwards_cursor: Annotated[str | None, Field(alias="backwardsCursor")] = None
+    """
+    With the opposite direction, pages back from (and including) this page's first turn; `null` for an empty page.
+    """
+    data: list[Turn]
+    """
+    The page, in the requested direction.
+    """
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    Continues in the same direction after the last turn; `null` at the end.
+    """
 
 
 class ServerNotification1(BaseModel):
@@ -2904,6 +4442,27 @@ class ServerNotification(
         | ServerNotification31
         | ServerNotification32
         | ServerNotification33
+        | ServerNotification34
+        | ServerNotification35
+        | ServerNotification36
+        | ServerNotification37
+        | ServerNotification38
+        | ServerNotification39
     ]
 ):
-    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31 | ServerNotification32 | ServerNotification33
+    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31 | ServerNotification32 | ServerNotification33 | ServerNotification34 | ServerNotification35 | ServerNotification36 | ServerNotification37 | ServerNotification38 | ServerNotification39
+
+
+class ThreadSearchResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    backwards_cursor: Annotated[str | None, Field(alias="backwardsCursor")] = None
+    """
+    Pass with the opposite `sortDirection` to page back from this page's first result.
+    """
+    data: list[ThreadSearchResult]
+    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    """
+    Continues after the last thread looked at; `null` once every thread was searched. A page cut short by the search's bounds still carries one, possibly with fewer results.
+    """
