@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::{Table, Value};
 
-use crate::client::ProviderInfo;
+pub use crate::client::ProviderInfo;
 use crate::core::models::{
     ApplyPatchForm, ModelCatalog, ModelReasoning, DEFAULT_REASONING_SUMMARY,
 };

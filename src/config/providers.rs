@@ -56,6 +56,14 @@ impl Config {
         demo.stored_key_file = None;
         self.model_providers
             .insert(DEMO_PROVIDER_ID.to_string(), demo);
+        // The tour shows an edit, whatever the model's own tool set (gpt-5, the default, is
+        // offered no `apply_patch`): the demo offers the tool unless `[tools]` says otherwise.
+        let mut tools = self.model_catalog.tool_config().clone();
+        if !tools.switches.contains_key("apply_patch") {
+            tools.switches.insert("apply_patch".to_string(), true);
+            let catalog = (*self.model_catalog).clone().with_tool_config(tools);
+            self.model_catalog = std::sync::Arc::new(catalog);
+        }
     }
 
     fn has_provider_table(&self, id: &str) -> bool {

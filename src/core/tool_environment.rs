@@ -13,7 +13,6 @@ use super::goal::model::{Goal, GoalError, GoalRuntime};
 use super::settings::ThreadSettings;
 use super::thread::Thread;
 use super::tools::handle::{ApprovalKey, ToolEnvironment};
-use super::tools::unified_exec::Terminals;
 
 impl ToolEnvironment for Thread {
     fn settings(&self) -> ThreadSettings {
@@ -36,7 +35,7 @@ impl ToolEnvironment for Thread {
         Thread::mcp_servers(self).cloned()
     }
 
-    fn terminals(&self) -> Arc<Terminals> {
+    fn terminals(&self) -> Arc<dyn std::any::Any + Send + Sync> {
         self.terminals.clone()
     }
 

@@ -46,7 +46,9 @@ pub(crate) fn spawn_thread_projection(
         thread_id: thread_id.clone(),
         lines: Vec::new(),
         segments: Vec::new(),
-        audience: None,
+        audience: Audience::default(),
+        audience_fresh: false,
+        scratch: Vec::new(),
     };
     let handle = hub.lifecycle.projections.spawn(task.run(events_rx));
     hub.loaded().projections.insert(thread_id, handle);
@@ -69,8 +71,12 @@ struct ProjectionTask {
     lines: Vec<u8>,
     segments: Vec<Segment>,
     /// Who hears this round, looked up once per round (the connections' locks), not once per
-    /// notification.
-    audience: Option<Audience>,
+    /// notification, into buffers kept from round to round.
+    audience: Audience,
+    /// Whether `audience` was looked up this round.
+    audience_fresh: bool,
+    /// The lookup's scratch buffer, kept like `audience`'s.
+    scratch: Vec<Arc<ServerContext>>,
 }
 
 impl ProjectionTask {
@@ -101,7 +107,7 @@ impl ProjectionTask {
                 return;
             }
             let now_ms = chrono::Utc::now().timestamp_millis();
-            self.audience = None;
+            self.audience_fresh = false;
             for event in events.drain(..) {
                 self.handle(event, now_ms).await;
             }
@@ -203,8 +209,12 @@ impl ProjectionTask {
     }
 
     fn audience(&mut self) -> &Audience {
-        self.audience
-            .get_or_insert_with(|| self.hub.audience(&self.thread_id))
+        if !self.audience_fresh {
+            self.hub
+                .fill_audience(&self.thread_id, &mut self.scratch, &mut self.audience);
+            self.audience_fresh = true;
+        }
+        &self.audience
     }
 
     /// Whether any connection is subscribed to this thread, as of this round.
@@ -222,7 +232,6 @@ impl ProjectionTask {
         // The burst is copied once, exact-size, and shared by every connection's queue; the
         // encoding buffer is kept, so encoding the next burst allocates nothing.
         let lines = Bytes::copy_from_slice(&self.lines);
-        let segments = std::mem::take(&mut self.segments);
         self.lines.clear();
         if self.lines.capacity() > LINES_FLUSH_BYTES * 4 {
             // One huge notification is not kept around.
@@ -230,29 +239,33 @@ impl ProjectionTask {
         }
         let abandoned = self.hub.lifecycle.output_abandoned.clone();
         if abandoned.is_cancelled() {
+            self.segments.clear();
             return;
         }
-        let audience = self.audience();
-        let targets: Vec<(Arc<ServerContext>, bool)> = audience
+        // Fields borrowed apart, so neither the audience nor the segments are copied: a round
+        // of one delta allocates only its shared bytes.
+        if !self.audience_fresh {
+            self.hub
+                .fill_audience(&self.thread_id, &mut self.scratch, &mut self.audience);
+            self.audience_fresh = true;
+        }
+        let audience = &self.audience;
+        let segments = &self.segments;
+        let targets = audience
             .subscribers
             .iter()
-            .map(|context| (context.clone(), true))
-            .chain(
-                audience
-                    .others
-                    .iter()
-                    .map(|context| (context.clone(), false)),
-            )
-            .collect();
+            .map(|context| (context, true))
+            .chain(audience.others.iter().map(|context| (context, false)));
         for (context, subscribed) in targets {
-            let Some(message) = message_for(&context, subscribed, &lines, &segments) else {
+            let Some(message) = message_for(context, subscribed, &lines, segments) else {
                 continue;
             };
             tokio::select! {
                 _ = context.outgoing.send_bytes(message) => {}
-                _ = abandoned.cancelled() => return,
+                _ = abandoned.cancelled() => break,
             }
         }
+        self.segments.clear();
     }
 }
 

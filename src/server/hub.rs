@@ -46,6 +46,7 @@ pub(crate) struct Hub {
 }
 
 /// The connections one round of a thread's notifications goes to.
+#[derive(Default)]
 pub(crate) struct Audience {
     /// Initialized connections subscribed to the thread.
     pub(crate) subscribers: Vec<Arc<ServerContext>>,
@@ -132,17 +133,42 @@ impl Hub {
 
     /// Every live connection that finished its handshake.
     pub(crate) fn initialized(&self) -> Vec<Arc<ServerContext>> {
-        let live: Vec<Arc<ServerContext>> = self
+        let mut live: Vec<Arc<ServerContext>> = self
             .connections()
             .values()
             .filter_map(Weak::upgrade)
             .collect();
-        live.into_iter()
-            .filter(|context| context.connection().initialized)
-            .collect()
+        // Filtered in place (the connections' lock is released first): one allocation a call.
+        live.retain(|context| context.connection().initialized);
+        live
     }
 
     /// The initialized connections, split by whether they are subscribed to `thread_id`.
+    /// Refills `audience` for `thread_id`, reusing its buffers and `scratch`'s, so a thread's
+    /// projection finds its audience every round without allocating (the streaming hot path).
+    pub(crate) fn fill_audience(
+        &self,
+        thread_id: &ThreadId,
+        scratch: &mut Vec<Arc<ServerContext>>,
+        audience: &mut Audience,
+    ) {
+        scratch.clear();
+        scratch.extend(self.connections().values().filter_map(Weak::upgrade));
+        audience.subscribers.clear();
+        audience.others.clear();
+        // The connections' lock is released before each connection's own state is read.
+        for context in scratch.drain(..) {
+            if !context.connection().initialized {
+                continue;
+            }
+            if context.is_subscribed(thread_id) {
+                audience.subscribers.push(context);
+            } else {
+                audience.others.push(context);
+            }
+        }
+    }
+
     pub(crate) fn audience(&self, thread_id: &ThreadId) -> Audience {
         let (subscribers, others) = self
             .initialized()

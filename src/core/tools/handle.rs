@@ -47,8 +47,10 @@ pub(crate) trait ToolEnvironment: Send + Sync {
     fn first_sandbox_warning(&self, sandbox: &'static str) -> bool;
     /// The thread's MCP servers, once started.
     fn mcp_servers(&self) -> Option<Arc<McpServers>>;
-    /// The thread's running commands (`exec_command` sessions), which outlive their turn.
-    fn terminals(&self) -> Arc<super::unified_exec::Terminals>;
+    /// The thread's running commands (`exec_command` sessions), which outlive their turn. Typed
+    /// as `Any` because the sessions' module imports this one (imports go one way);
+    /// `unified_exec::terminals_of` gives them their type back.
+    fn terminals(&self) -> Arc<dyn std::any::Any + Send + Sync>;
     /// The thread's id, as the goal tools report it.
     fn thread_id(&self) -> String;
     /// Reads or changes the thread's goal under the thread's lock: `change` gets the goal's

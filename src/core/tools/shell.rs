@@ -480,6 +480,10 @@ async fn execute(
     announced: bool,
 ) -> Option<ToolOutput> {
     let clock = Instant::now();
+    let Some(terminals) = unified_exec::terminals_of(turn) else {
+        let error = "this thread keeps no terminal sessions";
+        return Some(spawn_failed(turn, invocation, announced, error, clock).await);
+    };
     // Built in the daemon; it must outlive the child (in the fallback it owns its TMPDIR), so
     // the session's task keeps it.
     let prepared = match invocation.sandbox.prepare(&invocation.workspace) {
@@ -514,7 +518,6 @@ async fn execute(
                 return Some(spawn_failed(turn, invocation, announced, &error, clock).await);
             }
         };
-    let terminals = turn.env.terminals();
     let id = terminals.allocate_id();
     let started_item =
         invocation.item_with_process(ToolItemStatus::InProgress, u32::try_from(id).ok());

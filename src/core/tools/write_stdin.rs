@@ -67,7 +67,11 @@ pub(crate) async fn run(
         custom: false,
         text,
     };
-    let terminals = turn.env.terminals();
+    let Some(terminals) = super::unified_exec::terminals_of(turn) else {
+        return Some(answer(
+            "write_stdin failed: this thread keeps no sessions".to_string(),
+        ));
+    };
     let session = i32::try_from(args.session_id)
         .ok()
         .and_then(|id| terminals.get(id));

@@ -1,7 +1,7 @@
 //! `modelProvider/list` and `modelProvider/capabilities/read`: the configured providers and what
 //! openturn can ask of the default one, read from the daemon's configuration.
 
-use crate::client::ProviderInfo;
+use crate::config::ProviderInfo;
 use crate::config::DEMO_PROVIDER_ID;
 use crate::protocol::model_provider::{
     GatewayAuth, ModelProviderCapabilitiesReadResponse, ModelProviderListResponse,

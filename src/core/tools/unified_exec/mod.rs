@@ -31,6 +31,12 @@ pub(crate) const MAX_LIVE_SESSIONS: usize = 16;
 /// Ended sessions whose last output the model has not read, kept per thread.
 const MAX_ENDED_SESSIONS: usize = 16;
 
+/// The sessions of the thread `turn` runs on; `None` only for an environment that keeps none
+/// (every thread does).
+pub(crate) fn terminals_of(turn: &TurnHandle) -> Option<Arc<Terminals>> {
+    turn.env.terminals().downcast::<Terminals>().ok()
+}
+
 /// A thread's sessions, oldest first.
 #[derive(Default)]
 pub(crate) struct Terminals {
