@@ -387,6 +387,14 @@ impl LoadedState {
                     state.reported_context_tokens = None;
                     after_compaction = true;
                 }
+                RolloutItem::HistoryReverted {
+                    replacement_history,
+                    ..
+                } => {
+                    state.history = replacement_history.clone();
+                    // The provider's last count was of the longer history.
+                    state.reported_context_tokens = None;
+                }
                 RolloutItem::ThreadName { name } => state.name = Some(name.clone()),
                 RolloutItem::ThreadGoal { goal } => state.goal = stored_goal(goal.as_ref()),
                 RolloutItem::TokenUsage { total, last, .. } => {
@@ -402,6 +410,11 @@ impl LoadedState {
         }
         state
     }
+}
+
+/// The model-visible history a rollout's first `end` lines leave (what a revert restores).
+pub(crate) fn history_of(items: &[RolloutItem]) -> Vec<ResponseItem> {
+    LoadedState::from_items(items).history
 }
 
 /// A goal as a `thread_goal` line stored it; one this build cannot read counts as none.

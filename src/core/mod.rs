@@ -14,6 +14,7 @@ pub mod error;
 pub mod event;
 pub mod file_search;
 pub mod goal;
+mod history_edit;
 pub mod ids;
 pub mod input;
 pub mod items;

@@ -59,6 +59,7 @@ use super::thread::{
     ThreadResumeParams, ThreadResumeResponse, ThreadSetNameParams, ThreadStartParams,
     ThreadStartResponse, ThreadUnsubscribeResponse,
 };
+use super::thread_history::{ThreadInjectItemsParams, ThreadRevertParams, ThreadRevertResponse};
 use super::thread_items::{ThreadItemsListParams, ThreadItemsListResponse};
 use super::thread_search::{ThreadSearchParams, ThreadSearchResponse};
 use super::thread_settings::{
@@ -180,6 +181,8 @@ macro_rules! client_request_table {
             McpResourceRead => "mcpServer/resource/read", McpResourceReadParams, McpResourceReadResponse, Background;
             ExperimentalFeatureList => "experimentalFeature/list", ExperimentalFeatureListParams, ExperimentalFeatureListResponse, Concurrent;
             ExperimentalFeatureEnablementSet => "experimentalFeature/enablement/set", ExperimentalFeatureEnablement, ExperimentalFeatureEnablement, Ordered;
+            ThreadRevert => "thread/revert", ThreadRevertParams, ThreadRevertResponse, Ordered;
+            ThreadInjectItems => "thread/inject_items", ThreadInjectItemsParams, EmptyResponse, Ordered;
         }
     };
 }

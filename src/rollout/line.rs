@@ -83,6 +83,14 @@ pub enum RolloutItem {
         summary: String,
         replacement_history: Vec<ResponseItem>,
     },
+    /// `thread/revert` dropped the turn `before_turn_id` and every turn after it: from here on
+    /// the model-visible history is exactly `replacement_history` (what it was when that turn
+    /// started), followed by the response items after this line, and readers drop those turns.
+    /// One line (one write), so a revert is either in the file whole or not at all.
+    HistoryReverted {
+        before_turn_id: String,
+        replacement_history: Vec<ResponseItem>,
+    },
     /// The thread's goal after a change, in core's own serialized form; `null` once cleared.
     /// The last such line is the goal a resume (and `thread/goal/get` of a thread that is not
     /// loaded) reads.
