@@ -1,7 +1,8 @@
 //! Edits of a thread's history through the real binary: `thread/revert` (the next request no
 //! longer carries the dropped turns, `thread/read` and a restarted daemon agree, refused while a
-//! turn runs) and `thread/inject_items` (the next request carries the items, also after a
-//! restart; malformed items refused naming the item and field, nothing appended). Other threads'
+//! turn runs), `thread/inject_items` (the next request carries the items, also after a
+//! restart; malformed items refused naming the item and field, nothing appended) and
+//! `thread/metadata/update` (persisted for loaded and stored threads). Other threads'
 //! rollouts are never touched.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
@@ -267,6 +268,108 @@ async fn injected_items_reach_the_next_request_and_survive_a_restart() {
     assert!(sent.contains("INJECTED-developer-note"), "{sent}");
     assert!(sent.contains("INJECTED-assistant-note"), "{sent}");
     assert!(sent.contains("BRAVO-answer"), "{sent}");
+    daemon.exit_cleanly().await;
+    assert_eq!(std::fs::read(&other_file).unwrap(), other_bytes);
+}
+
+#[tokio::test]
+async fn metadata_updates_are_persisted_for_loaded_and_stored_threads() {
+    let provider = provider(vec![
+        text_reply(0, "other-answer"),
+        text_reply(1, "ALPHA-answer"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    daemon.initialize().await;
+    let other = daemon.start_thread(json!({})).await;
+    turn(&mut daemon, &other, "other-question").await;
+    let other_file = rollout_of(home.path(), &other);
+    let other_bytes = std::fs::read(&other_file).unwrap();
+    let thread = daemon.start_thread(json!({})).await;
+    turn(&mut daemon, &thread, "ALPHA-question").await;
+
+    let updated = daemon
+        .ok(
+            "thread/metadata/update",
+            json!({"threadId": thread, "gitInfo": {"branch": "main", "sha": "abc123"},
+                   "daybreakEnabled": true}),
+        )
+        .await;
+    assert_eq!(updated["thread"]["id"], thread.as_str());
+    assert_eq!(
+        updated["thread"]["gitInfo"],
+        json!({"branch": "main", "originUrl": null, "sha": "abc123"})
+    );
+    assert_eq!(updated["thread"]["daybreakEnabled"], true);
+    // `null` clears one field and leaves the others.
+    let cleared = daemon
+        .ok(
+            "thread/metadata/update",
+            json!({"threadId": thread, "gitInfo": {"branch": null}}),
+        )
+        .await;
+    assert_eq!(
+        cleared["thread"]["gitInfo"],
+        json!({"branch": null, "originUrl": null, "sha": "abc123"})
+    );
+
+    for (params, text) in [
+        (
+            json!({"threadId": thread}),
+            "must include at least one field",
+        ),
+        (
+            json!({"threadId": thread, "gitInfo": {"branch": ""}}),
+            "gitInfo.branch must not be empty",
+        ),
+        (
+            json!({"threadId": thread, "projectId": "p1"}),
+            "project not found: p1",
+        ),
+        (
+            json!({"threadId": "00000000-0000-7000-8000-000000000001", "daybreakEnabled": true}),
+            "no rollout found for thread id 00000000-0000-7000-8000-000000000001",
+        ),
+    ] {
+        let refused = daemon.err("thread/metadata/update", params).await;
+        assert_eq!(refused["code"], -32600, "{refused}");
+        assert!(
+            refused["message"].as_str().unwrap().contains(text),
+            "{refused}"
+        );
+    }
+    daemon.exit_cleanly().await;
+
+    // A restarted daemon reads the metadata back, and updates a thread it has not loaded.
+    let mut daemon = Daemon::spawn(home.path(), &mock_overrides(&provider));
+    daemon.initialize().await;
+    let read = daemon.ok("thread/read", json!({"threadId": thread})).await;
+    assert_eq!(
+        read["thread"]["gitInfo"],
+        json!({"branch": null, "originUrl": null, "sha": "abc123"})
+    );
+    assert_eq!(read["thread"]["daybreakEnabled"], true);
+    daemon
+        .ok(
+            "thread/metadata/update",
+            json!({"threadId": thread, "gitInfo": {"originUrl": "https://git.invalid/r.git"}}),
+        )
+        .await;
+    let listed = daemon.ok("thread/list", json!({})).await;
+    let entry = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == thread.as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        entry["gitInfo"],
+        json!({"branch": null, "originUrl": "https://git.invalid/r.git", "sha": "abc123"})
+    );
+    let other_read = daemon.ok("thread/read", json!({"threadId": other})).await;
+    assert_eq!(other_read["thread"]["gitInfo"], Value::Null);
     daemon.exit_cleanly().await;
     assert_eq!(std::fs::read(&other_file).unwrap(), other_bytes);
 }

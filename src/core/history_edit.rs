@@ -29,9 +29,9 @@ impl Thread {
             .await
             .map_err(|error| CoreError::Internal(format!("rollout worker: {error}")))??;
         let Some((start, newest_kept)) = live_turn_start(&contents.items, before_turn_id) else {
+            // The reference's text; a turn an earlier revert dropped is not found either.
             return Err(CoreError::InvalidInput(format!(
-                "thread {} has no turn {before_turn_id}",
-                self.id
+                "turn not found: {before_turn_id}"
             )));
         };
         let replacement_history = history_of(&contents.items[..start]);

@@ -272,6 +272,17 @@ impl ThreadManager {
         thread_id: &ThreadId,
         name: String,
     ) -> Result<(), CoreError> {
+        self.append_to_persisted_thread(thread_id, RolloutItem::ThreadName { name })
+            .await
+    }
+
+    /// Appends one line to a thread that is not loaded here, under the rollout's lock, as a
+    /// resume would (a thread another process holds is busy).
+    pub async fn append_to_persisted_thread(
+        &self,
+        thread_id: &ThreadId,
+        line: RolloutItem,
+    ) -> Result<(), CoreError> {
         let index = self.index.clone();
         let id = thread_id.to_string();
         let lookup = index.clone();
@@ -287,7 +298,7 @@ impl ThreadManager {
             IndexEntry::from_contents(&contents, entry.archived),
         )
         .map_err(|e| rollout_error(thread_id, e))?;
-        let written = writer.append(RolloutItem::ThreadName { name }).await;
+        let written = writer.append(line).await;
         let closed = writer.close().await;
         written.and(closed).map_err(|e| rollout_error(thread_id, e))
     }

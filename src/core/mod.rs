@@ -31,6 +31,7 @@ pub mod shell_env;
 pub mod skills;
 pub(crate) mod text;
 pub mod thread;
+mod thread_metadata;
 pub mod thread_settings;
 mod tool_environment;
 pub mod tool_set;

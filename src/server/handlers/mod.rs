@@ -49,6 +49,7 @@ mod thread_admin;
 mod thread_delete;
 mod thread_history;
 mod thread_items;
+mod thread_metadata;
 mod thread_object;
 mod thread_read;
 mod thread_search;

@@ -67,10 +67,8 @@ fn loaded(
     context: &ServerContext,
     thread_id: &ThreadId,
 ) -> Result<std::sync::Arc<crate::core::thread::Thread>, HandlerError> {
-    context
-        .threads
-        .get(thread_id)
-        .map_err(|_| HandlerError::InvalidRequest(format!("thread not loaded: {thread_id}")))
+    // The reference's text for a thread that is not loaded: `thread not found: <id>`.
+    Ok(context.threads.get(thread_id)?)
 }
 
 handler!(ThreadRevert, |context, params| thread_revert(
