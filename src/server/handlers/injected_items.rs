@@ -115,7 +115,7 @@ mod tests {
     fn the_first_malformed_item_is_named_by_index_and_field() {
         let good = json!({"type": "message", "role": "user",
             "content": [{"type": "input_text", "text": "hi"}]});
-        assert!(checked_items(&[good.clone()]).is_ok());
+        assert!(checked_items(std::slice::from_ref(&good)).is_ok());
         let cases = [
             (json!(3), "items[1]: must be an object"),
             (json!({"role": "user"}), "items[1].type: missing"),
