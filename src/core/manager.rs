@@ -272,6 +272,17 @@ impl ThreadManager {
         thread_id: &ThreadId,
         name: String,
     ) -> Result<(), CoreError> {
+        self.append_to_persisted_thread(thread_id, RolloutItem::ThreadName { name })
+            .await
+    }
+
+    /// Appends one line to a thread that is not loaded here, under the rollout's lock, as a
+    /// resume would (a thread another process holds is busy).
+    pub async fn append_to_persisted_thread(
+        &self,
+        thread_id: &ThreadId,
+        line: RolloutItem,
+    ) -> Result<(), CoreError> {
         let index = self.index.clone();
         let id = thread_id.to_string();
         let lookup = index.clone();
@@ -287,7 +298,7 @@ impl ThreadManager {
             IndexEntry::from_contents(&contents, entry.archived),
         )
         .map_err(|e| rollout_error(thread_id, e))?;
-        let written = writer.append(RolloutItem::ThreadName { name }).await;
+        let written = writer.append(line).await;
         let closed = writer.close().await;
         written.and(closed).map_err(|e| rollout_error(thread_id, e))
     }
@@ -387,6 +398,14 @@ impl LoadedState {
                     state.reported_context_tokens = None;
                     after_compaction = true;
                 }
+                RolloutItem::HistoryReverted {
+                    replacement_history,
+                    ..
+                } => {
+                    state.history = replacement_history.clone();
+                    // The provider's last count was of the longer history.
+                    state.reported_context_tokens = None;
+                }
                 RolloutItem::ThreadName { name } => state.name = Some(name.clone()),
                 RolloutItem::ThreadGoal { goal } => state.goal = stored_goal(goal.as_ref()),
                 RolloutItem::TokenUsage { total, last, .. } => {
@@ -402,6 +421,11 @@ impl LoadedState {
         }
         state
     }
+}
+
+/// The model-visible history a rollout's first `end` lines leave (what a revert restores).
+pub(crate) fn history_of(items: &[RolloutItem]) -> Vec<ResponseItem> {
+    LoadedState::from_items(items).history
 }
 
 /// A goal as a `thread_goal` line stored it; one this build cannot read counts as none.

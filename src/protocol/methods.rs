@@ -59,6 +59,9 @@ use super::thread::{
     ThreadResumeParams, ThreadResumeResponse, ThreadSetNameParams, ThreadStartParams,
     ThreadStartResponse, ThreadUnsubscribeResponse,
 };
+use super::thread_history::{
+    ThreadInjectItemsParams, ThreadMetadataUpdateParams, ThreadRevertParams, ThreadRevertResponse,
+};
 use super::thread_items::{ThreadItemsListParams, ThreadItemsListResponse};
 use super::thread_search::{ThreadSearchParams, ThreadSearchResponse};
 use super::thread_settings::{
@@ -180,6 +183,9 @@ macro_rules! client_request_table {
             McpResourceRead => "mcpServer/resource/read", McpResourceReadParams, McpResourceReadResponse, Background;
             ExperimentalFeatureList => "experimentalFeature/list", ExperimentalFeatureListParams, ExperimentalFeatureListResponse, Concurrent;
             ExperimentalFeatureEnablementSet => "experimentalFeature/enablement/set", ExperimentalFeatureEnablement, ExperimentalFeatureEnablement, Ordered;
+            ThreadRevert => "thread/revert", ThreadRevertParams, ThreadRevertResponse, Ordered;
+            ThreadInjectItems => "thread/inject_items", ThreadInjectItemsParams, EmptyResponse, Ordered;
+            ThreadMetadataUpdate => "thread/metadata/update", ThreadMetadataUpdateParams, ThreadResponse, Ordered;
         }
     };
 }

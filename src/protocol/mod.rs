@@ -26,6 +26,7 @@ pub mod rate_limits;
 pub mod review;
 pub mod skills;
 pub mod thread;
+pub mod thread_history;
 pub mod thread_items;
 pub mod thread_search;
 pub mod thread_settings;

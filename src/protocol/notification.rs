@@ -65,6 +65,8 @@ pub enum ServerNotification {
     ThreadClosed(ThreadIdNotification),
     #[serde(rename = "thread/deleted")]
     ThreadDeleted(ThreadIdNotification),
+    #[serde(rename = "thread/reverted")]
+    ThreadReverted(ThreadIdNotification),
     #[serde(rename = "thread/name/updated")]
     ThreadNameUpdated(ThreadNameUpdatedNotification),
     #[serde(rename = "thread/settings/updated")]
@@ -129,6 +131,7 @@ impl ServerNotification {
             ServerNotification::ThreadUnarchived(_) => "thread/unarchived",
             ServerNotification::ThreadClosed(_) => "thread/closed",
             ServerNotification::ThreadDeleted(_) => "thread/deleted",
+            ServerNotification::ThreadReverted(_) => "thread/reverted",
             ServerNotification::ThreadNameUpdated(_) => "thread/name/updated",
             ServerNotification::ThreadSettingsUpdated(_) => "thread/settings/updated",
             ServerNotification::CommandExecOutputDelta(_) => "command/exec/outputDelta",
@@ -178,7 +181,8 @@ impl ServerNotification {
             ServerNotification::ThreadArchived(n)
             | ServerNotification::ThreadUnarchived(n)
             | ServerNotification::ThreadClosed(n)
-            | ServerNotification::ThreadDeleted(n) => Some(&n.thread_id),
+            | ServerNotification::ThreadDeleted(n)
+            | ServerNotification::ThreadReverted(n) => Some(&n.thread_id),
             ServerNotification::ThreadNameUpdated(n) => Some(&n.thread_id),
             ServerNotification::ThreadSettingsUpdated(n) => Some(&n.thread_id),
             ServerNotification::ServerRequestResolved(n) => Some(&n.thread_id),

@@ -78,6 +78,9 @@ pub struct IndexEntry {
     pub preview: String,
     #[serde(default)]
     pub archived: bool,
+    /// What the last `thread/metadata/update` stored, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<super::line::StoredThreadMetadata>,
 }
 
 impl IndexEntry {
@@ -108,6 +111,7 @@ impl IndexEntry {
             name: None,
             preview: String::new(),
             archived,
+            metadata: None,
         }
     }
 
@@ -130,6 +134,10 @@ impl IndexEntry {
             }
             RolloutItem::ThreadName { name } => {
                 self.name = Some(bounded_text(name));
+                true
+            }
+            RolloutItem::ThreadMetadata(metadata) => {
+                self.metadata = Some(metadata.clone());
                 true
             }
             RolloutItem::TurnItem { item, .. } if self.preview.is_empty() => {

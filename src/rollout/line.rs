@@ -83,12 +83,36 @@ pub enum RolloutItem {
         summary: String,
         replacement_history: Vec<ResponseItem>,
     },
+    /// `thread/revert` dropped the turn `before_turn_id` and every turn after it: from here on
+    /// the model-visible history is exactly `replacement_history` (what it was when that turn
+    /// started), followed by the response items after this line, and readers drop those turns.
+    /// One line (one write), so a revert is either in the file whole or not at all.
+    HistoryReverted {
+        before_turn_id: String,
+        replacement_history: Vec<ResponseItem>,
+    },
+    /// The thread's stored metadata after a `thread/metadata/update`: the full new snapshot. The
+    /// last one is what `thread/read` and `thread/list` report.
+    ThreadMetadata(StoredThreadMetadata),
     /// The thread's goal after a change, in core's own serialized form; `null` once cleared.
     /// The last such line is the goal a resume (and `thread/goal/get` of a thread that is not
     /// loaded) reads.
     ThreadGoal {
         goal: Option<Value>,
     },
+}
+
+/// Metadata a client stores on a thread (`thread/metadata/update`); absent fields are unset.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StoredThreadMetadata {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_origin_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_sha: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daybreak_enabled: Option<bool>,
 }
 
 /// Facts about the thread fixed at creation.

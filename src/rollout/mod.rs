@@ -21,6 +21,6 @@ pub mod writer;
 
 pub use error::RolloutError;
 pub use index::{IndexEntry, ThreadIndex};
-pub use line::{RolloutItem, RolloutLine, SessionMeta};
+pub use line::{RolloutItem, RolloutLine, SessionMeta, StoredThreadMetadata};
 pub use reader::{read_rollout, RolloutContents};
 pub use writer::RolloutWriter;

@@ -32,6 +32,14 @@ fn skeletons<'a>(
     let mut turns: Vec<TurnSkeleton<'a>> = Vec::new();
     let mut by_id: HashMap<&'a str, usize> = HashMap::new();
     for (index, line) in items.iter().enumerate() {
+        if let RolloutItem::HistoryReverted { before_turn_id, .. } = line {
+            // The reverted turn and every later one are gone; their late lines attach nowhere.
+            if let Some(&at) = by_id.get(before_turn_id.as_str()) {
+                turns.truncate(at);
+                by_id.retain(|_, position| *position < at);
+            }
+            continue;
+        }
         match TurnRecord::read(line) {
             Some(TurnRecord::Started {
                 turn_id,

@@ -370,6 +370,7 @@ mod tests {
             name: None,
             preview: String::new(),
             archived: false,
+            metadata: None,
         };
         let rollout = RolloutWriter::open_append(full, None, entry).unwrap();
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(8);

@@ -3,7 +3,7 @@
 
 use crate::core::Thread;
 use crate::protocol::thread::{self as proto, ThreadStatus};
-use crate::rollout::IndexEntry;
+use crate::rollout::{IndexEntry, StoredThreadMetadata};
 
 /// A persisted thread as a protocol object (turns empty).
 pub(crate) fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> proto::Thread {
@@ -29,7 +29,7 @@ pub(crate) fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> pro
         parent_thread_id: None,
         agent_nickname: None,
         agent_role: None,
-        git_info: None,
+        git_info: entry.metadata.as_ref().and_then(git_info),
         project_id: None,
         section: None,
         section_entered_at: None,
@@ -40,8 +40,22 @@ pub(crate) fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> pro
         can_accept_direct_input: true,
         extra: None,
         attached_to_thread_id: None,
-        daybreak_enabled: None,
+        daybreak_enabled: entry.metadata.as_ref().and_then(|m| m.daybreak_enabled),
     }
+}
+
+/// The stored Git metadata as the protocol's `gitInfo`; none when nothing is stored.
+fn git_info(metadata: &StoredThreadMetadata) -> Option<serde_json::Value> {
+    let StoredThreadMetadata {
+        git_branch,
+        git_origin_url,
+        git_sha,
+        ..
+    } = metadata;
+    if git_branch.is_none() && git_origin_url.is_none() && git_sha.is_none() {
+        return None;
+    }
+    Some(serde_json::json!({"branch": git_branch, "originUrl": git_origin_url, "sha": git_sha}))
 }
 
 /// The one environment an openturn thread runs in: this machine, at the thread's cwd.
