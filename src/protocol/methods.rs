@@ -47,6 +47,9 @@ use super::model_provider::{
     ModelProviderCapabilitiesReadResponse, ModelProviderListResponse, ModelProviderNoParams,
 };
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
+use super::process::{
+    ProcessKillParams, ProcessResizePtyParams, ProcessSpawnParams, ProcessWriteStdinParams,
+};
 use super::rate_limits::{GetAccountRateLimitsParams, GetAccountRateLimitsResponse};
 use super::review::{ReviewStartParams, ReviewStartResponse};
 use super::skills::{
@@ -180,6 +183,11 @@ macro_rules! client_request_table {
             McpResourceRead => "mcpServer/resource/read", McpResourceReadParams, McpResourceReadResponse, Background;
             ExperimentalFeatureList => "experimentalFeature/list", ExperimentalFeatureListParams, ExperimentalFeatureListResponse, Concurrent;
             ExperimentalFeatureEnablementSet => "experimentalFeature/enablement/set", ExperimentalFeatureEnablement, ExperimentalFeatureEnablement, Ordered;
+            // A spawn answers once the process runs; its output and exit are notifications.
+            ProcessSpawn => "process/spawn", ProcessSpawnParams, EmptyResponse, Ordered;
+            ProcessWriteStdin => "process/writeStdin", ProcessWriteStdinParams, EmptyResponse, Ordered;
+            ProcessResizePty => "process/resizePty", ProcessResizePtyParams, EmptyResponse, Ordered;
+            ProcessKill => "process/kill", ProcessKillParams, EmptyResponse, Ordered;
         }
     };
 }

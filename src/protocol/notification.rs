@@ -93,6 +93,10 @@ pub enum ServerNotification {
     FuzzyFileSearchSessionCompleted(
         super::file_search::FuzzyFileSearchSessionCompletedNotification,
     ),
+    #[serde(rename = "process/outputDelta")]
+    ProcessOutputDelta(super::process::ProcessOutputDeltaNotification),
+    #[serde(rename = "process/exited")]
+    ProcessExited(super::process::ProcessExitedNotification),
 }
 
 impl ServerNotification {
@@ -148,6 +152,8 @@ impl ServerNotification {
             ServerNotification::FuzzyFileSearchSessionCompleted(_) => {
                 "fuzzyFileSearch/sessionCompleted"
             }
+            ServerNotification::ProcessOutputDelta(_) => "process/outputDelta",
+            ServerNotification::ProcessExited(_) => "process/exited",
         }
     }
 
@@ -193,7 +199,9 @@ impl ServerNotification {
             | ServerNotification::AccountUpdated(_)
             | ServerNotification::FsChanged(_)
             | ServerNotification::FuzzyFileSearchSessionUpdated(_)
-            | ServerNotification::FuzzyFileSearchSessionCompleted(_) => None,
+            | ServerNotification::FuzzyFileSearchSessionCompleted(_)
+            | ServerNotification::ProcessOutputDelta(_)
+            | ServerNotification::ProcessExited(_) => None,
         }
     }
 
