@@ -1,10 +1,12 @@
 //! `process/*` through the real binary: a spawn over pipes whose output comes in
 //! `process/exited`, a PTY process written to, resized and killed, `env` whose `null` unsets,
 //! caps and timeouts, handles that name one live process at most, the refusal without the
-//! experimental capability, and kills that take the process's descendants and nothing else.
+//! experimental capability, and kills that take the process's descendants and nothing else
+//! (`process/kill`, the connection closing, the daemon's end).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
 
+mod listener_support;
 mod support;
 
 use base64::Engine;
@@ -424,4 +426,51 @@ async fn the_daemons_end_kills_its_processes() {
     for pid in &pids {
         assert!(poll_until(|| process_is_dead(pid)).await, "{pid} survived");
     }
+}
+
+#[tokio::test]
+async fn a_socket_connection_that_closes_kills_its_processes_and_the_daemon_serves_on() {
+    let provider = provider(Vec::new()).await;
+    let home = tempfile::tempdir().unwrap();
+    let daemon = listener_support::listen(
+        home.path(),
+        &mock_overrides(&provider),
+        "ws://127.0.0.1:0",
+        &[],
+    )
+    .await;
+    let mut client = daemon.connect(None).await;
+    let initialized = client
+        .request(
+            "initialize",
+            json!({"clientInfo": {"name": "openturn-tests", "version": "1.0"},
+                   "capabilities": {"experimentalApi": true}}),
+        )
+        .await;
+    assert!(initialized.get("result").is_some(), "{initialized}");
+    client.send(json!({"method": "initialized"})).await;
+    let spawned = client
+        .request(
+            "process/spawn",
+            json!({"command": ["sh", "-c", "sleep 600 & echo $!; echo $$; wait"],
+                   "processHandle": "p", "cwd": "/", "streamStdoutStderr": true,
+                   "timeoutMs": null}),
+        )
+        .await;
+    assert_eq!(spawned["result"], json!({}));
+    let mut seen = Vec::new();
+    while streamed(&seen, "p").matches('\n').count() < 2 {
+        seen.push(client.next_message().await);
+    }
+    let pids: Vec<String> = streamed(&seen, "p")
+        .lines()
+        .map(|line| line.trim().to_string())
+        .collect();
+    drop(client);
+    for pid in &pids {
+        assert!(poll_until(|| process_is_dead(pid)).await, "{pid} survived");
+    }
+    // Only that connection's processes went; the daemon still answers a new one.
+    let mut other = daemon.connect(None).await;
+    other.initialize().await;
 }
