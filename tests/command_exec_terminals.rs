@@ -83,8 +83,10 @@ async fn a_tty_command_is_sized_written_to_resized_and_answers_when_it_exits() {
 #[tokio::test]
 async fn streamed_stdin_is_closed_by_the_client_and_terminate_kills_the_command() {
     let (mut daemon, _home) = daemon_without_replies().await;
+    // Ids far above the ones `request` numbers from 1: the retries below use up a varying number
+    // of those, and a collision would take one request's answer for the other's.
     daemon
-        .send(json!({"id": 60, "method": "command/exec", "params": {
+        .send(json!({"id": 9060, "method": "command/exec", "params": {
             "command": ["cat"], "processId": "p1", "streamStdin": true,
             "sandboxPolicy": unconfined()}}))
         .await;
@@ -104,29 +106,30 @@ async fn streamed_stdin_is_closed_by_the_client_and_terminate_kills_the_command(
             )
             .await;
     }
-    let answer = daemon.response_to(json!(60)).await;
+    let answer = daemon.response_to(json!(9060)).await;
     assert_eq!(
         answer["result"],
         json!({"exitCode": 0, "stdout": "abc\n", "stderr": ""})
     );
 
     daemon
-        .send(json!({"id": 61, "method": "command/exec", "params": {
+        .send(json!({"id": 9061, "method": "command/exec", "params": {
             "command": ["sleep", "600"], "processId": "p2", "streamStdin": true,
             "disableTimeout": true, "sandboxPolicy": unconfined()}}))
         .await;
-    let duplicate = loop {
-        let response = daemon
-            .request(
-                "command/exec",
-                json!({"command": ["true"], "processId": "p2",
-                       "sandboxPolicy": unconfined()}),
-            )
-            .await;
-        if let Some(error) = response.get("error") {
-            break error.clone();
-        }
-    };
+    // Registered once an empty write reaches it; a second command must not race it for the id.
+    while daemon
+        .request("command/exec/write", json!({"processId": "p2"}))
+        .await
+        .get("error")
+        .is_some()
+    {}
+    let duplicate = daemon
+        .err(
+            "command/exec",
+            json!({"command": ["true"], "processId": "p2", "sandboxPolicy": unconfined()}),
+        )
+        .await;
     assert_eq!(
         duplicate["message"],
         "duplicate active command/exec process id: \"p2\""
@@ -137,7 +140,7 @@ async fn streamed_stdin_is_closed_by_the_client_and_terminate_kills_the_command(
             .await,
         json!({})
     );
-    let killed = daemon.response_to(json!(61)).await;
+    let killed = daemon.response_to(json!(9061)).await;
     assert_eq!(killed["result"]["exitCode"], 137);
 }
 

@@ -47,6 +47,9 @@ use super::model_provider::{
     ModelProviderCapabilitiesReadResponse, ModelProviderListResponse, ModelProviderNoParams,
 };
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
+use super::process::{
+    ProcessKillParams, ProcessResizePtyParams, ProcessSpawnParams, ProcessWriteStdinParams,
+};
 use super::rate_limits::{GetAccountRateLimitsParams, GetAccountRateLimitsResponse};
 use super::review::{ReviewStartParams, ReviewStartResponse};
 use super::skills::{
@@ -186,6 +189,11 @@ macro_rules! client_request_table {
             ThreadRevert => "thread/revert", ThreadRevertParams, ThreadRevertResponse, Ordered;
             ThreadInjectItems => "thread/inject_items", ThreadInjectItemsParams, EmptyResponse, Ordered;
             ThreadMetadataUpdate => "thread/metadata/update", ThreadMetadataUpdateParams, ThreadResponse, Ordered;
+            // A spawn answers once the process runs; its output and exit are notifications.
+            ProcessSpawn => "process/spawn", ProcessSpawnParams, EmptyResponse, Ordered;
+            ProcessWriteStdin => "process/writeStdin", ProcessWriteStdinParams, EmptyResponse, Ordered;
+            ProcessResizePty => "process/resizePty", ProcessResizePtyParams, EmptyResponse, Ordered;
+            ProcessKill => "process/kill", ProcessKillParams, EmptyResponse, Ordered;
         }
     };
 }

@@ -22,6 +22,7 @@ pub mod model;
 pub mod model_provider;
 pub mod notification;
 pub mod permission_profile;
+pub mod process;
 pub mod rate_limits;
 pub mod review;
 pub mod skills;

@@ -95,6 +95,10 @@ pub enum ServerNotification {
     FuzzyFileSearchSessionCompleted(
         super::file_search::FuzzyFileSearchSessionCompletedNotification,
     ),
+    #[serde(rename = "process/outputDelta")]
+    ProcessOutputDelta(super::process::ProcessOutputDeltaNotification),
+    #[serde(rename = "process/exited")]
+    ProcessExited(super::process::ProcessExitedNotification),
 }
 
 impl ServerNotification {
@@ -151,6 +155,8 @@ impl ServerNotification {
             ServerNotification::FuzzyFileSearchSessionCompleted(_) => {
                 "fuzzyFileSearch/sessionCompleted"
             }
+            ServerNotification::ProcessOutputDelta(_) => "process/outputDelta",
+            ServerNotification::ProcessExited(_) => "process/exited",
         }
     }
 
@@ -197,7 +203,9 @@ impl ServerNotification {
             | ServerNotification::AccountUpdated(_)
             | ServerNotification::FsChanged(_)
             | ServerNotification::FuzzyFileSearchSessionUpdated(_)
-            | ServerNotification::FuzzyFileSearchSessionCompleted(_) => None,
+            | ServerNotification::FuzzyFileSearchSessionCompleted(_)
+            | ServerNotification::ProcessOutputDelta(_)
+            | ServerNotification::ProcessExited(_) => None,
         }
     }
 

@@ -53,6 +53,8 @@ pub(crate) struct ServerContext {
     pub(crate) file_searches: super::file_search::FileSearches,
     /// The connection's running `command/exec` processes, by the client's `processId`.
     pub(crate) exec_processes: super::exec_processes::ExecProcesses,
+    /// The connection's running `process/spawn` processes, by the client's `processHandle`.
+    pub(crate) processes: super::exec_processes::ExecProcesses,
 }
 
 impl ServerContext {
@@ -71,6 +73,7 @@ impl ServerContext {
             fs_watches: Default::default(),
             file_searches: Default::default(),
             exec_processes: Default::default(),
+            processes: Default::default(),
         });
         hub.register(&context);
         context

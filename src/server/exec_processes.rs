@@ -3,6 +3,10 @@
 //! (`command/exec/resize`) and their end (`command/exec/terminate`). A process is registered
 //! while its request runs and removed when it answers, so an id is free again once its
 //! command is over, and never names two running commands at once.
+//!
+//! `process/spawn` processes use a registry of the same kind (a second one, since handles and
+//! process ids are separate names): registered at the spawn, removed just before their
+//! `process/exited`, so a handle names one live process at most.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};

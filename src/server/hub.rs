@@ -112,14 +112,15 @@ impl Hub {
     }
 
     /// Forgets a connection that ended: its pending questions are withdrawn (answered
-    /// `Cancelled` when nobody else was asked), its `command/exec` commands are killed, its
-    /// watches and searches stopped, and the threads only it was subscribed to are
-    /// left to the idle unload, as after `thread/unsubscribe`.
+    /// `Cancelled` when nobody else was asked), its `command/exec` and `process/spawn`
+    /// processes are killed, its watches and searches stopped, and the threads only it was
+    /// subscribed to are left to the idle unload, as after `thread/unsubscribe`.
     pub(crate) fn unregister(&self, context: &Arc<ServerContext>) {
         self.connections().remove(&context.id);
         self.server_requests.connection_closed(context.id);
         // What only this connection could reach ends with it.
         context.exec_processes.kill_all();
+        context.processes.kill_all();
         context.fs_watches.stop_all();
         context.file_searches.stop_all();
         let subscribed: Vec<ThreadId> = context.loaded().subscribed.drain().collect();

@@ -107,7 +107,8 @@ where
         }
         other => tracing::info!(reason = ?other, "connection input ended; shutting down"),
     }
-    // The client is gone: nothing should keep watching or searching on its behalf.
+    // The client is gone: nothing should keep watching, searching or running on its behalf.
+    context.processes.kill_all();
     context.fs_watches.stop_all();
     context.file_searches.stop_all();
     context

@@ -29,32 +29,24 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::CommandSandbox;
 use crate::protocol::command::{CommandExecParams, CommandExecResponse};
 use crate::protocol::common::SandboxPolicy;
-use crate::protocol::notification::{CommandExecOutputDeltaNotification, ServerNotification};
 use crate::sandbox::{PreparedSandbox, SandboxError};
-use crate::supervisor::{
-    self, PtyHandle, Stream, Terminal, TerminalInput, TerminalMode, TerminalSize,
-};
+use crate::supervisor::{self, PtyHandle, TerminalInput, TerminalMode, TerminalSize};
 
 use super::super::context::ServerContext;
 use super::super::convert;
 use super::super::errors::HandlerError;
 use super::super::exec_processes::ExecControl;
+use super::exec_run::{drive, Delta, Output};
 
 /// Defaults when the client names none.
 const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
-/// The conventional exit code of a command killed by a timeout.
-const TIMEOUT_EXIT_CODE: i32 = 124;
-/// How long output may keep arriving after the child exits (from processes it left behind that
-/// still hold its pipes) before the readers stop.
-const OUTPUT_GRACE_AFTER_EXIT: Duration = Duration::from_secs(2);
 
 /// `command/exec`: runs the command to its end. It may take minutes, so `handlers::handle` runs
 /// it on a task of its own; its one response is sent when the command is over.
@@ -121,7 +113,7 @@ async fn run(
     // A PTY's output always streams, as the reference does; pipes only when asked.
     let target = process_id
         .filter(|_| params.stream_stdout_stderr || params.tty)
-        .map(|id| (context.clone(), id));
+        .map(|id| (context.clone(), Delta::CommandExec(id)));
     let streamed = target.is_some();
     let mut output = Output::new(cap, target);
     let exit_code = drive(&mut terminal, &mut output, timeout, &kill).await;
@@ -207,66 +199,6 @@ impl Drop for Registration {
     }
 }
 
-/// Forwards output until the command exited and its streams closed (at most
-/// [`OUTPUT_GRACE_AFTER_EXIT`] after the exit), killing it at its timeout or when `kill` fires.
-async fn drive(
-    terminal: &mut Terminal,
-    output: &mut Output,
-    timeout: Option<Duration>,
-    kill: &CancellationToken,
-) -> Result<i32, HandlerError> {
-    let deadline = async {
-        match timeout {
-            Some(timeout) => tokio::time::sleep(timeout).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(deadline);
-    let mut exit: Option<Result<i32, HandlerError>> = None;
-    let mut open = true;
-    // Once the leader is gone, output may keep coming a short while from what it left behind.
-    let mut grace: Option<tokio::time::Instant> = None;
-    while exit.is_none() || open {
-        let grace_end = grace.unwrap_or_else(tokio::time::Instant::now);
-        tokio::select! {
-            chunk = terminal.output.recv(), if open => match chunk {
-                Some((stream, bytes)) => output.push(stream, &bytes).await,
-                None => open = false,
-            },
-            status = terminal.child.wait(), if exit.is_none() => {
-                exit = Some(status.map(|status| exit_code(&status)).map_err(wait_failed));
-                // Whatever the command left running goes with it (and the streams it held).
-                terminal.tree.end().await;
-            }
-            () = &mut deadline, if exit.is_none() => {
-                // Timed out: the exit code is the timeout's, whatever the kill left.
-                let _ = end_now(terminal).await;
-                exit = Some(Ok(TIMEOUT_EXIT_CODE));
-            }
-            () = kill.cancelled(), if exit.is_none() => {
-                exit = Some(end_now(terminal).await);
-            }
-            () = tokio::time::sleep_until(grace_end), if grace.is_some() => break,
-        }
-        if exit.is_some() && grace.is_none() {
-            grace = Some(tokio::time::Instant::now() + OUTPUT_GRACE_AFTER_EXIT);
-        }
-    }
-    exit.unwrap_or(Ok(TIMEOUT_EXIT_CODE))
-}
-
-/// Kills the command and everything it started, and reaps its leader.
-async fn end_now(terminal: &mut Terminal) -> Result<i32, HandlerError> {
-    terminal.tree.kill().await;
-    let status = terminal.child.wait().await;
-    terminal.tree.end().await;
-    status.map(|status| exit_code(&status)).map_err(wait_failed)
-}
-
-fn wait_failed(error: std::io::Error) -> HandlerError {
-    HandlerError::Internal(format!("waiting for the command: {error}"))
-}
-
 /// The child, built by the sandbox (in namespace mode, bwrap in front of the program): the
 /// requested cwd, and the environment `shell_environment_policy` gives
 /// with the request's `env` on top. [`supervisor::spawn_terminal`] wires its stdio, gives it its
@@ -295,17 +227,6 @@ fn build_command(
         };
     }
     Ok(prepared.command(program, args, cwd, env))
-}
-
-fn exit_code(status: &std::process::ExitStatus) -> i32 {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            return 128 + signal;
-        }
-    }
-    status.code().unwrap_or(-1)
 }
 
 /// The confinement the request's `sandboxPolicy` (or the configured `sandbox_mode`) asks for;
@@ -364,67 +285,6 @@ fn prepare_sandbox(
         }
         other => HandlerError::Internal(format!("{named}: {other}")),
     })
-}
-
-/// A command's output on its way out: streamed as `command/exec/outputDelta` (base64) or kept
-/// for the response, at most `cap` bytes per stream either way; the rest is read and dropped,
-/// so the command never blocks on a full pipe.
-struct Output {
-    cap: Option<usize>,
-    target: Option<(Arc<ServerContext>, String)>,
-    kept: [Vec<u8>; 2],
-    total: [usize; 2],
-}
-
-impl Output {
-    fn new(cap: Option<usize>, target: Option<(Arc<ServerContext>, String)>) -> Output {
-        Output {
-            cap,
-            target,
-            kept: [Vec::new(), Vec::new()],
-            total: [0, 0],
-        }
-    }
-
-    async fn push(&mut self, stream: Stream, bytes: &[u8]) {
-        let (index, name) = match stream {
-            Stream::Stdout => (0, "stdout"),
-            Stream::Stderr => (1, "stderr"),
-        };
-        let total = self.total[index];
-        let room = self.cap.map_or(bytes.len(), |cap| {
-            cap.saturating_sub(total).min(bytes.len())
-        });
-        self.total[index] = total + bytes.len();
-        if room == 0 {
-            return;
-        }
-        let cap_reached = self.cap.is_some_and(|cap| self.total[index] >= cap);
-        match &self.target {
-            Some((context, process_id)) => {
-                let delta = ServerNotification::CommandExecOutputDelta(
-                    CommandExecOutputDeltaNotification {
-                        process_id: process_id.clone(),
-                        stream: name.to_string(),
-                        delta_base64: base64::engine::general_purpose::STANDARD
-                            .encode(&bytes[..room]),
-                        cap_reached,
-                    },
-                );
-                // A client gone away reads nothing; the command still runs to its end.
-                let _ = context.outgoing.send_notification(&delta).await;
-            }
-            None => self.kept[index].extend_from_slice(&bytes[..room]),
-        }
-    }
-
-    fn finish(self) -> (String, String) {
-        let [stdout, stderr] = self.kept;
-        (
-            String::from_utf8_lossy(&stdout).into_owned(),
-            String::from_utf8_lossy(&stderr).into_owned(),
-        )
-    }
 }
 
 handler!(CommandExec, |context, params| command_exec(context, params)
