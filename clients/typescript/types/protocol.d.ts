@@ -366,6 +366,13 @@ export type ProviderSettings =
       type: "customGateway";
     };
 /**
+ * Which stream a `process/outputDelta` chunk came from; a PTY's output is `stdout`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ProcessOutputStream".
+ */
+export type ProcessOutputStream = "stdout" | "stderr";
+/**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "ReasoningSummary".
  */
@@ -527,6 +534,10 @@ export type ServerNotification =
       params: ThreadIdNotification;
     }
   | {
+      method: "thread/reverted";
+      params: ThreadIdNotification;
+    }
+  | {
       method: "thread/name/updated";
       params: ThreadNameUpdatedNotification;
     }
@@ -577,6 +588,14 @@ export type ServerNotification =
   | {
       method: "fuzzyFileSearch/sessionCompleted";
       params: FuzzyFileSearchSessionCompletedNotification;
+    }
+  | {
+      method: "process/outputDelta";
+      params: ProcessOutputDeltaNotification;
+    }
+  | {
+      method: "process/exited";
+      params: ProcessExitedNotification;
     };
 /**
  * `{"type":"idle"}`, `{"type":"active","activeFlags":[…]}`, …
@@ -2186,6 +2205,135 @@ export interface PermissionProfileSummary {
   id: string;
 }
 /**
+ * `process/exited`: the process ended; the last word about its handle.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ProcessExitedNotification".
+ */
+export interface ProcessExitedNotification {
+  exitCode: number;
+  /**
+   * Output still arrived when the reading stopped, a short while after the exit.
+   */
+  outputDrainTimedOut: boolean;
+  processHandle: string;
+  /**
+   * Kept stderr; empty when it was streamed.
+   */
+  stderr: string;
+  stderrCapReached: boolean;
+  /**
+   * Kept stdout; empty when it was streamed.
+   */
+  stdout: string;
+  stdoutCapReached: boolean;
+}
+/**
+ * `process/kill`: kills a running process and everything it started.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ProcessKillParams".
+ */
+export interface ProcessKillParams {
+  processHandle: string;
+}
+/**
+ * `process/outputDelta`: a chunk of a streaming process's output.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ProcessOutputDeltaNotification".
+ */
+export interface ProcessOutputDeltaNotification {
+  /**
+   * True on the stream's last chunk when the cap cut it.
+   */
+  capReached: boolean;
+  deltaBase64: string;
+  processHandle: string;
+  stream: ProcessOutputStream;
+}
+/**
+ * `process/resizePty`: a PTY process's new size.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ProcessResizePtyParams".
+ */
+export interface ProcessResizePtyParams {
+  processHandle: string;
+  size: ProcessTerminalSize;
+}
+/**
+ * A PTY's size in character cells.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ProcessTerminalSize".
+ */
+export interface ProcessTerminalSize {
+  cols: number;
+  rows: number;
+}
+/**
+ * `process/spawn`: starts a process and answers once it runs.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ProcessSpawnParams".
+ */
+export interface ProcessSpawnParams {
+  /**
+   * The argv; must not be empty.
+   */
+  command: string[];
+  /**
+   * An absolute working directory.
+   */
+  cwd: string;
+  /**
+   * Overrides of the daemon's environment; a `null` value unsets the variable.
+   */
+  env?: {
+    [k: string]: string | null | undefined;
+  } | null;
+  /**
+   * Per stream, in bytes. Absent: the default cap; `null`: none.
+   */
+  outputBytesCap?: number | null;
+  /**
+   * The connection's name for the process; refused while a process with it still runs.
+   */
+  processHandle: string;
+  /**
+   * The PTY's initial size; only with `tty`.
+   */
+  size?: ProcessTerminalSize | null;
+  /**
+   * Accept `process/writeStdin`.
+   */
+  streamStdin?: boolean;
+  /**
+   * Send output as `process/outputDelta` rather than in `process/exited`.
+   */
+  streamStdoutStderr?: boolean;
+  /**
+   * Absent: the default timeout; `null`: none.
+   */
+  timeoutMs?: number | null;
+  /**
+   * Run on a PTY; implies `streamStdin` and `streamStdoutStderr`.
+   */
+  tty?: boolean;
+}
+/**
+ * `process/writeStdin`: bytes for the process's stdin, and/or closing it.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ProcessWriteStdinParams".
+ */
+export interface ProcessWriteStdinParams {
+  closeStdin?: boolean;
+  deltaBase64?: string | null;
+  processHandle: string;
+}
+/**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
  * via the `definition` "RateLimitsUpdatedNotification".
  */
@@ -2924,6 +3072,16 @@ export interface ThreadIdParams {
   threadId: string;
 }
 /**
+ * `thread/inject_items`: raw Responses API items appended to the thread's model-visible history. openturn checks each one and refuses the call naming the first malformed item.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadInjectItemsParams".
+ */
+export interface ThreadInjectItemsParams {
+  items: unknown[];
+  threadId: string;
+}
+/**
  * One item with the turn it belongs to.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -3048,6 +3206,32 @@ export interface ThreadLoadedListParams {
 export interface ThreadLoadedListResponse {
   data: string[];
   nextCursor?: string | null;
+}
+/**
+ * Each field: absent leaves it, `null` clears it, a non-empty string replaces it.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadMetadataGitInfoUpdateParams".
+ */
+export interface ThreadMetadataGitInfoUpdateParams {
+  branch?: string | null;
+  originUrl?: string | null;
+  sha?: string | null;
+}
+/**
+ * `thread/metadata/update`: patches what a client stores on a persisted thread. At least one field must be given.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadMetadataUpdateParams".
+ */
+export interface ThreadMetadataUpdateParams {
+  daybreakEnabled?: boolean | null;
+  gitInfo?: ThreadMetadataGitInfoUpdateParams | null;
+  /**
+   * Empty clears the project; any other id must name an existing project.
+   */
+  projectId?: string | null;
+  threadId: string;
 }
 /**
  * `thread/read`.
@@ -3177,6 +3361,33 @@ export interface ThreadResumeResponse {
   thread: Thread;
   /**
    * Opaque cursor for older turns (pass as `turnsCursor` to `thread/read`), or `null`.
+   */
+  turnsBackwardsCursor?: string | null;
+}
+/**
+ * `thread/revert`: drop `beforeTurnId` and every later turn from the thread's history. Local file changes those turns made stay as they are.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadRevertParams".
+ */
+export interface ThreadRevertParams {
+  /**
+   * The first turn dropped; every later turn goes with it.
+   */
+  beforeTurnId: string;
+  threadId: string;
+}
+/**
+ * The thread after the revert (`turns` empty: page the kept turns with `thread/turns/list`).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ThreadRevertResponse".
+ */
+export interface ThreadRevertResponse {
+  itemsBackwardsCursor?: string | null;
+  thread: Thread;
+  /**
+   * The newest kept turn, as a `thread/turns/list` cursor (`sortDirection: "desc"`); none when no turn is left.
    */
   turnsBackwardsCursor?: string | null;
 }

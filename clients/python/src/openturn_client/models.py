@@ -1393,6 +1393,75 @@ class PermissionProfileSummary(BaseModel):
     id: str
 
 
+class ProcessExitedNotification(BaseModel):
+    """
+    `process/exited`: the process ended; the last word about its handle.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    exit_code: Annotated[int, Field(alias="exitCode")]
+    output_drain_timed_out: Annotated[bool, Field(alias="outputDrainTimedOut")]
+    """
+    Output still arrived when the reading stopped, a short while after the exit.
+    """
+    process_handle: Annotated[str, Field(alias="processHandle")]
+    stderr: str
+    """
+    Kept stderr; empty when it was streamed.
+    """
+    stderr_cap_reached: Annotated[bool, Field(alias="stderrCapReached")]
+    stdout: str
+    """
+    Kept stdout; empty when it was streamed.
+    """
+    stdout_cap_reached: Annotated[bool, Field(alias="stdoutCapReached")]
+
+
+class ProcessKillParams(BaseModel):
+    """
+    `process/kill`: kills a running process and everything it started.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    process_handle: Annotated[str, Field(alias="processHandle")]
+
+
+class ProcessOutputStream(RootModel[Literal["stdout", "stderr"]]):
+    root: Literal["stdout", "stderr"]
+    """
+    Which stream a `process/outputDelta` chunk came from; a PTY's output is `stdout`.
+    """
+
+
+class ProcessTerminalSize(BaseModel):
+    """
+    A PTY's size in character cells.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cols: Annotated[int, Field(ge=0)]
+    rows: Annotated[int, Field(ge=0)]
+
+
+class ProcessWriteStdinParams(BaseModel):
+    """
+    `process/writeStdin`: bytes for the process's stdin, and/or closing it.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    close_stdin: Annotated[bool | None, Field(alias="closeStdin")] = False
+    delta_base64: Annotated[str | None, Field(alias="deltaBase64")] = None
+    process_handle: Annotated[str, Field(alias="processHandle")]
+
+
 class ProviderSettings1(BaseModel):
     """
     How the provider is reached, tagged by `type`.
@@ -1680,7 +1749,7 @@ class ServerNotification20(BaseModel):
     params: ItemDeltaNotification
 
 
-class ServerNotification29(BaseModel):
+class ServerNotification30(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1688,7 +1757,7 @@ class ServerNotification29(BaseModel):
     params: CommandExecOutputDeltaNotification
 
 
-class ServerNotification30(BaseModel):
+class ServerNotification31(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1696,7 +1765,7 @@ class ServerNotification30(BaseModel):
     params: ConfigWarningNotification
 
 
-class ServerNotification31(BaseModel):
+class ServerNotification32(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1704,7 +1773,7 @@ class ServerNotification31(BaseModel):
     params: AccountLoginCompletedNotification
 
 
-class ServerNotification32(BaseModel):
+class ServerNotification33(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1712,7 +1781,7 @@ class ServerNotification32(BaseModel):
     params: AccountUpdatedNotification
 
 
-class ServerNotification33(BaseModel):
+class ServerNotification34(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1720,7 +1789,7 @@ class ServerNotification33(BaseModel):
     params: McpServerStartupStatusUpdatedNotification
 
 
-class ServerNotification34(BaseModel):
+class ServerNotification35(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1728,7 +1797,7 @@ class ServerNotification34(BaseModel):
     params: McpToolCallProgressNotification
 
 
-class ServerNotification37(BaseModel):
+class ServerNotification38(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1736,7 +1805,7 @@ class ServerNotification37(BaseModel):
     params: FsChangedNotification
 
 
-class ServerNotification38(BaseModel):
+class ServerNotification39(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -1744,12 +1813,20 @@ class ServerNotification38(BaseModel):
     params: FuzzyFileSearchSessionUpdatedNotification
 
 
-class ServerNotification39(BaseModel):
+class ServerNotification40(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
     method: Literal["fuzzyFileSearch/sessionCompleted"]
     params: FuzzyFileSearchSessionCompletedNotification
+
+
+class ServerNotification42(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["process/exited"]
+    params: ProcessExitedNotification
 
 
 class ServerRequest1(BaseModel):
@@ -2214,6 +2291,18 @@ class ThreadIdParams(BaseModel):
     thread_id: Annotated[str, Field(alias="threadId")]
 
 
+class ThreadInjectItemsParams(BaseModel):
+    """
+    `thread/inject_items`: raw Responses API items appended to the thread's model-visible history. openturn checks each one and refuses the call naming the first malformed item.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    items: list[Any]
+    thread_id: Annotated[str, Field(alias="threadId")]
+
+
 class ThreadItem2(BaseModel):
     """
     An item plus the timing fields every item carries (written as `null` when unknown).
@@ -2500,6 +2589,38 @@ class ThreadLoadedListResponse(BaseModel):
     next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
 
 
+class ThreadMetadataGitInfoUpdateParams(BaseModel):
+    """
+    Each field: absent leaves it, `null` clears it, a non-empty string replaces it.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    branch: str | None = None
+    origin_url: Annotated[str | None, Field(alias="originUrl")] = None
+    sha: str | None = None
+
+
+class ThreadMetadataUpdateParams(BaseModel):
+    """
+    `thread/metadata/update`: patches what a client stores on a persisted thread. At least one field must be given.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    daybreak_enabled: Annotated[bool | None, Field(alias="daybreakEnabled")] = None
+    git_info: Annotated[
+        ThreadMetadataGitInfoUpdateParams | None, Field(alias="gitInfo")
+    ] = None
+    project_id: Annotated[str | None, Field(alias="projectId")] = None
+    """
+    Empty clears the project; any other id must name an existing project.
+    """
+    thread_id: Annotated[str, Field(alias="threadId")]
+
+
 class ThreadNameUpdatedNotification(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -2584,6 +2705,21 @@ class ThreadResumeParams(BaseModel):
     """
     Extra (openturn): return at most this many of the newest turns; older ones are reached through `turnsBackwardsCursor` with `thread/read`.
     """
+
+
+class ThreadRevertParams(BaseModel):
+    """
+    `thread/revert`: drop `beforeTurnId` and every later turn from the thread's history. Local file changes those turns made stay as they are.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    before_turn_id: Annotated[str, Field(alias="beforeTurnId")]
+    """
+    The first turn dropped; every later turn goes with it.
+    """
+    thread_id: Annotated[str, Field(alias="threadId")]
 
 
 class ThreadSearchSortKey(RootModel[Literal["created_at", "updated_at", "recency_at"]]):
@@ -3301,6 +3437,87 @@ class PermissionProfileListResponse(BaseModel):
     next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
 
 
+class ProcessOutputDeltaNotification(BaseModel):
+    """
+    `process/outputDelta`: a chunk of a streaming process's output.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cap_reached: Annotated[bool, Field(alias="capReached")]
+    """
+    True on the stream's last chunk when the cap cut it.
+    """
+    delta_base64: Annotated[str, Field(alias="deltaBase64")]
+    process_handle: Annotated[str, Field(alias="processHandle")]
+    stream: ProcessOutputStream
+
+
+class ProcessResizePtyParams(BaseModel):
+    """
+    `process/resizePty`: a PTY process's new size.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    process_handle: Annotated[str, Field(alias="processHandle")]
+    size: ProcessTerminalSize
+
+
+class ProcessSpawnParams(BaseModel):
+    """
+    `process/spawn`: starts a process and answers once it runs.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    command: list[str]
+    """
+    The argv; must not be empty.
+    """
+    cwd: str
+    """
+    An absolute working directory.
+    """
+    env: dict[str, Any] | None = None
+    """
+    Overrides of the daemon's environment; a `null` value unsets the variable.
+    """
+    output_bytes_cap: Annotated[int | None, Field(alias="outputBytesCap", ge=0)] = None
+    """
+    Per stream, in bytes. Absent: the default cap; `null`: none.
+    """
+    process_handle: Annotated[str, Field(alias="processHandle")]
+    """
+    The connection's name for the process; refused while a process with it still runs.
+    """
+    size: ProcessTerminalSize | None = None
+    """
+    The PTY's initial size; only with `tty`.
+    """
+    stream_stdin: Annotated[bool | None, Field(alias="streamStdin")] = False
+    """
+    Accept `process/writeStdin`.
+    """
+    stream_stdout_stderr: Annotated[bool | None, Field(alias="streamStdoutStderr")] = (
+        False
+    )
+    """
+    Send output as `process/outputDelta` rather than in `process/exited`.
+    """
+    timeout_ms: Annotated[int | None, Field(alias="timeoutMs")] = None
+    """
+    Absent: the default timeout; `null`: none.
+    """
+    tty: bool | None = False
+    """
+    Run on a PTY; implies `streamStdin` and `streamStdoutStderr`.
+    """
+
+
 class RateLimitSnapshot(BaseModel):
     """
     The account's rate limits. The last four keys are the reference's, filled only by its own backend (model slugs, per-user limits, spend controls); openturn sends them as `null` so clients that expect the keys find them.
@@ -3436,16 +3653,32 @@ class ServerNotification27(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
+    method: Literal["thread/reverted"]
+    params: ThreadIdNotification
+
+
+class ServerNotification28(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     method: Literal["thread/name/updated"]
     params: ThreadNameUpdatedNotification
 
 
-class ServerNotification36(BaseModel):
+class ServerNotification37(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
     method: Literal["thread/goal/cleared"]
     params: ThreadGoalClearedNotification
+
+
+class ServerNotification41(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["process/outputDelta"]
+    params: ProcessOutputDeltaNotification
 
 
 class ThreadGoal(BaseModel):
@@ -4131,7 +4364,7 @@ class ServerNotification19(BaseModel):
     params: TurnPlanUpdatedNotification
 
 
-class ServerNotification28(BaseModel):
+class ServerNotification29(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -4139,7 +4372,7 @@ class ServerNotification28(BaseModel):
     params: ThreadSettingsUpdatedNotification
 
 
-class ServerNotification35(BaseModel):
+class ServerNotification36(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
@@ -4330,6 +4563,26 @@ class ThreadResumeResponse(BaseModel):
     """
 
 
+class ThreadRevertResponse(BaseModel):
+    """
+    The thread after the revert (`turns` empty: page the kept turns with `thread/turns/list`).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    items_backwards_cursor: Annotated[
+        str | None, Field(alias="itemsBackwardsCursor")
+    ] = None
+    thread: Thread
+    turns_backwards_cursor: Annotated[
+        str | None, Field(alias="turnsBackwardsCursor")
+    ] = None
+    """
+    The newest kept turn, as a `thread/turns/list` cursor (`sortDirection: "desc"`); none when no turn is left.
+    """
+
+
 class ThreadSearchResult(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -4448,9 +4701,12 @@ class ServerNotification(
         | ServerNotification37
         | ServerNotification38
         | ServerNotification39
+        | ServerNotification40
+        | ServerNotification41
+        | ServerNotification42
     ]
 ):
-    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31 | ServerNotification32 | ServerNotification33 | ServerNotification34 | ServerNotification35 | ServerNotification36 | ServerNotification37 | ServerNotification38 | ServerNotification39
+    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31 | ServerNotification32 | ServerNotification33 | ServerNotification34 | ServerNotification35 | ServerNotification36 | ServerNotification37 | ServerNotification38 | ServerNotification39 | ServerNotification40 | ServerNotification41 | ServerNotification42
 
 
 class ThreadSearchResponse(BaseModel):
