@@ -131,10 +131,14 @@ async fn other_models_get_function_tools_without_hosted_or_namespaced_ones() {
         names,
         [
             "exec_command",
+            "write_stdin",
             "update_plan",
             "request_user_input",
             "apply_patch",
-            "view_image"
+            "view_image",
+            "get_goal",
+            "create_goal",
+            "update_goal"
         ]
     );
 }
@@ -170,8 +174,12 @@ async fn tools_switches_and_a_models_list_override_the_family_set() {
         names(switched),
         [
             "exec_command",
+            "write_stdin",
             "update_plan",
             "request_user_input",
+            "get_goal",
+            "create_goal",
+            "update_goal",
             "web_search"
         ]
     );

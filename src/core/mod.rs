@@ -39,6 +39,9 @@ pub(crate) mod tools;
 pub mod turn;
 mod unsent;
 
+/// The Responses API item a thread's history holds (`thread/inject_items` checks client items
+/// into it).
+pub use crate::wire::ResponseItem;
 pub use background_terminals::BackgroundTerminal;
 pub use clock::{now_unix_millis, now_unix_seconds};
 pub use error::{CoreError, TurnError, TurnErrorKind};

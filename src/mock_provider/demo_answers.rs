@@ -229,7 +229,9 @@ fn command_outcome(output: &str) -> String {
     let printed = output
         .split_once("Output:\n")
         .map(|(_, printed)| printed.lines().find(|line| !line.trim().is_empty()));
-    match (output.contains("Exit code:"), printed) {
+    // `exec_command` reports "Process exited with code N" (older outputs said "Exit code: N").
+    let ran = output.contains("Process exited with code") || output.contains("Exit code:");
+    match (ran, printed) {
         (true, Some(Some(first))) => format!("- the command ran and printed: {}", short(first)),
         (true, _) => "- the command ran and printed nothing".to_string(),
         (false, _) => format!("- the command did not run: {}", short(first_line(output))),

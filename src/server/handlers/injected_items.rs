@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::wire::ResponseItem;
+use crate::core::ResponseItem;
 
 /// The items as history items, or a message naming the first malformed one (`items[i].field`).
 pub(crate) fn checked_items(items: &[Value]) -> Result<Vec<ResponseItem>, String> {
