@@ -10,6 +10,7 @@ mod keys;
 mod providers;
 pub mod write;
 mod write_edit;
+mod write_error;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

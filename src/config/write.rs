@@ -23,16 +23,8 @@ use toml_edit::DocumentMut;
 
 use super::check::{self, ConfigSource};
 use super::write_edit::{apply, key_segments};
+pub use super::write_error::{ConfigWriteError, MergeStrategy};
 use super::Config;
-
-/// How a written value meets what is already there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MergeStrategy {
-    /// The value takes the key's place entirely.
-    Replace,
-    /// An object is merged into an existing table key by key; anything else replaces.
-    Upsert,
-}
 
 /// One change: a dotted key path, the JSON value to put there (`null` removes the key).
 #[derive(Debug, Clone)]
@@ -49,43 +41,6 @@ pub struct WriteOutcome {
     pub version: String,
     /// The file written (a symlink's target).
     pub path: PathBuf,
-}
-
-/// Why a write was refused; nothing was written in any case.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigWriteError {
-    /// The reference's words: clients show them.
-    #[error("Configuration was modified since last read. Fetch latest version and retry.")]
-    VersionConflict,
-    #[error("Only writes to the user config are allowed")]
-    Readonly,
-    #[error("{0}")]
-    Validation(String),
-    #[error(
-        "unknown configuration key `{0}`: neither openturn nor Codex reads it, so it is not \
-         written (check its spelling)"
-    )]
-    UnknownKey(String),
-    #[error("could not write {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl ConfigWriteError {
-    /// The reference's `config_write_error_code`, which clients branch on; `None` for a failure
-    /// of the disk rather than of the request.
-    pub fn code(&self) -> Option<&'static str> {
-        match self {
-            ConfigWriteError::VersionConflict => Some("configVersionConflict"),
-            ConfigWriteError::Readonly => Some("configLayerReadonly"),
-            ConfigWriteError::Validation(_) => Some("configValidationError"),
-            ConfigWriteError::UnknownKey(_) => Some("configSchemaUnknownKey"),
-            ConfigWriteError::Io { .. } => None,
-        }
-    }
 }
 
 /// One write at a time in this process: read, edit and rename are one step.

@@ -6,7 +6,7 @@
 use serde_json::Value as Json;
 use toml_edit::{ArrayOfTables, DocumentMut, InlineTable, Item, Table, TableLike, Value};
 
-use super::write::{ConfigWriteError, MergeStrategy};
+use super::write_error::{ConfigWriteError, MergeStrategy};
 
 /// The segments of a dotted key path; an empty path or segment is refused as the reference
 /// refuses it.
