@@ -37,6 +37,7 @@ mod registry;
 mod server;
 mod sweep;
 mod terminal;
+mod usage;
 
 #[allow(
     unused_imports,
@@ -49,6 +50,7 @@ pub(crate) use server::{spawn_server, ServerProcess};
 pub(crate) use terminal::{
     spawn_terminal, PtyHandle, Stream, Terminal, TerminalInput, TerminalMode, TerminalSize,
 };
+pub(crate) use usage::{usage_of, Usage};
 
 /// At shutdown: kills every MCP server still running and everything of every command (leaders
 /// included), with their process groups, and reaps what the daemon adopted. The children the

@@ -39,7 +39,7 @@ async fn list(
             .parse::<usize>()
             .map_err(|error| HandlerError::InvalidRequest(format!("invalid cursor: {error}")))?,
     };
-    let all = thread.background_terminals();
+    let all = thread.background_terminals().await;
     let limit = params
         .limit
         .and_then(|limit| usize::try_from(limit).ok())
@@ -65,8 +65,8 @@ fn terminal(terminal: &BackgroundTerminal) -> ThreadBackgroundTerminal {
         command: terminal.command.clone(),
         cwd: terminal.cwd.clone(),
         os_pid: terminal.os_pid,
-        cpu_percent: None,
-        rss_kb: None,
+        cpu_percent: terminal.cpu_percent,
+        rss_kb: terminal.rss_kb,
     }
 }
 

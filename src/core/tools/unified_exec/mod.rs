@@ -2,7 +2,8 @@
 //! keeps them, bounds them, lists them (`thread/backgroundTerminals/*`) and kills them.
 //!
 //! A command still running when its `exec_command` call yields stays here as a session the
-//! model reaches with `write_stdin`; one still running when the turn ends is a background
+//! model reaches with `write_stdin`; one still running when the turn ends (completed or
+//! interrupted: an interrupt stops the model's wait, not the command) is a background
 //! terminal, whose item completes whenever its process exits. Each session's process is owned
 //! by one task ([`session::drive`]) tracked here, so the thread's shutdown can kill them all
 //! and wait until every one is gone.
@@ -145,7 +146,8 @@ impl Terminals {
 
 /// Waits until `session` ended or `deadline` passed, then takes what the model has not read.
 /// An ended session is forgotten once read. `None` when the turn was interrupted meanwhile:
-/// the command is killed with it (its item stays open, as any interrupted tool's).
+/// as with the reference, the command keeps running as a background terminal (its item
+/// completes when it exits; clients list and terminate it, the thread's end kills it).
 pub(crate) async fn read_after_wait(
     turn: &TurnHandle,
     terminals: &Terminals,
@@ -153,9 +155,6 @@ pub(crate) async fn read_after_wait(
     deadline: Instant,
 ) -> Option<Collected> {
     if !session.wait(deadline, &turn.cancel).await {
-        session.kill(KillReason::Interrupted);
-        session.ended().await;
-        terminals.forget(session.id);
         return None;
     }
     let collected = session.collect();

@@ -32,9 +32,6 @@ const REAP_LIMIT: Duration = Duration::from_secs(5);
 /// Why a session's command is being killed, which decides what its item says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum KillReason {
-    /// The turn was interrupted while the model waited on the command: the item stays open,
-    /// as any tool item of an interrupted turn.
-    Interrupted,
     /// A client terminated it, or the thread's bound evicted it: the item completes as failed,
     /// exit code -1.
     Terminated,
@@ -130,11 +127,6 @@ impl Session {
             _ = tokio::time::sleep_until(deadline.into()) => true,
             _ = cancel.cancelled() => false,
         }
-    }
-
-    /// Waits until the command ended.
-    pub(crate) async fn ended(&self) {
-        self.ended.cancelled().await;
     }
 
     /// Takes what the model has not read yet, and the exit code once there is one.
@@ -266,7 +258,7 @@ pub(crate) async fn drive(session: Arc<Session>, driven: Driven) {
     };
     session.state().exit_code = Some(exit_code.unwrap_or(-1));
     session.ended.cancel();
-    if matches!(reason, Some(KillReason::Interrupted | KillReason::Shutdown)) {
+    if reason == Some(KillReason::Shutdown) {
         return;
     }
     let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
