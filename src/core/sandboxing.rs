@@ -10,6 +10,9 @@
 //! [`CommandSandbox::fallback_gaps`] says what it cannot contain.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use tokio_util::sync::CancellationToken;
 
 pub use crate::sandbox::Isolation;
 use crate::sandbox::{
@@ -173,9 +176,43 @@ pub fn isolation_mode_name(isolation: Isolation) -> &'static str {
     }
 }
 
-/// Decides the isolation mode before the first command runs (the namespace check starts a
-/// process, which must not race a command's cleanup) and logs it.
+/// Starts deciding the isolation mode, on a thread of its own, and returns at once: the
+/// namespace check starts `bwrap` (milliseconds), which must not delay the daemon's answer to
+/// `initialize`. Nothing confined can run before the answer is known: every caller of the
+/// sandbox's mode waits for the one check in progress (or makes it), and the async paths that
+/// lead to a command (a turn's start, `command/exec`, `config/read`) first await
+/// [`isolation_decided`], so they never hold an async thread while it runs. A policy the answer
+/// says cannot be enforced is refused, never run unconfined.
 pub fn probe_isolation(isolation: Isolation) {
+    let decided = STARTUP_PROBE.get_or_init(CancellationToken::new).clone();
+    let spawned = std::thread::Builder::new()
+        .name("openturn-sandbox-probe".into())
+        .spawn(move || {
+            log_isolation(isolation);
+            decided.cancel();
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "cannot start the sandbox check on its own thread; running it now");
+        log_isolation(isolation);
+        if let Some(decided) = STARTUP_PROBE.get() {
+            decided.cancel();
+        }
+    }
+}
+
+/// Cancelled once the check [`probe_isolation`] started has its answer; unset when the daemon
+/// started none (an embedder): the first sandboxed command then makes the check itself.
+static STARTUP_PROBE: OnceLock<CancellationToken> = OnceLock::new();
+
+/// Waits until the isolation check started at startup has its answer (at once when there is
+/// none, or once it answered).
+pub async fn isolation_decided() {
+    if let Some(decided) = STARTUP_PROBE.get() {
+        decided.cancelled().await;
+    }
+}
+
+fn log_isolation(isolation: Isolation) {
     match setup(isolation).active() {
         Ok(active) => match active.fallback_reason {
             None => tracing::info!("sandboxed commands run in namespaces (bubblewrap)"),

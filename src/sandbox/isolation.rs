@@ -13,7 +13,9 @@
 //!
 //! The namespace check runs `bwrap` once with the real flags and openturn's helper inside it, so
 //! "available" means a command would really start that way. Its answer is kept for the daemon's
-//! life: the daemon probes at startup, before it runs any command.
+//! life. The daemon starts the check at startup on a thread of its own; whoever asks for the
+//! mode meanwhile waits for that one check (the lock is held while it runs), so no command
+//! runs before its answer is known.
 
 use std::collections::HashMap;
 use std::ffi::OsString;

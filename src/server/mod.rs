@@ -38,8 +38,9 @@ use context::ServerContext;
 use outgoing::{OutgoingSender, OUTGOING_CAPACITY};
 
 /// What a daemon process does once, before it serves: it shields itself from the commands it
-/// will confine (see `sandbox::shield_daemon`) and decides how they are isolated, so the
-/// namespace check (which starts a process) is done before any command runs.
+/// will confine (see `sandbox::shield_daemon`) and starts deciding how they are isolated. The
+/// namespace check (which starts a process) runs beside the daemon, so `initialize` does not
+/// wait for it; every confined command does.
 pub fn prepare_daemon(config: &Config) {
     crate::sandbox::shield_daemon();
     crate::core::sandboxing::probe_isolation(config.sandbox_isolation);

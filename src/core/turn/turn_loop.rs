@@ -108,6 +108,8 @@ pub(crate) async fn run_compaction_turn(mut turn: TurnContext, mut end: TurnEnd)
 /// announces it (through `end`, the guard that ends the turn exactly once, created at launch),
 /// and records its start.
 pub(super) async fn begin_turn(turn: &mut TurnContext, end: &mut TurnEnd, kind: TurnKind) {
+    // A turn's tools read the sandbox's mode: the startup check answers first, off this thread.
+    super::super::sandboxing::isolation_decided().await;
     turn.skills_instructions = find_skills_instructions(turn).await;
     let started_at = end.begin().await;
     // Sticky overrides this turn brought (or a resume's) are recorded before the turn, so a

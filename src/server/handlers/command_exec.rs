@@ -67,6 +67,8 @@ async fn run(
         None => std::env::current_dir(),
     }
     .map_err(|e| HandlerError::InvalidParams(format!("`cwd` cannot be resolved: {e}")))?;
+    // The startup check of the sandbox's mode answers before the command is confined.
+    crate::core::sandboxing::isolation_decided().await;
     // Built here; kept until the command is over (in the fallback it owns its TMPDIR).
     let prepared = prepare_sandbox(context, &params, &cwd)?;
     let command = build_command(context, &prepared, &params, &cwd)?;

@@ -225,4 +225,8 @@ pub(super) fn toml_to_json(value: &toml::Value) -> Value {
     }
 }
 
-handler!(ConfigRead, |context, params| config_read(context, params));
+handler!(ConfigRead, |context, params| {
+    // The sandbox's mode is part of the answer: wait for the startup check off this thread.
+    crate::core::sandboxing::isolation_decided().await;
+    config_read(context, params)
+});
