@@ -1,6 +1,7 @@
 //! Every way a turn ends produces exactly one `turn/completed`: completion, provider failure,
-//! interrupt mid-stream, interrupt while a tool runs (its whole process group is killed), a
-//! client that disconnects. Interrupt is idempotent. Steered input is delivered at the next
+//! interrupt mid-stream, interrupt while a command runs (the wait ends; the command, as the
+//! reference's, runs on as a background terminal until its thread ends), a client that
+//! disconnects. Interrupt is idempotent. Steered input is delivered at the next
 //! sampling boundary of the running turn.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
@@ -74,7 +75,7 @@ async fn interrupt_mid_stream_ends_the_turn_once_and_the_next_turn_works() {
 }
 
 #[tokio::test]
-async fn interrupt_kills_running_tools_and_their_whole_process_group() {
+async fn interrupt_ends_the_wait_on_a_command_which_runs_on_until_the_daemon_ends() {
     let workdir = tempfile::tempdir().unwrap();
     let cmd = "sleep 30 & echo $! > bg.pid; echo started; wait";
     let first = ResponseBuilder::new("r1")
@@ -98,10 +99,7 @@ async fn interrupt_kills_running_tools_and_their_whole_process_group() {
     assert!(items_of(&messages, "item/completed", "commandExecution").is_empty());
     let pid = std::fs::read_to_string(workdir.path().join("bg.pid")).unwrap();
     let pid = pid.trim().to_string();
-    assert!(
-        poll_until(|| process_is_dead(&pid)).await,
-        "background child {pid} survived the interrupt"
-    );
+    assert!(!process_is_dead(&pid), "the interrupt killed {pid}");
     // The call got an output, so the next request is well formed.
     let next = s.run_turn("next").await;
     single_turn_end(&next, "completed");
@@ -110,6 +108,13 @@ async fn interrupt_kills_running_tools_and_their_whole_process_group() {
     assert_eq!(outputs.len(), 1);
     assert_eq!(outputs[0].0, "call_1");
     assert!(outputs[0].1.contains("interrupted"));
+    // The command's whole process group goes with the daemon.
+    s.daemon.close_stdin();
+    assert_eq!(s.daemon.wait_exit().await, Some(0));
+    assert!(
+        poll_until(|| process_is_dead(&pid)).await,
+        "background child {pid} outlived the daemon"
+    );
 }
 
 #[tokio::test]
