@@ -49,7 +49,10 @@ async fn closing_a_session_through_the_bridge_stops_its_background_terminal() {
     let project = tempfile::tempdir().unwrap();
     let root = project.path().canonicalize().unwrap();
     let pid_file = root.join("leader.pid");
-    let cmd = format!("echo $$ > {}; echo serving; exec sleep 600", pid_file.display());
+    let cmd = format!(
+        "echo $$ > {}; echo serving; exec sleep 600",
+        pid_file.display()
+    );
     let provider = MockProvider::start(Script::new([
         ResponseBuilder::new("r1")
             .created()
@@ -89,7 +92,10 @@ async fn closing_a_session_through_the_bridge_stops_its_background_terminal() {
         )
         .await;
     assert_eq!(result["stopReason"], "end_turn", "{result}");
-    let leader = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let leader = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
     assert!(!process_is_dead(&leader), "{leader} ended with its turn");
 
     let (closed, _) = client

@@ -82,11 +82,8 @@ async fn daemon_while_the_check_is_held(check: &HeldCheck, isolation: &str) -> H
     let mut overrides = mock_overrides(&provider);
     overrides.push(format!("sandbox_isolation=\"{isolation}\""));
     let search_path = check.search_path();
-    let mut daemon = Daemon::spawn_with_env(
-        home.path(),
-        &overrides,
-        &[("PATH", search_path.as_str())],
-    );
+    let mut daemon =
+        Daemon::spawn_with_env(home.path(), &overrides, &[("PATH", search_path.as_str())]);
     let started = check.path("started");
     assert!(
         poll_until(|| started.exists()).await,
@@ -112,7 +109,11 @@ fn read_only_cat(file: &Path) -> Value {
 async fn initialize_is_answered_during_the_check_and_a_confined_command_runs_after_its_answer() {
     let check = HeldCheck::new();
     let held = daemon_while_the_check_is_held(&check, "auto").await;
-    assert!(held.initialized.get("result").is_some(), "{}", held.initialized);
+    assert!(
+        held.initialized.get("result").is_some(),
+        "{}",
+        held.initialized
+    );
     let mut daemon = held.daemon;
     // Sent while the check is held; it can only print the file the check leaves as it answers.
     let id = daemon
@@ -141,6 +142,9 @@ async fn a_required_isolation_the_check_rules_out_is_refused_with_its_reason() {
     let message = response["error"]["message"].as_str().unwrap_or_default();
     assert_eq!(response["error"]["code"], -32602, "{response}");
     assert!(message.contains(FAKE_FAILURE), "{message}");
-    assert!(message.contains("will not run a command unconfined"), "{message}");
+    assert!(
+        message.contains("will not run a command unconfined"),
+        "{message}"
+    );
     daemon.exit_cleanly().await;
 }

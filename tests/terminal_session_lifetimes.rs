@@ -72,8 +72,7 @@ async fn run_turn_on(daemon: &mut Daemon, thread_id: &str) -> Vec<Value> {
 
 async fn pid_written_to(path: PathBuf) -> String {
     assert!(
-        poll_until(|| std::fs::read_to_string(&path).is_ok_and(|text| text.ends_with('\n')))
-            .await,
+        poll_until(|| std::fs::read_to_string(&path).is_ok_and(|text| text.ends_with('\n'))).await,
         "{} was never written",
         path.display()
     );
@@ -110,7 +109,10 @@ async fn an_interrupted_wait_leaves_its_command_running_as_a_background_terminal
     let mut messages = daemon
         .collect_until(|m| {
             m["method"] == "item/commandExecution/outputDelta"
-                && m["params"]["delta"].as_str().unwrap_or("").contains("burned")
+                && m["params"]["delta"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("burned")
         })
         .await;
     let interrupted = daemon
@@ -147,8 +149,14 @@ async fn an_interrupted_wait_leaves_its_command_running_as_a_background_terminal
         .collect_until(|m| m["method"] == "item/completed")
         .await;
     let item = &completion.last().unwrap()["params"]["item"];
-    assert_eq!((item["status"].clone(), item["exitCode"].clone()), (json!("failed"), json!(-1)));
-    assert!(poll_until(|| process_is_dead(&leader)).await, "{leader} survived");
+    assert_eq!(
+        (item["status"].clone(), item["exitCode"].clone()),
+        (json!("failed"), json!(-1))
+    );
+    assert!(
+        poll_until(|| process_is_dead(&leader)).await,
+        "{leader} survived"
+    );
     daemon.exit_cleanly().await;
 }
 
@@ -218,13 +226,19 @@ async fn cleaning_and_closing_a_thread_kill_its_commands_and_nothing_else() {
     assert_eq!(unsubscribed["status"], "unsubscribed");
     let closed = daemon.notification("thread/closed").await;
     assert_eq!(closed["params"]["threadId"], thread_a.as_str());
-    assert!(poll_until(|| process_is_dead(&a2)).await, "{a2} outlived its thread");
+    assert!(
+        poll_until(|| process_is_dead(&a2)).await,
+        "{a2} outlived its thread"
+    );
     assert!(!process_is_dead(&b), "another thread's command died");
     assert_eq!(list(&mut daemon, &thread_b).await.len(), 1);
 
     // The daemon's end ends B's command; the unrelated process lives on.
     daemon.exit_cleanly().await;
-    assert!(poll_until(|| process_is_dead(&b)).await, "{b} outlived the daemon");
+    assert!(
+        poll_until(|| process_is_dead(&b)).await,
+        "{b} outlived the daemon"
+    );
     assert!(
         unrelated.try_wait().unwrap().is_none(),
         "an unrelated process died"

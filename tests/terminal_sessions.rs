@@ -218,7 +218,10 @@ async fn a_background_terminal_outlives_its_turn_until_a_client_terminates_it() 
     // What it costs is read from /proc: a number, whatever its value.
     let usage = listed[0].as_object_mut().unwrap();
     assert!(usage.remove("cpuPercent").unwrap().is_f64(), "{list}");
-    assert!(usage.remove("rssKb").unwrap().as_u64().unwrap() > 0, "{list}");
+    assert!(
+        usage.remove("rssKb").unwrap().as_u64().unwrap() > 0,
+        "{list}"
+    );
     assert_eq!(
         listed,
         json!([{"itemId": "call_0", "processId": process_id, "command": cmd,

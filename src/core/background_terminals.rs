@@ -31,9 +31,7 @@ impl Thread {
         let pids: Vec<Option<u32>> = sessions.iter().map(|session| session.os_pid).collect();
         // Reading /proc blocks; a failed blocking task only loses the figures.
         let usages: Vec<Option<Usage>> = tokio::task::spawn_blocking(move || {
-            pids.into_iter()
-                .map(|pid| pid.and_then(usage_of))
-                .collect()
+            pids.into_iter().map(|pid| pid.and_then(usage_of)).collect()
         })
         .await
         .unwrap_or_default();
