@@ -61,9 +61,11 @@ async fn mcp_session(script: Script, model: &str, extra: &[&str]) -> Session {
 }
 
 fn has_namespace(body: &Value, name: &str) -> bool {
-    body["tools"]
-        .as_array()
-        .is_some_and(|tools| tools.iter().any(|t| t["type"] == "namespace" && t["name"] == name))
+    body["tools"].as_array().is_some_and(|tools| {
+        tools
+            .iter()
+            .any(|t| t["type"] == "namespace" && t["name"] == name)
+    })
 }
 
 fn input_of_type<'a>(body: &'a Value, kind: &str) -> Vec<&'a Value> {
@@ -76,8 +78,18 @@ fn input_of_type<'a>(body: &'a Value, kind: &str) -> Vec<&'a Value> {
 #[tokio::test]
 async fn a_deferred_mcp_tool_is_found_by_tool_search_and_then_called() {
     let script = Script::new([
-        search_reply("r1", "call_search", json!({"query": "echo text back", "limit": 2})),
-        call_reply("r2", "call_echo", "mcp__docs", "echo", json!({"text": "found it"})),
+        search_reply(
+            "r1",
+            "call_search",
+            json!({"query": "echo text back", "limit": 2}),
+        ),
+        call_reply(
+            "r2",
+            "call_echo",
+            "mcp__docs",
+            "echo",
+            json!({"text": "found it"}),
+        ),
         message_reply("r3", "msg_done", &["Done."]),
     ]);
     let mut s = mcp_session(script, "gpt-5.5", &[]).await;
@@ -178,7 +190,11 @@ async fn models_without_tool_search_get_the_mcp_namespace_up_front() {
         let mut s = mcp_session(script, model, extra).await;
         single_turn_end(&s.run_turn("hi").await, "completed");
         let body = &s.bodies(1).await[0];
-        assert!(has_namespace(body, "mcp__docs"), "{model}: {:#}", body["tools"]);
+        assert!(
+            has_namespace(body, "mcp__docs"),
+            "{model}: {:#}",
+            body["tools"]
+        );
         assert!(
             !body["tools"]
                 .as_array()

@@ -61,7 +61,9 @@ pub(crate) fn defers_mcp_tools(settings: &ThreadSettings) -> bool {
 /// unmodelled wire item so it is replayed exactly as the provider sent it.
 pub(crate) fn call_id(item: &ResponseItem) -> Option<&str> {
     match item {
-        ResponseItem::Other(value) if value.get("type").and_then(Value::as_str) == Some(CALL_TYPE) => {
+        ResponseItem::Other(value)
+            if value.get("type").and_then(Value::as_str) == Some(CALL_TYPE) =>
+        {
             value.get("call_id").and_then(Value::as_str)
         }
         _ => None,
@@ -119,7 +121,10 @@ fn search(servers: &[(String, Vec<McpTool>)], query: &str, limit: usize) -> Vec<
         })
         .collect();
     let ranked = rank(
-        &documents.iter().map(|(_, _, words)| words.as_slice()).collect::<Vec<_>>(),
+        &documents
+            .iter()
+            .map(|(_, _, words)| words.as_slice())
+            .collect::<Vec<_>>(),
         &words(query),
     );
     let mut namespaces: Vec<(&str, Vec<Value>)> = Vec::new();
@@ -152,7 +157,11 @@ fn searchable_text(server: &str, tool: &McpTool) -> String {
             text.push_str(description);
         }
     }
-    if let Some(properties) = tool.input_schema.get("properties").and_then(Value::as_object) {
+    if let Some(properties) = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+    {
         for (name, property) in properties {
             text.push(' ');
             text.push_str(name);
@@ -180,15 +189,17 @@ fn rank(documents: &[&[String]], query: &[String]) -> Vec<usize> {
     if documents.is_empty() {
         return Vec::new();
     }
-    let average_length =
-        documents.iter().map(|words| words.len()).sum::<usize>() as f64 / count;
+    let average_length = documents.iter().map(|words| words.len()).sum::<usize>() as f64 / count;
     let mut terms: Vec<&String> = query.iter().collect();
     terms.sort();
     terms.dedup();
     let document_frequency: HashMap<&String, f64> = terms
         .iter()
         .map(|term| {
-            let holding = documents.iter().filter(|words| words.contains(term)).count();
+            let holding = documents
+                .iter()
+                .filter(|words| words.contains(term))
+                .count();
             (*term, holding as f64)
         })
         .collect();
@@ -236,7 +247,11 @@ mod tests {
             (
                 "docs".into(),
                 vec![
-                    tool("search_pages", "Search the wiki pages.", json!({"query": {}})),
+                    tool(
+                        "search_pages",
+                        "Search the wiki pages.",
+                        json!({"query": {}}),
+                    ),
                     tool("read_page", "Read one wiki page.", json!({"id": {}})),
                 ],
             ),
@@ -265,16 +280,25 @@ mod tests {
     #[test]
     fn the_best_matches_come_first_grouped_by_server_and_unrelated_tools_never() {
         let found = search(&servers(), "read a wiki page", 8);
-        assert_eq!(names(&found), ["mcp__docs.read_page", "mcp__docs.search_pages"]);
+        assert_eq!(
+            names(&found),
+            ["mcp__docs.read_page", "mcp__docs.search_pages"]
+        );
         assert_eq!(found[0]["type"], "namespace");
         assert_eq!(found[0]["tools"][0]["defer_loading"], true);
-        assert_eq!(names(&search(&servers(), "add integers", 8)), ["mcp__math.add"]);
+        assert_eq!(
+            names(&search(&servers(), "add integers", 8)),
+            ["mcp__math.add"]
+        );
         assert!(search(&servers(), "zzz", 8).is_empty());
     }
 
     #[test]
     fn the_limit_bounds_the_tools_returned() {
-        assert_eq!(names(&search(&servers(), "wiki", 1)), ["mcp__docs.search_pages"]);
+        assert_eq!(
+            names(&search(&servers(), "wiki", 1)),
+            ["mcp__docs.search_pages"]
+        );
         assert!(search(&servers(), "wiki", 0).is_empty());
     }
 
