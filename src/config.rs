@@ -228,6 +228,7 @@ fn tool_config(table: &Table) -> ToolConfig {
         Some("disabled") => Some(WebSearchMode::Disabled),
         Some("cached") => Some(WebSearchMode::Cached),
         Some("live") => Some(WebSearchMode::Live),
+        Some("indexed") => Some(WebSearchMode::Indexed),
         _ => None,
     };
     ToolConfig {

@@ -106,8 +106,34 @@ async fn providers_are_listed_without_their_secrets() {
     let capabilities = daemon
         .ok("modelProvider/capabilities/read", Value::Null)
         .await;
+    // The default model (gpt-5) is offered the hosted search; openturn has no image tool.
     assert_eq!(
         capabilities,
-        json!({"imageGeneration": false, "webSearch": false})
+        json!({"imageGeneration": false, "webSearch": true})
     );
+}
+
+/// `webSearch` says whether a thread of the configured model gets the hosted search: not when
+/// the configuration turns it off, nor for a model of another provider (no hosted tools).
+#[tokio::test]
+async fn the_web_search_capability_follows_the_configured_models_tool_set() {
+    let provider = provider(Vec::new()).await;
+    for (extra, expected) in [
+        (&[][..], true),
+        (&["web_search=\"disabled\""][..], false),
+        (&["tools.web_search.enabled=false"][..], false),
+        (&["model=\"llama3\""][..], false),
+        (&["model=\"llama3\"", "tools.web_search=true"][..], true),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let mut overrides = mock_overrides(&provider);
+        overrides.extend(extra.iter().map(|o| o.to_string()));
+        let mut daemon = Daemon::spawn(home.path(), &overrides);
+        daemon.initialize().await;
+        let capabilities = daemon
+            .ok("modelProvider/capabilities/read", Value::Null)
+            .await;
+        assert_eq!(capabilities["webSearch"], expected, "{extra:?}");
+        assert_eq!(capabilities["imageGeneration"], false);
+    }
 }

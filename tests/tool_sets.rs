@@ -22,7 +22,7 @@ use turn_support::*;
 /// Names in the reference's sets that no tool of this build provides yet: left out of the
 /// expected names (`write_stdin`: terminals; the goal tools: goals; `tool_search`: deferred MCP
 /// tools; `multi_agent_v1`: sub-agents).
-const NOT_YET_PROVIDED: &[&str] = &["multi_agent_v1", "tool_search"];
+const NOT_YET_PROVIDED: &[&str] = &["multi_agent_v1"];
 
 /// Offered tools whose parameters do not match the reference's yet (`exec_command` takes the
 /// reference's PTY parameters with the terminals work).
@@ -159,6 +159,19 @@ async fn web_search_is_live_without_a_sandbox_and_its_config_key_changes_or_remo
     );
     let off = offered("gpt-5", "danger-full-access", &["web_search=\"disabled\""]).await;
     assert_eq!(search(&off), None, "{off:#?}");
+    // As in the reference: a configured cache still goes live without a sandbox, and `indexed`
+    // adds the provider's index.
+    let cached = offered("gpt-5", "danger-full-access", &["web_search=\"cached\""]).await;
+    assert_eq!(
+        search(&cached),
+        Some(json!({"type": "web_search", "external_web_access": true}))
+    );
+    let indexed = offered("gpt-5", "read-only", &["web_search=\"indexed\""]).await;
+    assert_eq!(
+        search(&indexed),
+        Some(json!({"type": "web_search", "external_web_access": true,
+            "indexed_web_access": true}))
+    );
 }
 
 #[tokio::test]

@@ -244,7 +244,10 @@ pub(super) const TOP_LEVEL: &[(&str, Expect)] = &[
     ("model_auto_compact_token_limit", U64),
     ("compact_prompt", Expect::NonEmptyText),
     ("apply_patch_tool_type", APPLY_PATCH_TOOL_TYPE),
-    ("web_search", Expect::OneOf(&["disabled", "cached", "live"])),
+    (
+        "web_search",
+        Expect::OneOf(&["disabled", "cached", "live", "indexed"]),
+    ),
 ];
 
 /// Settings the Codex CLI reads that openturn accepts and ignores (a config.toml shared with

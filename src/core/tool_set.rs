@@ -119,6 +119,8 @@ pub enum WebSearchMode {
     Cached,
     /// Live pages too (`external_web_access: true`).
     Live,
+    /// Live pages and the provider's own index (`indexed_web_access: true` as well).
+    Indexed,
 }
 
 /// What the configuration says about tools.
@@ -128,8 +130,9 @@ pub struct ToolConfig {
     pub switches: BTreeMap<String, bool>,
     /// `[models.<id>] tools = [...]`.
     pub per_model: BTreeMap<String, Vec<String>>,
-    /// `web_search = "disabled" | "cached" | "live"`; `None`: cached, or live when the thread
-    /// runs without a sandbox (what the reference does).
+    /// `web_search = "disabled" | "cached" | "live" | "indexed"`; `None`: cached. Cached
+    /// (configured or not) becomes live when the thread runs without a sandbox, as in the
+    /// reference: its commands could fetch any page anyway.
     pub web_search: Option<WebSearchMode>,
     /// Whether `apply_patch_tool_type` names a form for every model (top level).
     pub apply_patch_for_all: bool,
@@ -174,13 +177,13 @@ impl ToolConfig {
         names
     }
 
-    /// The search mode for a thread: configured, else live without a sandbox, else cached.
+    /// The search mode for a thread: the configured one, cached when none is, and cached turns
+    /// live without a sandbox.
     pub fn web_search_mode(&self, unsandboxed: bool) -> WebSearchMode {
-        self.web_search.unwrap_or(if unsandboxed {
-            WebSearchMode::Live
-        } else {
-            WebSearchMode::Cached
-        })
+        match self.web_search.unwrap_or(WebSearchMode::Cached) {
+            WebSearchMode::Cached if unsandboxed => WebSearchMode::Live,
+            mode => mode,
+        }
     }
 }
 
@@ -241,5 +244,17 @@ mod tests {
             ToolConfig::default().web_search_mode(false),
             WebSearchMode::Cached
         );
+        let configured = |mode| ToolConfig {
+            web_search: Some(mode),
+            ..ToolConfig::default()
+        };
+        // Without a sandbox even a configured cache goes live; the other modes stay as set.
+        assert_eq!(
+            configured(WebSearchMode::Cached).web_search_mode(true),
+            WebSearchMode::Live
+        );
+        for mode in [WebSearchMode::Disabled, WebSearchMode::Indexed] {
+            assert_eq!(configured(mode).web_search_mode(true), mode);
+        }
     }
 }

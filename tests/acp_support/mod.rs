@@ -1,7 +1,6 @@
-//! The ACP client the bridge tests drive (`@agentclientprotocol/codex-acp`, pinned in
-//! `tests/acp/package.json`): one bridge process over stdio, openturn behind it run through a
-//! wrapper that records both directions of the app-server traffic, and the config pointing
-//! openturn at the mock provider. For test files beside `acp_bridge.rs`.
+//! The ACP client the bridge tests share (`tests/acp_bridge*.rs`): the pinned bridge's entry
+//! point, a client speaking ACP to it over stdio, the wrapper script that records the bridge's
+//! app-server traffic, and the lookups over what the bridge sent.
 
 #![allow(dead_code)]
 
@@ -37,18 +36,18 @@ pub fn bridge_entry() -> Result<PathBuf, String> {
 /// are answered with the first "allow" option; any other agent → client request gets
 /// "method not found" (the client announces no file-system or terminal capability).
 pub struct AcpClient {
-    child: Child,
-    stdin: ChildStdin,
-    lines_rx: mpsc::UnboundedReceiver<Value>,
-    backlog: VecDeque<Value>,
-    next_id: i64,
+    pub child: Child,
+    pub stdin: ChildStdin,
+    pub lines_rx: mpsc::UnboundedReceiver<Value>,
+    pub backlog: VecDeque<Value>,
+    pub next_id: i64,
     /// Every message from the bridge, in order.
     pub transcript: Vec<Value>,
     /// The `session/request_permission` requests answered so far.
     pub permission_requests: Vec<Value>,
-    stderr: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    pub stderr: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     /// Where the wrapper writes the pids of its `tee`s (`tee.pids`) and their logs.
-    home: PathBuf,
+    pub home: PathBuf,
 }
 
 impl AcpClient {

@@ -42,25 +42,36 @@ pub(crate) struct McpCall {
     pub arguments: Value,
 }
 
-/// The namespaces and helpers offered while `servers` exist (ready servers' tools only).
-pub(crate) fn specs(servers: &McpServers) -> Vec<Value> {
+/// The namespaces and helpers offered while `servers` exist (ready servers' tools only). With
+/// `deferred`, the servers' tools are left out: the model finds them with `tool_search`.
+pub(crate) fn specs(servers: &McpServers, deferred: bool) -> Vec<Value> {
     if servers.is_empty() {
         return Vec::new();
     }
     let mut specs = resource_helper_specs();
+    if deferred {
+        return specs;
+    }
     for (server, tools) in servers.ready_tools() {
         if tools.is_empty() {
             continue;
         }
-        let namespace = format!("{NAMESPACE_PREFIX}{server}");
-        specs.push(json!({
-            "type": "namespace",
-            "name": namespace,
-            "description": format!("Tools of the `{server}` MCP server."),
-            "tools": tools.iter().map(function_spec).collect::<Vec<_>>(),
-        }));
+        specs.push(namespace_spec(
+            &server,
+            tools.iter().map(function_spec).collect(),
+        ));
     }
     specs
+}
+
+/// The namespace holding `server`'s tools, as offered and as `tool_search` returns it.
+pub(crate) fn namespace_spec(server: &str, tools: Vec<Value>) -> Value {
+    json!({
+        "type": "namespace",
+        "name": format!("{NAMESPACE_PREFIX}{server}"),
+        "description": format!("Tools of the `{server}` MCP server."),
+        "tools": tools,
+    })
 }
 
 fn function_spec(tool: &McpTool) -> Value {
@@ -71,6 +82,14 @@ fn function_spec(tool: &McpTool) -> Value {
         "strict": false,
         "parameters": tool.input_schema,
     })
+}
+
+/// A tool as `tool_search` returns it: marked as loaded on demand, which the provider needs to
+/// accept a function that was not in the request's `tools`.
+pub(crate) fn deferred_function_spec(tool: &McpTool) -> Value {
+    let mut spec = function_spec(tool);
+    spec["defer_loading"] = Value::Bool(true);
+    spec
 }
 
 fn resource_helper_specs() -> Vec<Value> {

@@ -14,6 +14,7 @@ pub(crate) mod output;
 pub(crate) mod process;
 pub(crate) mod request_user_input;
 pub(crate) mod shell;
+pub(crate) mod tool_search;
 pub(crate) mod unified_exec;
 pub(crate) mod update_plan;
 pub(crate) mod view_image;
@@ -136,6 +137,7 @@ fn spec_of(name: &str, settings: &ThreadSettings) -> Option<Value> {
             .find(|spec| spec["name"] == name)?,
         view_image::TOOL_NAME => view_image::spec(),
         web_search::TOOL_NAME => web_search::spec(settings),
+        tool_search::TOOL_NAME => tool_search::spec(),
         _ => return None,
     };
     Some(spec)

@@ -9,9 +9,9 @@ use super::super::tool_set::{ToolFamily, WebSearchMode};
 
 pub(crate) const TOOL_NAME: &str = "web_search";
 
-/// The hosted tool's entry: live pages only when the configuration says `live` or the thread
-/// runs without a sandbox (its commands could fetch them anyway); the image-capable families
-/// also get image results.
+/// The hosted tool's entry: live pages only when the configuration says `live` or `indexed`
+/// or the thread runs without a sandbox (its commands could fetch them anyway), the provider's
+/// index on top for `indexed`; the image-capable families also get image results.
 pub(crate) fn spec(settings: &ThreadSettings) -> Value {
     let mode = settings
         .model_catalog
@@ -19,8 +19,11 @@ pub(crate) fn spec(settings: &ThreadSettings) -> Value {
         .web_search_mode(settings.sandbox == SandboxMode::DangerFullAccess);
     let mut spec = json!({
         "type": "web_search",
-        "external_web_access": mode == WebSearchMode::Live,
+        "external_web_access": matches!(mode, WebSearchMode::Live | WebSearchMode::Indexed),
     });
+    if mode == WebSearchMode::Indexed {
+        spec["indexed_web_access"] = json!(true);
+    }
     if settings.model_catalog.tool_family(&settings.model) == ToolFamily::Gpt55 {
         spec["search_content_types"] = json!(["text", "image"]);
     }

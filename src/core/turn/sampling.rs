@@ -59,7 +59,8 @@ pub(super) async fn sample_once(turn: &TurnContext) -> Result<SamplingResult, Sa
     if let Some(servers) = turn.thread.mcp_servers() {
         // Servers still starting get a bounded wait, so the first request can offer their tools.
         servers.wait_started(&turn.cancel).await;
-        tool_specs.extend(tools::mcp::specs(servers));
+        let deferred = tools::tool_search::defers_mcp_tools(&settings);
+        tool_specs.extend(tools::mcp::specs(servers, deferred));
     }
     let request = build_request(
         &settings,

@@ -3,6 +3,7 @@
 
 use crate::config::ProviderInfo;
 use crate::config::DEMO_PROVIDER_ID;
+use crate::core::tools::web_search::TOOL_NAME as WEB_SEARCH_TOOL;
 use crate::protocol::model_provider::{
     GatewayAuth, ModelProviderCapabilitiesReadResponse, ModelProviderListResponse,
     ModelProviderNoParams, ModelProviderSummary, ProviderSettings,
@@ -73,15 +74,24 @@ fn displayable_url(url: &str) -> Option<String> {
     (!authority.contains('@') && !url.contains('?') && !url.is_empty()).then(|| url.to_string())
 }
 
-/// openturn offers the model neither a web search nor an image generation tool, whichever
-/// provider is configured, so both read `false`.
+/// What a thread of the configured model is offered: the hosted web search when that model's
+/// tool set holds it (`core/tool_set.rs` decides, with `[tools]`, `[models.<id>]` and
+/// `web_search = "disabled"` applied), never an image generation tool, which openturn does not
+/// have. (The reference answers `true` for both whatever the configuration: it describes the
+/// provider; this answer describes what a new thread gets.)
 pub(crate) fn model_provider_capabilities_read(
-    _context: &ServerContext,
+    context: &ServerContext,
     _params: ModelProviderNoParams,
 ) -> Result<ModelProviderCapabilitiesReadResponse, HandlerError> {
+    let config = &context.config;
+    let web_search = config
+        .model_catalog
+        .tool_names(&config.model)
+        .iter()
+        .any(|name| name == WEB_SEARCH_TOOL);
     Ok(ModelProviderCapabilitiesReadResponse {
         image_generation: false,
-        web_search: false,
+        web_search,
     })
 }
 

@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use tokio::task::JoinHandle;
 
 use crate::core::tools::ToolOutput;
+use crate::wire::ResponseItem;
 
 use super::super::turn_context::TurnContext;
 
@@ -18,6 +19,8 @@ pub(crate) enum InFlightTool {
     },
     /// A call that could not run, answered at once.
     Ready(ToolOutput),
+    /// A call answered at once with an output item of its own kind (`tool_search`).
+    Answered(ResponseItem),
 }
 
 /// Awaits the response's tools in call order and records each output. A tool that produced
@@ -27,6 +30,10 @@ pub(super) async fn drain(turn: &TurnContext, in_flight: &mut VecDeque<InFlightT
     while let Some(tool) = in_flight.pop_front() {
         let output = match tool {
             InFlightTool::Ready(output) => output,
+            InFlightTool::Answered(item) => {
+                turn.record_history(item).await;
+                continue;
+            }
             InFlightTool::Running { call_id, handle } => match handle.await {
                 Ok(Some(output)) => output,
                 Ok(None) => aborted_output(call_id, "aborted: the turn was interrupted"),

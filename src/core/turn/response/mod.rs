@@ -30,6 +30,7 @@ use std::sync::atomic::Ordering;
 
 use crate::core::event::EventMsg;
 use crate::core::text::AssistantTextParser;
+use crate::core::tools;
 use crate::wire::{ResponseEvent, ResponseItem};
 
 use super::turn_context::TurnContext;
@@ -219,6 +220,9 @@ async fn on_item_done(turn: &TurnContext, state: &mut ResponseState, item: Respo
             tool_calls::commit_tool_call(turn, state, item).await;
         }
         ResponseItem::WebSearchCall { .. } => web_search::on_done(turn, item).await,
+        _ if tools::tool_search::call_id(&item).is_some() => {
+            tool_calls::commit_tool_search(turn, state, item).await;
+        }
         _ => turn.record_history(item).await,
     }
 }

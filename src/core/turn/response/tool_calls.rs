@@ -128,3 +128,17 @@ pub(super) async fn commit_tool_call(
         Routed::NotATool => {}
     }
 }
+
+/// Records a `tool_search_call` and queues its answer, found at once among the ready MCP
+/// servers' tools; the turn follows up so the model can call what it found.
+pub(super) async fn commit_tool_search(
+    turn: &TurnContext,
+    state: &mut ResponseState,
+    item: ResponseItem,
+) {
+    let servers = turn.thread.mcp_servers().map(|servers| servers.as_ref());
+    let answer = tools::tool_search::answer(&item, servers, &state.settings);
+    turn.record_history(item).await;
+    state.needs_follow_up = true;
+    state.in_flight.push_back(InFlightTool::Answered(answer));
+}
