@@ -39,7 +39,16 @@ pub(crate) fn spawn_thread_projection(
     thread_id: ThreadId,
     events_rx: mpsc::Receiver<EventMsg>,
 ) {
-    let hub = context.hub.clone();
+    spawn_projection(&context.hub, thread_id, events_rx);
+}
+
+/// [`spawn_thread_projection`] for a thread no connection loaded (a sub-agent).
+pub(crate) fn spawn_projection(
+    hub: &Arc<Hub>,
+    thread_id: ThreadId,
+    events_rx: mpsc::Receiver<EventMsg>,
+) {
+    let hub = hub.clone();
     let task = ProjectionTask {
         hub: hub.clone(),
         projection: ThreadProjection::new(thread_id.to_string()),
