@@ -167,6 +167,9 @@ pub struct Thread {
     /// How this thread's last turn ended (and how many ended): what a parent waiting on this
     /// thread as a sub-agent watches.
     pub(crate) turn_ends: tokio::sync::watch::Sender<super::agents::TurnEndNote>,
+    /// Messages for the model that arrived while a turn ran (a sub-agent finished); the next
+    /// turn admitted takes them before its input.
+    pub(crate) mailbox: Mutex<Vec<ResponseItem>>,
 }
 
 impl Thread {
@@ -217,6 +220,7 @@ impl Thread {
             agents: std::sync::OnceLock::new(),
             origin: std::sync::OnceLock::new(),
             turn_ends: tokio::sync::watch::Sender::new(Default::default()),
+            mailbox: Mutex::default(),
         }
     }
 
@@ -295,7 +299,8 @@ impl Thread {
             Some(active) => Some(active.finished.clone()),
             None => None,
         };
-        let pending = vec![PendingInput::new(input, client_id)];
+        let mut pending = self.take_mailbox();
+        pending.push(PendingInput::new(input, client_id));
         Admission::New(self.admit_turn(
             state,
             pending,

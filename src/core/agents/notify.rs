@@ -8,7 +8,7 @@
 use crate::rollout::RolloutItem;
 use crate::wire::ResponseItem;
 
-use super::super::thread::Thread;
+use super::super::thread::{PendingInput, Thread};
 use super::super::ThreadId;
 use super::{AgentOrigin, AgentStatus};
 
@@ -37,28 +37,38 @@ pub(crate) fn origin_in(items: &[RolloutItem]) -> Option<AgentOrigin> {
 }
 
 impl Thread {
+    /// The messages left for the next turn, as input only the model sees (recorded in the
+    /// history as the turn begins). Called under the state lock by the admission.
+    pub(crate) fn take_mailbox(&self) -> Vec<PendingInput> {
+        std::mem::take(
+            &mut *self
+                .mailbox
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        )
+        .into_iter()
+        .map(PendingInput::hidden)
+        .collect()
+    }
+
     /// Who spawned this thread, when a sub-agent tool did.
     pub fn origin(&self) -> Option<&AgentOrigin> {
         self.origin.get()
     }
 
-    /// Appends `message` to the model-visible history (and the rollout) once no turn runs.
+    /// Appends `message` to the model-visible history (and the rollout) now when no turn runs,
+    /// else leaves it for the next turn admitted ([`Thread::take_mailbox`]).
     pub(crate) async fn deliver_to_model(&self, message: ResponseItem) {
-        loop {
-            let finished = {
-                let mut state = self.state();
-                match &state.active {
-                    Some(active) => active.finished.clone(),
-                    None => {
-                        state.history.push(message.clone());
-                        break;
-                    }
-                }
-            };
-            tokio::select! {
-                _ = finished.cancelled() => {}
-                _ = self.shutdown.cancelled() => return,
+        {
+            let mut state = self.state();
+            if state.active.is_some() {
+                self.mailbox
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .push(message);
+                return;
             }
+            state.history.push(message.clone());
         }
         if let Some(rollout) = &self.rollout {
             if let Err(error) = rollout.append(RolloutItem::ResponseItem(message)).await {
