@@ -210,7 +210,13 @@ async fn a_closed_agent_is_not_found_until_resumed_from_disk_and_then_takes_inpu
 
     // Input to the idle child starts a turn on its whole history.
     let again = format!("{CHILD_TASK} (again)");
-    let messages = parent_turn(&mut s, &call("send_input", json!({"target": child, "message": again}))).await;
+    let sent = json!({"target": child, "message": again});
+    let mut messages = parent_turn(&mut s, &call("send_input", sent)).await;
+    // The child's turn may start after the parent's ended: its end is waited for.
+    let child_ended = |m: &Value| m["method"] == "turn/completed" && m["params"]["threadId"] == child.as_str();
+    if !messages.iter().any(child_ended) {
+        messages.extend(s.daemon.collect_until(child_ended).await);
+    }
     let child_turns = params_of(&messages, "turn/started")
         .into_iter()
         .filter(|p| p["threadId"] == child.as_str())
@@ -219,7 +225,7 @@ async fn a_closed_agent_is_not_found_until_resumed_from_disk_and_then_takes_inpu
     let requests = s.provider.requests();
     let sent = output_of(&requests, "call_send_input");
     assert!(sent["submission_id"].is_string(), "{sent}");
-    let second = request_ending_with(&requests, "(again)");
+    let second = request_ending_with(&requests, &again);
     let texts = user_texts(&second.body);
     assert!(texts.iter().any(|t| t == CHILD_TASK), "{texts:?}");
     let input = second.body["input"].as_array().unwrap();

@@ -10,7 +10,11 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use crate::core::agents::{AgentHost, AgentOrigin};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use crate::core::agents::{origin_in, AgentHost, AgentOrigin, SUBAGENT_SOURCE_KIND};
+use crate::rollout::{IndexEntry, RolloutItem, RolloutLine};
 use crate::core::{ThreadId, ThreadSpawn};
 use crate::protocol::notification::{
     ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
@@ -41,6 +45,33 @@ pub(crate) fn describe_child(object: &mut proto::Thread, origin: &AgentOrigin) {
         "agent_path": null,
         "agent_role": null,
     }}});
+}
+
+/// Fills a persisted child's fields from the head of its rollout (the origin is its second
+/// line; the index keeps only the source kind). A rollout that cannot say reads as `unknown`.
+pub(crate) fn describe_persisted_child(object: &mut proto::Thread, entry: &IndexEntry) {
+    if entry.source.as_deref() != Some(SUBAGENT_SOURCE_KIND) {
+        return;
+    }
+    match origin_in_head(&entry.path) {
+        Some(origin) => describe_child(object, &origin),
+        None => object.source = json!("unknown"),
+    }
+}
+
+/// How many lines of a rollout's head are read for a child's origin.
+const HEAD_LINES: usize = 4;
+
+fn origin_in_head(path: &Path) -> Option<AgentOrigin> {
+    let file = std::fs::File::open(path).ok()?;
+    let items: Vec<RolloutItem> = BufReader::new(file)
+        .lines()
+        .take(HEAD_LINES)
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str::<RolloutLine>(&line).ok())
+        .map(|line| line.item)
+        .collect();
+    origin_in(&items)
 }
 
 struct ServerAgentHost {

@@ -2,10 +2,10 @@
 //! answers each request from its last input item, so a parent's and a child's requests, which
 //! reach the mock provider in any order, each get the reply their own state calls for.
 //!
+//! - a user message `CALL <tool> <json>` → a call of that sub-agent tool with those arguments;
+//! - a user message with [`CHILD_TASK`] (a child's task) → the message [`CHILD_ANSWER`];
 //! - a user message with `DELEGATE` → `spawn_agent` (namespace `multi_agent_v1`) with
 //!   [`CHILD_TASK`];
-//! - a user message with [`CHILD_TASK`] (a child's task) → the message [`CHILD_ANSWER`];
-//! - a user message `CALL <tool> <json>` → a call of that sub-agent tool with those arguments;
 //! - the output of the spawn → `wait_agent` on the agent it names;
 //! - any other tool output, or any other message → the message `ok`.
 
@@ -73,16 +73,16 @@ pub fn model_reply(request: &RecordedRequest) -> Reply {
         return message("ok");
     }
     let text = item_text(&last);
+    if let Some(rest) = text.strip_prefix("CALL ") {
+        let (tool, arguments) = rest.split_once(' ').unwrap_or((rest, "{}"));
+        let arguments: Value = serde_json::from_str(arguments).unwrap_or_default();
+        return agent_call(&format!("call_{tool}"), tool, &arguments);
+    }
     if text.contains(CHILD_TASK) {
         return message(CHILD_ANSWER);
     }
     if text.contains("DELEGATE") {
         return agent_call("call_spawn", "spawn_agent", &json!({"message": CHILD_TASK}));
-    }
-    if let Some(rest) = text.strip_prefix("CALL ") {
-        let (tool, arguments) = rest.split_once(' ').unwrap_or((rest, "{}"));
-        let arguments: Value = serde_json::from_str(arguments).unwrap_or_default();
-        return agent_call(&format!("call_{tool}"), tool, &arguments);
     }
     message("ok")
 }
@@ -91,11 +91,11 @@ pub fn script() -> Script {
     Script::answering(Responder::new(model_reply))
 }
 
-/// The request whose last input item is a user message containing `text`.
+/// The request whose last input item is a message starting with `text`.
 pub fn request_ending_with<'a>(requests: &'a [RecordedRequest], text: &str) -> &'a RecordedRequest {
     requests
         .iter()
-        .find(|request| item_text(&last_input(request)).contains(text))
+        .find(|request| item_text(&last_input(request)).starts_with(text))
         .unwrap_or_else(|| panic!("no request ends with {text:?}"))
 }
 

@@ -21,7 +21,7 @@ use super::manager::ThreadSpawn;
 
 pub use control::{AgentControl, SpawnRequest};
 pub(crate) use control::child_settings;
-pub(crate) use notify::origin_in;
+pub use notify::origin_in;
 
 /// The `source` a sub-agent's session meta records (and `thread/list`'s `sourceKinds` names).
 pub const SUBAGENT_SOURCE_KIND: &str = "subAgentThreadSpawn";

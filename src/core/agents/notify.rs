@@ -21,7 +21,7 @@ pub(super) fn notification(child: &ThreadId, status: &AgentStatus) -> ResponseIt
 }
 
 /// The origin a child's rollout recorded (its `sub_agent_spawn` line).
-pub(crate) fn origin_in(items: &[RolloutItem]) -> Option<AgentOrigin> {
+pub fn origin_in(items: &[RolloutItem]) -> Option<AgentOrigin> {
     items.iter().find_map(|item| match item {
         RolloutItem::SubAgentSpawn {
             parent_thread_id,

@@ -7,6 +7,12 @@ use crate::rollout::{IndexEntry, StoredThreadMetadata};
 
 /// A persisted thread as a protocol object (turns empty).
 pub(crate) fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> proto::Thread {
+    let mut object = entry_object(entry, status);
+    super::super::agents::describe_persisted_child(&mut object, entry);
+    object
+}
+
+fn entry_object(entry: &IndexEntry, status: ThreadStatus) -> proto::Thread {
     proto::Thread {
         id: entry.id.clone(),
         session_id: entry.id.clone(),
