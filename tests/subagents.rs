@@ -88,6 +88,13 @@ async fn a_parent_spawns_a_child_waits_for_its_answer_and_is_told_it_finished() 
         .filter(|p| p["threadId"] == child.as_str())
         .collect();
     assert_eq!(child_turns.len(), 1);
+    let parent_turn_id = params_of(&messages, "turn/started")
+        .into_iter()
+        .find(|p| p["threadId"] == parent.as_str())
+        .unwrap()["turn"]["id"]
+        .clone();
+    assert_eq!(child_turns[0]["turn"]["rootTurnId"], parent_turn_id);
+    assert_ne!(child_turns[0]["turn"]["id"], parent_turn_id);
     let child_answer = completed(&messages, "agentMessage")
         .into_iter()
         .find(|p| p["threadId"] == child.as_str())

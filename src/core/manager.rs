@@ -98,6 +98,11 @@ impl ThreadManager {
         Ok(spawn)
     }
 
+    /// The sub-agents of the threads here.
+    pub fn agents(&self) -> &Arc<AgentControl> {
+        &self.agents
+    }
+
     pub fn index(&self) -> &Arc<ThreadIndex> {
         &self.index
     }

@@ -93,7 +93,10 @@ impl AgentHost for ServerAgentHost {
             hub.loaded()
                 .statuses
                 .insert(child.id.clone(), ThreadStatus::Idle);
-            spawn_projection(&hub, child.id.clone(), spawn.events_rx);
+            let agents = hub.threads.agents().clone();
+            let id = child.id.clone();
+            let root_turn = Arc::new(move || agents.root_turn_of(&id).map(|t| t.to_string()));
+            spawn_projection(&hub, child.id.clone(), spawn.events_rx, Some(root_turn));
             let object = thread_object(&child, ThreadStatus::Idle, None);
             hub.broadcast(&ServerNotification::ThreadStarted(
                 ThreadStartedNotification {

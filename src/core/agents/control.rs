@@ -33,6 +33,8 @@ struct Child {
     status: watch::Sender<AgentStatus>,
     /// Closed by `close_agent` (and not resumed since): the tools no longer find it.
     closed: bool,
+    /// The parent turn that gave the child its current turn.
+    root_turn: Option<TurnId>,
 }
 
 /// What `spawn_agent` asks for.
@@ -41,6 +43,8 @@ pub struct SpawnRequest {
     pub fork_context: bool,
     pub model: Option<String>,
     pub reasoning_effort: Option<String>,
+    /// The parent's turn that spawns.
+    pub root_turn: TurnId,
 }
 
 /// See the module docs.
@@ -125,7 +129,7 @@ impl AgentControl {
         let child = spawn.thread.clone();
         self.register(&child, &parent.id, nickname.clone(), AgentStatus::PendingInit);
         host.attach(parent.id.clone(), spawn).await;
-        self.start_turn(&child, request.prompt)?;
+        self.start_turn(&child, request.prompt, &request.root_turn)?;
         Ok((child.id.clone(), nickname))
     }
 
@@ -155,6 +159,7 @@ impl AgentControl {
                 nickname,
                 status: sender,
                 closed: false,
+                root_turn: None,
             },
         );
         let mut ends = child.turn_ends.subscribe();
@@ -201,7 +206,20 @@ impl AgentControl {
         }
     }
 
-    fn start_turn(&self, child: &Arc<Thread>, prompt: String) -> Result<TurnId, AgentError> {
+    /// The parent turn that gave `child` its current turn.
+    pub fn root_turn_of(&self, child: &ThreadId) -> Option<TurnId> {
+        self.children().get(child)?.root_turn.clone()
+    }
+
+    fn start_turn(
+        &self,
+        child: &Arc<Thread>,
+        prompt: String,
+        root_turn: &TurnId,
+    ) -> Result<TurnId, AgentError> {
+        if let Some(record) = self.children().get_mut(&child.id) {
+            record.root_turn = Some(root_turn.clone());
+        }
         self.set_status(&child.id, AgentStatus::Running);
         let started = child.start_turn(PreparedInput::text(prompt), None, None)?;
         if let Some(gate) = started.gate {
@@ -246,6 +264,7 @@ impl AgentControl {
         id: &str,
         message: String,
         interrupt: bool,
+        root_turn: &TurnId,
         cancel: &CancellationToken,
     ) -> Result<TurnId, AgentError> {
         let child = self.loaded_child(id)?;
@@ -267,7 +286,7 @@ impl AgentControl {
                 }
             }
         }
-        self.start_turn(&child, message)
+        self.start_turn(&child, message, root_turn)
     }
 
     /// `close_agent`: interrupts and unloads the child; its status before.

@@ -91,6 +91,7 @@ pub(crate) async fn run(turn: &TurnHandle, routed: RoutedAgentCall) -> Option<To
                 fork_context: args.fork_context.unwrap_or(false),
                 model: args.model,
                 reasoning_effort: args.reasoning_effort,
+                root_turn: turn.turn_id.clone(),
             };
             control.spawn(&parent, request).await.map(|(id, nickname)| {
                 let id = id.to_string();
@@ -110,7 +111,7 @@ pub(crate) async fn run(turn: &TurnHandle, routed: RoutedAgentCall) -> Option<To
             turn.item_started(item.item(ToolItemStatus::InProgress)).await;
             let interrupt = args.interrupt.unwrap_or(false);
             let sent = control
-                .send_input(&args.target, message, interrupt, &turn.cancel)
+                .send_input(&args.target, message, interrupt, &turn.turn_id, &turn.cancel)
                 .await;
             item.note(&args.target, &control.status(&args.target));
             sent.map(|turn_id| json!({"submission_id": turn_id.to_string()}))
