@@ -161,6 +161,24 @@ pub enum TurnItem {
     },
     /// An image the model looked at with `view_image` (id = the call's `call_id`).
     ImageView { id: ItemId, path: String },
+    /// A call of a sub-agent tool (`multi_agent_v1`; id = the call's `call_id`).
+    CollabAgentToolCall {
+        id: ItemId,
+        /// `spawnAgent`, `sendInput`, `resumeAgent`, `wait` or `closeAgent`.
+        tool: String,
+        status: ToolItemStatus,
+        sender_thread_id: String,
+        receiver_thread_ids: Vec<String>,
+        #[serde(default)]
+        prompt: Option<String>,
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(default)]
+        reasoning_effort: Option<String>,
+        /// Each receiver's status (`pendingInit`, `running`, `completed`, …) and message.
+        #[serde(default)]
+        agents_states: std::collections::BTreeMap<String, (String, Option<String>)>,
+    },
 }
 
 /// What a hosted web search did.
@@ -263,7 +281,8 @@ impl TurnItem {
             | TurnItem::EnteredReviewMode { id, .. }
             | TurnItem::ExitedReviewMode { id, .. }
             | TurnItem::WebSearch { id, .. }
-            | TurnItem::ImageView { id, .. } => id,
+            | TurnItem::ImageView { id, .. }
+            | TurnItem::CollabAgentToolCall { id, .. } => id,
         }
     }
 }

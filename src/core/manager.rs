@@ -17,6 +17,7 @@ use crate::rollout::{
 };
 use crate::wire::{ResponseItem, TokenUsage};
 
+use super::agents::{self, AgentControl, AgentHost, AgentOrigin, SUBAGENT_SOURCE_KIND};
 use super::error::CoreError;
 use super::event::EventMsg;
 use super::goal::model::{Goal, GoalRuntime};
@@ -45,6 +46,8 @@ pub struct ThreadManager {
     index: Arc<ThreadIndex>,
     /// What each provider said it serves, for `model/list`.
     provider_models: ProviderModelLists,
+    /// The sub-agents of every thread here (`core/agents/`).
+    agents: Arc<AgentControl>,
 }
 
 impl ThreadManager {
@@ -59,6 +62,7 @@ impl ThreadManager {
             index: Arc::new(ThreadIndex::new(&home)),
             home,
             provider_models: ProviderModelLists::default(),
+            agents: Arc::default(),
         })
     }
 
@@ -66,6 +70,37 @@ impl ThreadManager {
     /// `None` when it could not say.
     pub async fn provider_model_ids(&self, provider: &ProviderInfo) -> Option<Vec<String>> {
         self.provider_models.model_ids(&self.client, provider).await
+    }
+
+    /// Lets threads spawn sub-agents, which `host` projects to the clients.
+    pub fn enable_agents(self: &Arc<Self>, host: Arc<dyn AgentHost>) {
+        self.agents.bind(Arc::downgrade(self), host);
+    }
+
+    /// Creates a sub-agent's thread: its rollout names its origin, and starts with `history`
+    /// (its parent's, when the task forks the context).
+    pub(crate) async fn start_subagent_thread(
+        &self,
+        settings: ThreadSettings,
+        origin: &AgentOrigin,
+        history: Vec<ResponseItem>,
+    ) -> Result<ThreadSpawn, CoreError> {
+        let mut items = vec![RolloutItem::SubAgentSpawn {
+            parent_thread_id: origin.parent_thread_id.to_string(),
+            depth: origin.depth,
+            agent_nickname: origin.nickname.clone(),
+        }];
+        items.extend(history.into_iter().map(RolloutItem::ResponseItem));
+        let spawn = self
+            .create_thread(settings, false, None, items, Some(SUBAGENT_SOURCE_KIND))
+            .await?;
+        let _ = spawn.thread.origin.set(origin.clone());
+        Ok(spawn)
+    }
+
+    /// The sub-agents of the threads here.
+    pub fn agents(&self) -> &Arc<AgentControl> {
+        &self.agents
     }
 
     pub fn index(&self) -> &Arc<ThreadIndex> {
@@ -90,17 +125,19 @@ impl ThreadManager {
         settings: ThreadSettings,
         ephemeral: bool,
     ) -> Result<ThreadSpawn, CoreError> {
-        self.create_thread(settings, ephemeral, None, Vec::new())
+        self.create_thread(settings, ephemeral, None, Vec::new(), None)
             .await
     }
 
-    /// Creates a thread whose rollout starts with `items` after its session meta.
+    /// Creates a thread whose rollout starts with `items` after its session meta; `source` is
+    /// the meta's source when not an app-server client's thread.
     async fn create_thread(
         &self,
         settings: ThreadSettings,
         ephemeral: bool,
         forked_from_id: Option<String>,
         items: Vec<RolloutItem>,
+        source: Option<&str>,
     ) -> Result<ThreadSpawn, CoreError> {
         let id = ThreadId::new();
         let now = chrono::Utc::now();
@@ -119,7 +156,7 @@ impl ThreadManager {
                 originator: Some(settings.originator.clone()),
                 cli_version: env!("CARGO_PKG_VERSION").to_string(),
                 forked_from_id: forked_from_id.clone(),
-                source: Some("appServer".to_string()),
+                source: Some(source.unwrap_or("appServer").to_string()),
                 settings: Some(settings.persisted().to_value()),
             };
             writer.append(RolloutItem::SessionMeta(meta)).await?;
@@ -132,7 +169,7 @@ impl ThreadManager {
             Some(writer)
         };
         let loaded = LoadedState::from_items(&items);
-        let started_empty = items.is_empty() && forked_from_id.is_none();
+        let started_empty = items.is_empty() && forked_from_id.is_none() && source.is_none();
         let spawn = self.insert_thread(
             id,
             now.timestamp(),
@@ -183,6 +220,7 @@ impl ThreadManager {
             state.reported_context_tokens = loaded.reported_context_tokens;
             state.goal = GoalRuntime::restored(loaded.goal, loaded.total_usage.total_tokens);
         }
+        let _ = thread.agents.set(self.agents.clone());
         self.threads().insert(id, thread.clone());
         ThreadSpawn { thread, events_rx }
     }
@@ -200,6 +238,12 @@ impl ThreadManager {
                 "thread {id} is already loaded"
             )));
         }
+        // A sub-agent keeps its origin, and at the depth bound stays without the agent tools.
+        let origin = agents::origin_in(&contents.items);
+        let settings = match &origin {
+            Some(origin) => agents::child_settings(settings, origin.depth),
+            None => settings,
+        };
         let entry = IndexEntry::from_contents(contents, false);
         let writer = RolloutWriter::open_append(&contents.path, Some(self.index.clone()), entry)
             .map_err(|error| rollout_error(&id, error))?;
@@ -212,6 +256,9 @@ impl ThreadManager {
             Some(writer),
             LoadedState::from_items(&contents.items),
         );
+        if let Some(origin) = origin {
+            let _ = spawn.thread.origin.set(origin);
+        }
         // What the file says, so overrides given to this resume are recorded by the next turn.
         spawn.thread.state().persisted_settings = PersistedSettings::from_rollout(contents);
         Ok(spawn)
@@ -234,7 +281,7 @@ impl ThreadManager {
         // The fork's own session meta records the settings it starts with; the source's
         // changes would override them on a later resume.
         items.retain(|item| !matches!(item, RolloutItem::SettingsChanged { .. }));
-        self.create_thread(settings, ephemeral, Some(source.meta.id.clone()), items)
+        self.create_thread(settings, ephemeral, Some(source.meta.id.clone()), items, None)
             .await
     }
 

@@ -4,6 +4,7 @@
 //! drives `client/` for sampling and `rollout/` for persistence.
 
 pub mod account;
+pub mod agents;
 pub mod approval;
 pub(crate) mod ask;
 mod background_terminals;

@@ -160,6 +160,16 @@ pub struct Thread {
     /// The commands of the model still running (`exec_command` sessions, background
     /// terminals); killed when the thread shuts down or unloads.
     pub(crate) terminals: Arc<super::tools::unified_exec::Terminals>,
+    /// The sub-agents' control (`core/agents/`), set by the manager that made the thread.
+    pub(crate) agents: std::sync::OnceLock<Arc<super::agents::AgentControl>>,
+    /// Who spawned this thread, when a sub-agent tool did.
+    pub(crate) origin: std::sync::OnceLock<super::agents::AgentOrigin>,
+    /// How this thread's last turn ended (and how many ended): what a parent waiting on this
+    /// thread as a sub-agent watches.
+    pub(crate) turn_ends: tokio::sync::watch::Sender<super::agents::TurnEndNote>,
+    /// Messages for the model that arrived while a turn ran (a sub-agent finished); the next
+    /// turn admitted takes them before its input.
+    pub(crate) mailbox: Mutex<Vec<ResponseItem>>,
 }
 
 impl Thread {
@@ -207,6 +217,10 @@ impl Thread {
             mcp: std::sync::OnceLock::new(),
             provider_contact: Default::default(),
             terminals: Arc::default(),
+            agents: std::sync::OnceLock::new(),
+            origin: std::sync::OnceLock::new(),
+            turn_ends: tokio::sync::watch::Sender::new(Default::default()),
+            mailbox: Mutex::default(),
         }
     }
 
@@ -285,7 +299,8 @@ impl Thread {
             Some(active) => Some(active.finished.clone()),
             None => None,
         };
-        let pending = vec![PendingInput::new(input, client_id)];
+        let mut pending = self.take_mailbox();
+        pending.push(PendingInput::new(input, client_id));
         Admission::New(self.admit_turn(
             state,
             pending,
@@ -461,7 +476,11 @@ impl Thread {
     }
 
     /// Called once by the turn's end: frees the active slot and remembers the id.
-    pub(crate) fn turn_ended(&self, turn_id: &TurnId) {
+    pub(crate) fn turn_ended(&self, turn_id: &TurnId, outcome: Option<&super::event::TurnOutcome>) {
+        if let Some(outcome) = outcome {
+            self.turn_ends
+                .send_modify(|note| note.record(turn_id, outcome));
+        }
         let mut state = self.state();
         if state.active.as_ref().map(|a| &a.turn_id) == Some(turn_id) {
             state.active = None;
@@ -610,7 +629,7 @@ mod tests {
         assert_ne!(next.turn_id, first.turn_id);
         assert_eq!(thread.active_turn_id(), Some(next.turn_id.clone()));
         // The first turn ending does not free the slot the second one holds.
-        thread.turn_ended(&first.turn_id);
+        thread.turn_ended(&first.turn_id, None);
         assert_eq!(thread.active_turn_id(), Some(next.turn_id));
         thread.shutdown.cancel();
     }

@@ -43,6 +43,12 @@ impl ToolEnvironment for Thread {
         self.id.to_string()
     }
 
+    fn agents(&self) -> Option<(Arc<super::agents::AgentControl>, Arc<Thread>)> {
+        let control = self.agents.get()?.clone();
+        let thread = control.thread(&self.id)?;
+        Some((control, thread))
+    }
+
     fn with_goal(
         &self,
         change: &mut dyn FnMut(&mut GoalRuntime, i64, i64) -> Result<Goal, GoalError>,

@@ -128,6 +128,29 @@ pub enum ThreadItemDetails {
     },
     /// An image the model looked at (`view_image`); `path` is absolute.
     ImageView { id: String, path: String },
+    /// A sub-agent tool call (`multi_agent_v1`).
+    #[serde(rename_all = "camelCase")]
+    CollabAgentToolCall {
+        id: String,
+        /// `spawnAgent`, `sendInput`, `resumeAgent`, `wait` or `closeAgent`.
+        tool: String,
+        /// `inProgress`, `completed`, `failed` or `interrupted`.
+        status: String,
+        sender_thread_id: String,
+        receiver_thread_ids: Vec<String>,
+        prompt: Option<String>,
+        model: Option<String>,
+        reasoning_effort: Option<String>,
+        agents_states: std::collections::BTreeMap<String, CollabAgentState>,
+    },
+}
+
+/// A sub-agent's last known status in a `collabAgentToolCall`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CollabAgentState {
+    /// `pendingInit`, `running`, `interrupted`, `completed`, `errored`, `shutdown` or `notFound`.
+    pub status: String,
+    pub message: Option<String>,
 }
 
 /// What a web search did, tagged by `type`.
@@ -198,7 +221,8 @@ impl ThreadItem {
             | ThreadItemDetails::EnteredReviewMode { id, .. }
             | ThreadItemDetails::ExitedReviewMode { id, .. }
             | ThreadItemDetails::WebSearch { id, .. }
-            | ThreadItemDetails::ImageView { id, .. } => id,
+            | ThreadItemDetails::ImageView { id, .. }
+            | ThreadItemDetails::CollabAgentToolCall { id, .. } => id,
         }
     }
 }

@@ -27,7 +27,8 @@ pub struct Thread {
     pub path: Option<String>,
     pub cwd: String,
     pub cli_version: String,
-    pub source: String,
+    /// `vscode`, `cli`, …, or for a sub-agent `{"subAgent": {"thread_spawn": {…}}}`.
+    pub source: Value,
     pub originator: Option<String>,
     pub name: Option<String>,
     pub forked_from_id: Option<String>,

@@ -100,6 +100,15 @@ pub enum RolloutItem {
     ThreadGoal {
         goal: Option<Value>,
     },
+    /// Written right after the session meta of a thread a sub-agent tool spawned: who spawned
+    /// it, how deep it is, and the nickname it answers to (the reference keeps these in its
+    /// session meta's `source`; here the meta's `source` names the kind, `subAgentThreadSpawn`).
+    SubAgentSpawn {
+        parent_thread_id: String,
+        depth: i32,
+        #[serde(default)]
+        agent_nickname: Option<String>,
+    },
 }
 
 /// Metadata a client stores on a thread (`thread/metadata/update`); absent fields are unset.

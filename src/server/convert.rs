@@ -163,6 +163,36 @@ pub(crate) fn thread_item(
             id: id.to_string(),
             path: path.clone(),
         },
+        core::TurnItem::CollabAgentToolCall {
+            id,
+            tool,
+            status,
+            sender_thread_id,
+            receiver_thread_ids,
+            prompt,
+            model,
+            reasoning_effort,
+            agents_states,
+        } => ThreadItemDetails::CollabAgentToolCall {
+            id: id.to_string(),
+            tool: tool.clone(),
+            status: tool_status(*status).to_string(),
+            sender_thread_id: sender_thread_id.clone(),
+            receiver_thread_ids: receiver_thread_ids.clone(),
+            prompt: prompt.clone(),
+            model: model.clone(),
+            reasoning_effort: reasoning_effort.clone(),
+            agents_states: agents_states
+                .iter()
+                .map(|(id, (status, message))| {
+                    let state = crate::protocol::item::CollabAgentState {
+                        status: status.clone(),
+                        message: message.clone(),
+                    };
+                    (id.clone(), state)
+                })
+                .collect(),
+        },
     };
     ThreadItem {
         details,

@@ -39,10 +39,24 @@ pub(crate) fn spawn_thread_projection(
     thread_id: ThreadId,
     events_rx: mpsc::Receiver<EventMsg>,
 ) {
-    let hub = context.hub.clone();
+    spawn_projection(&context.hub, thread_id, events_rx, None);
+}
+
+/// [`spawn_thread_projection`] for a thread no connection loaded (a sub-agent).
+pub(crate) fn spawn_projection(
+    hub: &Arc<Hub>,
+    thread_id: ThreadId,
+    events_rx: mpsc::Receiver<EventMsg>,
+    root_turn: Option<super::projection::RootTurn>,
+) {
+    let hub = hub.clone();
+    let projection = ThreadProjection::new(thread_id.to_string());
     let task = ProjectionTask {
         hub: hub.clone(),
-        projection: ThreadProjection::new(thread_id.to_string()),
+        projection: match root_turn {
+            Some(root_turn) => projection.with_root_turn(root_turn),
+            None => projection,
+        },
         thread_id: thread_id.clone(),
         lines: Vec::new(),
         segments: Vec::new(),

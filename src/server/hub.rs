@@ -77,7 +77,7 @@ impl Hub {
         server_requests: Arc<ServerRequests>,
         lifecycle: Arc<Lifecycle>,
     ) -> Arc<Hub> {
-        Arc::new(Hub {
+        let hub = Arc::new(Hub {
             threads: Arc::new(threads),
             server_requests,
             lifecycle,
@@ -85,7 +85,9 @@ impl Hub {
             loaded: Mutex::new(SharedThreads::default()),
             next_connection: AtomicU64::new(0),
             last_rate_limits: Mutex::new(None),
-        })
+        });
+        super::agents::enable(&hub);
+        hub
     }
 
     pub(crate) fn next_connection_id(&self) -> ConnectionId {

@@ -4,6 +4,7 @@
 //! Only this layer knows JSON-RPC. It talks to `core` for threads and turns and never sees wire
 //! types.
 
+pub(crate) mod agents;
 pub(crate) mod context;
 pub(crate) mod convert;
 pub(crate) mod dispatch;

@@ -32,7 +32,12 @@ pub(crate) struct ThreadProjection {
     thread_id: String,
     item_times_ms: HashMap<String, (i64, i64)>,
     thread_status: StatusState,
+    /// For a sub-agent: the parent turn its current turn serves (its turns' `rootTurnId`).
+    root_turn: Option<RootTurn>,
 }
+
+/// Asked as a turn starts: the id of the turn it belongs under, when not its own.
+pub(crate) type RootTurn = std::sync::Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
 impl ThreadProjection {
     pub(crate) fn new(thread_id: String) -> ThreadProjection {
@@ -40,7 +45,14 @@ impl ThreadProjection {
             thread_id,
             item_times_ms: HashMap::new(),
             thread_status: StatusState::new(),
+            root_turn: None,
         }
+    }
+
+    /// A sub-agent's projection: its turns start under the parent turn `root_turn` names.
+    pub(crate) fn with_root_turn(mut self, root_turn: RootTurn) -> ThreadProjection {
+        self.root_turn = Some(root_turn);
+        self
     }
 
     pub(crate) fn project(&mut self, event: EventMsg) -> Vec<ServerNotification> {
@@ -122,11 +134,15 @@ impl ThreadProjection {
     fn turn_started(&mut self, turn_id: String, started_at: i64) -> Vec<ServerNotification> {
         self.item_times_ms.clear();
         let status = self.thread_status.turn_started();
+        let mut turn = in_progress_turn(turn_id, Some(started_at));
+        if let Some(root) = self.root_turn.as_ref().and_then(|root| root()) {
+            turn.root_turn_id = Some(root);
+        }
         vec![
             self.status(status),
             ServerNotification::TurnStarted(TurnNotification {
                 thread_id: self.thread_id.clone(),
-                turn: in_progress_turn(turn_id, Some(started_at)),
+                turn,
             }),
         ]
     }

@@ -284,6 +284,26 @@ export type ThreadItem1 =
       id: string;
       path: string;
       type: "imageView";
+    }
+  | {
+      agentsStates: {
+        [k: string]: CollabAgentState | undefined;
+      };
+      id: string;
+      model?: string | null;
+      prompt?: string | null;
+      reasoningEffort?: string | null;
+      receiverThreadIds: string[];
+      senderThreadId: string;
+      /**
+       * `inProgress`, `completed`, `failed` or `interrupted`.
+       */
+      status: string;
+      /**
+       * `spawnAgent`, `sendInput`, `resumeAgent`, `wait` or `closeAgent`.
+       */
+      tool: string;
+      type: "collabAgentToolCall";
     };
 /**
  * One piece of user input. `text_elements` keeps its snake_case wire name.
@@ -780,6 +800,19 @@ export interface ClientInfo {
   name: string;
   title?: string | null;
   version: string;
+}
+/**
+ * A sub-agent's last known status in a `collabAgentToolCall`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CollabAgentState".
+ */
+export interface CollabAgentState {
+  message?: string | null;
+  /**
+   * `pendingInit`, `running`, `interrupted`, `completed`, `errored`, `shutdown` or `notFound`.
+   */
+  status: string;
 }
 /**
  * A collaboration mode: `plan` or `default`, with what it runs with.
@@ -2486,7 +2519,12 @@ export interface Thread {
   section?: unknown;
   sectionEnteredAt?: number | null;
   sessionId: string;
-  source: string;
+  /**
+   * `vscode`, `cli`, …, or for a sub-agent `{"subAgent": {"thread_spawn": {…}}}`.
+   */
+  source: {
+    [k: string]: unknown | undefined;
+  };
   status: ThreadStatus;
   threadSource?: unknown;
   turns: Turn[];

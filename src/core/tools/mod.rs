@@ -4,6 +4,7 @@
 //! A call that cannot run (unknown tool, bad arguments) is answered at once with a synthetic
 //! output, so the model learns why and the history never holds a call without its output.
 
+pub(crate) mod agents;
 pub(crate) mod apply_patch;
 pub(crate) mod client_tool;
 pub(crate) mod goal;
@@ -74,6 +75,8 @@ pub(crate) enum ToolCall {
         call_id: ItemId,
         args: view_image::ViewImageArgs,
     },
+    /// A sub-agent tool (`multi_agent_v1`).
+    Agents(agents::RoutedAgentCall),
 }
 
 impl ToolCall {
@@ -88,6 +91,7 @@ impl ToolCall {
             ToolCall::Client(call) => &call.call_id,
             ToolCall::ApplyPatch { call_id, .. } => call_id,
             ToolCall::Mcp(call) => &call.call_id,
+            ToolCall::Agents(call) => &call.call_id,
         }
     }
 }
@@ -138,12 +142,33 @@ fn spec_of(name: &str, settings: &ThreadSettings) -> Option<Value> {
         view_image::TOOL_NAME => view_image::spec(),
         web_search::TOOL_NAME => web_search::spec(settings),
         tool_search::TOOL_NAME => tool_search::spec(),
+        agents::TOOL_NAME => agents::spec(),
         _ => return None,
     };
     Some(spec)
 }
 
 pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
+    if let ResponseItem::FunctionCall {
+        call_id,
+        name,
+        namespace,
+        arguments,
+        ..
+    } = item
+    {
+        if let Some(parsed) = agents::parse(name, namespace.as_deref(), arguments, settings) {
+            let call_id = ItemId::from(call_id.clone());
+            return match parsed {
+                Ok(call) => Routed::Run(ToolCall::Agents(agents::RoutedAgentCall { call_id, call })),
+                Err(text) => Routed::Refused(ToolOutput {
+                    call_id,
+                    custom: false,
+                    text,
+                }),
+            };
+        }
+    }
     match item {
         ResponseItem::FunctionCall {
             call_id,
@@ -325,6 +350,7 @@ pub(crate) async fn run(turn: TurnHandle, call: ToolCall) -> Option<ToolOutput> 
         ToolCall::WriteStdin { call_id, args } => write_stdin::run(&turn, call_id, args).await,
         ToolCall::Goal { call_id, call } => Some(goal::run(&turn, call_id, call).await),
         ToolCall::ViewImage { call_id, args } => Some(view_image::run(&turn, call_id, args).await),
+        ToolCall::Agents(call) => agents::run(&turn, call).await,
     }
 }
 

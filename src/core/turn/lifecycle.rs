@@ -99,7 +99,7 @@ impl TurnEnd {
     /// `turn/start` after `turn/completed` starts a new turn.
     fn terminal_event(&mut self, outcome: TurnOutcome) -> EventMsg {
         if let Some(thread) = self.thread.take() {
-            thread.turn_ended(&self.turn_id);
+            thread.turn_ended(&self.turn_id, Some(&outcome));
         }
         let times = self.stop();
         EventMsg::TurnEnded {

@@ -52,7 +52,7 @@ mod thread_delete;
 mod thread_history;
 mod thread_items;
 mod thread_metadata;
-mod thread_object;
+pub(crate) mod thread_object;
 mod thread_read;
 mod thread_search;
 mod thread_settings;

@@ -7,6 +7,12 @@ use crate::rollout::{IndexEntry, StoredThreadMetadata};
 
 /// A persisted thread as a protocol object (turns empty).
 pub(crate) fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> proto::Thread {
+    let mut object = entry_object(entry, status);
+    super::super::agents::describe_persisted_child(&mut object, entry);
+    object
+}
+
+fn entry_object(entry: &IndexEntry, status: ThreadStatus) -> proto::Thread {
     proto::Thread {
         id: entry.id.clone(),
         session_id: entry.id.clone(),
@@ -22,7 +28,7 @@ pub(crate) fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> pro
         path: Some(entry.path.display().to_string()),
         cwd: entry.cwd.clone(),
         cli_version: entry.cli_version.clone(),
-        source: source_kind(entry).to_string(),
+        source: serde_json::json!(source_kind(entry)),
         originator: entry.originator.clone(),
         name: entry.name.clone(),
         forked_from_id: entry.forked_from_id.clone(),
@@ -100,7 +106,7 @@ pub(crate) fn thread_object(
             path: None,
             cwd: String::new(),
             cli_version: env!("CARGO_PKG_VERSION").to_string(),
-            source: "vscode".to_string(),
+            source: serde_json::json!("vscode"),
             originator: Some(settings.originator.clone()).filter(|o| !o.is_empty()),
             name: None,
             forked_from_id: thread.forked_from_id.clone(),
@@ -129,5 +135,8 @@ pub(crate) fn thread_object(
     object.environments = vec![local_environment(&object.cwd)];
     object.path = thread.rollout_path().map(|p| p.display().to_string());
     object.name = thread.name();
+    if let Some(origin) = thread.origin() {
+        super::super::agents::describe_child(&mut object, origin);
+    }
     object
 }

@@ -105,6 +105,21 @@ class ClientInfo(BaseModel):
     version: str
 
 
+class CollabAgentState(BaseModel):
+    """
+    A sub-agent's last known status in a `collabAgentToolCall`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    message: str | None = None
+    status: str
+    """
+    `pendingInit`, `running`, `interrupted`, `completed`, `errored`, `shutdown` or `notFound`.
+    """
+
+
 class CollaborationSettings(BaseModel):
     """
     The mode's settings; snake_case on the wire, as the reference spells them.
@@ -2518,6 +2533,34 @@ class ThreadItem13(BaseModel):
     type: Literal["imageView"]
 
 
+class ThreadItem14(BaseModel):
+    """
+    A sub-agent tool call (`multi_agent_v1`).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    completed_at_ms: Annotated[int | None, Field(alias="completedAtMs")] = None
+    started_at_ms: Annotated[int | None, Field(alias="startedAtMs")] = None
+    agents_states: Annotated[dict[str, CollabAgentState], Field(alias="agentsStates")]
+    id: str
+    model: str | None = None
+    prompt: str | None = None
+    reasoning_effort: Annotated[str | None, Field(alias="reasoningEffort")] = None
+    receiver_thread_ids: Annotated[list[str], Field(alias="receiverThreadIds")]
+    sender_thread_id: Annotated[str, Field(alias="senderThreadId")]
+    status: str
+    """
+    `inProgress`, `completed`, `failed` or `interrupted`.
+    """
+    tool: str
+    """
+    `spawnAgent`, `sendInput`, `resumeAgent`, `wait` or `closeAgent`.
+    """
+    type: Literal["collabAgentToolCall"]
+
+
 class ThreadItemsListAnchor1(BaseModel):
     """
     `{"type": "item", "itemId": "…"}`: the position just past (or, descending, just before) an item of the requested turn.
@@ -3826,9 +3869,10 @@ class ThreadItem(
         | ThreadItem11
         | ThreadItem12
         | ThreadItem13
+        | ThreadItem14
     ]
 ):
-    root: ThreadItem1 | ThreadItem2 | ThreadItem3 | ThreadItem4 | ThreadItem5 | ThreadItem6 | ThreadItem7 | ThreadItem8 | ThreadItem9 | ThreadItem10 | ThreadItem11 | ThreadItem12 | ThreadItem13
+    root: ThreadItem1 | ThreadItem2 | ThreadItem3 | ThreadItem4 | ThreadItem5 | ThreadItem6 | ThreadItem7 | ThreadItem8 | ThreadItem9 | ThreadItem10 | ThreadItem11 | ThreadItem12 | ThreadItem13 | ThreadItem14
     """
     An item plus the timing fields every item carries (written as `null` when unknown).
     """
@@ -4470,7 +4514,10 @@ class Thread(BaseModel):
     section: Any | None = None
     section_entered_at: Annotated[int | None, Field(alias="sectionEnteredAt")] = None
     session_id: Annotated[str, Field(alias="sessionId")]
-    source: str
+    source: Any
+    """
+    `vscode`, `cli`, …, or for a sub-agent `{"subAgent": {"thread_spawn": {…}}}`.
+    """
     status: ThreadStatus
     thread_source: Annotated[Any | None, Field(alias="threadSource")] = None
     turns: list[Turn]

@@ -1,0 +1,235 @@
+//! The `multi_agent_v1` namespace: `spawn_agent`, `send_input`, `wait_agent`, `close_agent` and
+//! `resume_agent`, with the reference's parameter names. This file describes the tools and
+//! checks a call's arguments; `run.rs` runs a call against `core/agents/` and shows it to the
+//! client as a `collabAgentToolCall` item.
+
+mod run;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::super::agents::NAMESPACE;
+use super::super::ids::ItemId;
+use super::super::settings::ThreadSettings;
+
+pub(crate) use run::run;
+
+pub(crate) const TOOL_NAME: &str = NAMESPACE;
+
+const SPAWN: &str = "spawn_agent";
+const SEND: &str = "send_input";
+const WAIT: &str = "wait_agent";
+const CLOSE: &str = "close_agent";
+const RESUME: &str = "resume_agent";
+
+/// One input item of a task (`items`): the reference's loose shape; text items are what a
+/// task is made of here.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct InputItem {
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub image_url: Option<String>,
+    #[serde(default)]
+    pub audio_url: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct SpawnArgs {
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub items: Option<Vec<InputItem>>,
+    #[serde(default)]
+    pub fork_context: Option<bool>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct SendArgs {
+    pub target: String,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub items: Option<Vec<InputItem>>,
+    #[serde(default)]
+    pub interrupt: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct WaitArgs {
+    pub targets: Vec<String>,
+    #[serde(default)]
+    pub timeout_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct CloseArgs {
+    pub target: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct ResumeArgs {
+    pub id: String,
+}
+
+/// A call of one of the tools, its arguments parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum AgentCall {
+    Spawn(SpawnArgs),
+    Send(SendArgs),
+    Wait(WaitArgs),
+    Close(CloseArgs),
+    Resume(ResumeArgs),
+}
+
+/// The task text of `message` or `items` (their text parts, one per line).
+pub(crate) fn task_text(
+    message: Option<&String>,
+    items: Option<&Vec<InputItem>>,
+) -> Result<String, String> {
+    if let Some(message) = message.filter(|m| !m.trim().is_empty()) {
+        return Ok(message.clone());
+    }
+    let texts: Vec<&str> = items
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item.text.as_deref())
+        .filter(|text| !text.trim().is_empty())
+        .collect();
+    if texts.is_empty() {
+        return Err("provide the task as `message` (or text `items`)".to_string());
+    }
+    Ok(texts.join("\n"))
+}
+
+/// The call a function call names, or `None` when it is not one of these tools; `Err` holds
+/// the refusal the model reads.
+pub(crate) fn parse(
+    name: &str,
+    namespace: Option<&str>,
+    arguments: &str,
+    settings: &ThreadSettings,
+) -> Option<Result<AgentCall, String>> {
+    if namespace.is_some_and(|ns| ns != NAMESPACE) {
+        return None;
+    }
+    if ![SPAWN, SEND, WAIT, CLOSE, RESUME].contains(&name) {
+        return None;
+    }
+    if settings.model_catalog.tool_config().switches.get(NAMESPACE) == Some(&false) {
+        return Some(Err(format!("unsupported call: {name}")));
+    }
+    let arguments = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    let bad = |error: serde_json::Error| format!("failed to parse function arguments: {error}");
+    Some(match name {
+        SPAWN => serde_json::from_str(arguments).map(AgentCall::Spawn).map_err(bad),
+        SEND => serde_json::from_str(arguments).map(AgentCall::Send).map_err(bad),
+        WAIT => serde_json::from_str(arguments).map(AgentCall::Wait).map_err(bad),
+        CLOSE => serde_json::from_str(arguments).map(AgentCall::Close).map_err(bad),
+        _ => serde_json::from_str(arguments).map(AgentCall::Resume).map_err(bad),
+    })
+}
+
+/// A call's id with its parsed call: what `tools::ToolCall` carries.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RoutedAgentCall {
+    pub call_id: ItemId,
+    pub call: AgentCall,
+}
+
+fn input_items() -> Value {
+    let text = |what: &str| json!({"type": "string", "description": what});
+    json!({
+        "type": "array",
+        "description": "Structured input instead of `message`: text, images, files, skills or mentions.",
+        "items": {
+            "type": "object",
+            "properties": {
+                "type": text("`text`, `image`, `local_image`, `skill` or `mention`."),
+                "text": text("The text of a `text` item."),
+                "image_url": text("The URL of an `image` item."),
+                "audio_url": text("The URL of an audio item."),
+                "path": text("The file of a `local_image`, `skill` or `mention` item."),
+                "name": text("The name of a `skill` or `mention` item."),
+            },
+            "additionalProperties": false
+        }
+    })
+}
+
+fn function(name: &str, description: &str, parameters: Value) -> Value {
+    json!({"type": "function", "name": name, "description": description, "strict": false,
+        "parameters": parameters})
+}
+
+/// The namespace as offered to the model.
+pub(crate) fn spec() -> Value {
+    let string = |what: &str| json!({"type": "string", "description": what});
+    json!({
+        "type": "namespace",
+        "name": NAMESPACE,
+        "description": "Delegate work to sub-agents: each runs in its own thread with your \
+            settings and answers with its last message.",
+        "tools": [
+            function(CLOSE, "Stop a sub-agent: interrupts its turn and unloads it. Answers its status before.", json!({
+                "type": "object",
+                "properties": {"target": string("The agent_id spawn_agent returned.")},
+                "required": ["target"],
+                "additionalProperties": false
+            })),
+            function(RESUME, "Load a closed sub-agent again from disk, with its history, so it can take input.", json!({
+                "type": "object",
+                "properties": {"id": string("The agent_id of the closed agent.")},
+                "required": ["id"],
+                "additionalProperties": false
+            })),
+            function(SEND, "Give a sub-agent more input: an idle agent starts a new turn with it; a busy one gets it in its running turn, or with interrupt: true stops that turn and starts a new one.", json!({
+                "type": "object",
+                "properties": {
+                    "target": string("The agent_id spawn_agent returned."),
+                    "message": string("The text to send."),
+                    "items": input_items(),
+                    "interrupt": {"type": "boolean", "description": "Stop the agent's running turn first."}
+                },
+                "required": ["target"],
+                "additionalProperties": false
+            })),
+            function(SPAWN, "Start a sub-agent on a self-contained task. It works in parallel and \
+                sees only the task (unless fork_context); returns its agent_id and nickname at \
+                once. Use wait_agent to get its answer.", json!({
+                "type": "object",
+                "properties": {
+                    "message": string("The task, stated completely."),
+                    "items": input_items(),
+                    "fork_context": {"type": "boolean", "description": "Give the agent a copy of this conversation's history."},
+                    "model": string("A model for the agent instead of yours."),
+                    "reasoning_effort": string("A reasoning effort for the agent instead of yours.")
+                },
+                "additionalProperties": false
+            })),
+            function(WAIT, "Wait until one of the given agents finishes, or the timeout passes; answers each finished agent's status and last message.", json!({
+                "type": "object",
+                "properties": {
+                    "targets": {"type": "array", "items": {"type": "string"}, "description": "The agent_ids to wait on."},
+                    "timeout_ms": {"type": "number", "description": "How long to wait, in milliseconds (10000 to 3600000; 30000 when left out)."}
+                },
+                "required": ["targets"],
+                "additionalProperties": false
+            })),
+        ]
+    })
+}
