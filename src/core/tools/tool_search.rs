@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn the_best_matches_come_first_grouped_by_server_and_unrelated_tools_never() {
-        let found = search(&servers(), "read a wiki page", 8);
+        let found = search(&servers(), "read the wiki page", 8);
         assert_eq!(
             names(&found),
             ["mcp__docs.read_page", "mcp__docs.search_pages"]
