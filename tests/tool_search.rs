@@ -205,3 +205,59 @@ async fn models_without_tool_search_get_the_mcp_namespace_up_front() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_clients_deferred_tool_is_found_by_search_and_must_sit_in_a_namespace() {
+    let script = Script::new([
+        search_reply("r1", "call_search", json!({"query": "ticket"})),
+        message_reply("r2", "msg_done", &["Found."]),
+    ]);
+    let tools = json!([{"type": "namespace", "name": "tickets", "description": "Tickets",
+        "tools": [
+            {"type": "function", "name": "close_ticket", "description": "Close a ticket",
+             "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}},
+             "deferLoading": true},
+            {"type": "function", "name": "list_queues", "description": "List the queues",
+             "inputSchema": {"type": "object", "properties": {}}}]}]);
+    let mut s = session(
+        script,
+        &[],
+        json!({"approvalPolicy": "never", "model": "gpt-5.5", "dynamicTools": tools}),
+    )
+    .await;
+    single_turn_end(&s.run_turn("close it").await, "completed");
+    let bodies = s.bodies(2).await;
+    let offered = tool_names(&bodies[0]);
+    assert!(offered.contains(&"list_queues".to_string()), "{offered:?}");
+    assert!(
+        !offered.contains(&"close_ticket".to_string()),
+        "{offered:?}"
+    );
+    let outputs = input_of_type(&bodies[1], "tool_search_output");
+    assert_eq!(outputs.len(), 1, "{:#}", bodies[1]["input"]);
+    let found = &outputs[0]["tools"];
+    assert_eq!(found[0]["type"], "namespace");
+    assert_eq!(found[0]["name"], "tickets");
+    let names: Vec<&Value> = found[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["name"])
+        .collect();
+    assert_eq!(names, [&json!("close_ticket")]);
+
+    // A deferred tool outside a namespace could never be listed: thread/start refuses it.
+    let refused = s
+        .daemon
+        .request(
+            "thread/start",
+            json!({"dynamicTools": [{"type": "function", "name": "lonely", "description": "d",
+                "inputSchema": {"type": "object"}, "deferLoading": true}]}),
+        )
+        .await;
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("deferred dynamic tool must include a namespace: lonely"),
+        "{refused}"
+    );
+}

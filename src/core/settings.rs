@@ -48,6 +48,10 @@ pub struct DynamicToolSpec {
     pub namespace: Option<String>,
     pub description: String,
     pub input_schema: serde_json::Value,
+    /// `deferLoading`: left out of the request for a model offered `tool_search`, which finds
+    /// it instead (only a tool inside a namespace may be deferred).
+    #[serde(default)]
+    pub defer_loading: bool,
 }
 
 /// What a thread's turns run with.
@@ -776,6 +780,7 @@ mod tests {
             namespace: None,
             description: "d".into(),
             input_schema: serde_json::json!({"type": "object"}),
+            defer_loading: true,
         }];
         settings.plan_mode = true;
         let snapshot = settings.persisted();

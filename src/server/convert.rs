@@ -296,8 +296,9 @@ pub(crate) fn tool_content_in(content: DynamicToolCallOutputContentItem) -> core
 }
 
 /// `dynamicTools` entries of `thread/start`: `{type?: "function", name, description,
-/// inputSchema}` or `{type: "namespace", name, tools: [...]}`. Entries that are not tool
-/// definitions are refused by name.
+/// inputSchema, deferLoading?}` or `{type: "namespace", name, tools: [...]}`. Entries that are
+/// not tool definitions are refused by name, and so is a deferred tool outside a namespace
+/// (`tool_search` lists found tools by namespace), as the reference does.
 pub(crate) fn dynamic_tools_in(tools: &[Value]) -> Result<Vec<core::DynamicToolSpec>, String> {
     let mut out = Vec::new();
     for (index, tool) in tools.iter().enumerate() {
@@ -330,9 +331,19 @@ fn dynamic_tool(
         .and_then(Value::as_str)
         .filter(|name| !name.is_empty())
         .ok_or_else(|| format!("dynamicTools[{index}]: `name` is required"))?;
+    let defer_loading = tool
+        .get("deferLoading")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if defer_loading && namespace.is_none() {
+        return Err(format!(
+            "dynamicTools[{index}]: deferred dynamic tool must include a namespace: {name}"
+        ));
+    }
     Ok(core::DynamicToolSpec {
         name: name.to_string(),
         namespace,
+        defer_loading,
         description: tool
             .get("description")
             .and_then(Value::as_str)

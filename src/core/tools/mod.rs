@@ -113,7 +113,11 @@ pub(crate) fn tool_specs(settings: &ThreadSettings) -> Vec<Value> {
         .iter()
         .filter_map(|name| spec_of(name, settings))
         .collect();
+    let deferring = names.iter().any(|name| name == tool_search::TOOL_NAME);
     for tool in &settings.dynamic_tools {
+        if tool.defer_loading && deferring {
+            continue;
+        }
         specs.push(json!({
             "type": "function",
             "name": tool.name,
@@ -366,6 +370,7 @@ mod tests {
                 namespace: None,
                 description: "d".into(),
                 input_schema: json!({"type": "object"}),
+                defer_loading: false,
             }],
             ..ThreadSettings::for_tests()
         }

@@ -7,6 +7,9 @@
 //! any MCP call. The client is shown no item for a search (the call and its output live in the
 //! history and the rollout only).
 //!
+//! The client's dynamic tools marked `deferLoading` are deferred and found the same way, under
+//! their own namespace.
+//!
 //! Matches are ranked with BM25 over each tool's server, name, title, description and
 //! parameter names; a tool sharing no word with the query is never returned. Arguments that do
 //! not parse (no `query`, not an object) get an empty list, so the model still hears back.
@@ -77,8 +80,9 @@ struct SearchArgs {
     limit: Option<f64>,
 }
 
-/// The `tool_search_output` answering `call`: the ready servers' tools that best match its
-/// query, or none when searching is switched off or the arguments do not parse.
+/// The `tool_search_output` answering `call`: the deferred tools (ready MCP servers' tools,
+/// then the client's deferred dynamic tools) that best match its query, or none when searching
+/// is switched off or the arguments do not parse.
 pub(crate) fn answer(
     call: &ResponseItem,
     servers: Option<&McpServers>,
@@ -90,13 +94,17 @@ pub(crate) fn answer(
         _ => None,
     };
     let switched_off = settings.model_catalog.tool_config().switches.get(TOOL_NAME) == Some(&false);
-    let found = match (arguments.map(serde_json::from_value::<SearchArgs>), servers) {
-        (Some(Ok(args)), Some(servers)) if !switched_off => {
+    let found = match arguments.map(serde_json::from_value::<SearchArgs>) {
+        Some(Ok(args)) if !switched_off => {
             let limit = args
                 .limit
                 .filter(|limit| limit.is_finite() && *limit >= 0.0)
                 .map_or(DEFAULT_LIMIT, |limit| limit as usize);
-            search(&servers.ready_tools(), &args.query, limit)
+            let mut deferred = servers
+                .map(|servers| mcp_candidates(&servers.ready_tools()))
+                .unwrap_or_default();
+            deferred.extend(dynamic_candidates(settings));
+            search(&deferred, &args.query, limit)
         }
         _ => Vec::new(),
     };
@@ -109,41 +117,96 @@ pub(crate) fn answer(
     }))
 }
 
-/// The best `limit` matches of `query` among `servers`' tools, as namespaces (one per server,
-/// in the order of each server's best match) of deferred functions.
-fn search(servers: &[(String, Vec<McpTool>)], query: &str, limit: usize) -> Vec<Value> {
-    let documents: Vec<(&str, &McpTool, Vec<String>)> = servers
+/// A deferred tool a search may return: the namespace it is listed in, its description as a
+/// found function, and the text it is matched by.
+struct Candidate {
+    namespace: String,
+    namespace_description: String,
+    spec: Value,
+    text: String,
+}
+
+fn mcp_candidates(servers: &[(String, Vec<McpTool>)]) -> Vec<Candidate> {
+    servers
         .iter()
         .flat_map(|(server, tools)| {
-            tools
-                .iter()
-                .map(move |tool| (server.as_str(), tool, words(&searchable_text(server, tool))))
+            tools.iter().map(move |tool| {
+                let namespace = super::mcp::namespace_spec(server, Vec::new());
+                Candidate {
+                    namespace: namespace["name"].as_str().unwrap_or_default().to_string(),
+                    namespace_description: namespace["description"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    spec: super::mcp::deferred_function_spec(tool),
+                    text: mcp_text(server, tool),
+                }
+            })
         })
-        .collect();
+        .collect()
+}
+
+/// The client's tools marked `deferLoading` (each inside a namespace, `thread/start` saw to it).
+fn dynamic_candidates(settings: &ThreadSettings) -> Vec<Candidate> {
+    settings
+        .dynamic_tools
+        .iter()
+        .filter(|tool| tool.defer_loading)
+        .filter_map(|tool| {
+            let namespace = tool.namespace.clone()?;
+            let mut text = format!("{namespace} {} {}", tool.name, tool.description);
+            push_parameters(&mut text, &tool.input_schema);
+            Some(Candidate {
+                namespace_description: format!("Tools in the `{namespace}` namespace."),
+                namespace,
+                spec: json!({
+                    "type": "function",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "strict": false,
+                    "defer_loading": true,
+                    "parameters": tool.input_schema,
+                }),
+                text,
+            })
+        })
+        .collect()
+}
+
+/// The best `limit` matches of `query` among `candidates`, as namespaces (in the order of each
+/// namespace's best match) of deferred functions.
+fn search(candidates: &[Candidate], query: &str, limit: usize) -> Vec<Value> {
+    let documents: Vec<Vec<String>> = candidates.iter().map(|c| words(&c.text)).collect();
     let ranked = rank(
-        &documents
-            .iter()
-            .map(|(_, _, words)| words.as_slice())
-            .collect::<Vec<_>>(),
+        &documents.iter().map(Vec::as_slice).collect::<Vec<_>>(),
         &words(query),
     );
-    let mut namespaces: Vec<(&str, Vec<Value>)> = Vec::new();
+    let mut namespaces: Vec<(&Candidate, Vec<Value>)> = Vec::new();
     for index in ranked.into_iter().take(limit) {
-        let (server, tool, _) = &documents[index];
-        let spec = super::mcp::deferred_function_spec(tool);
-        match namespaces.iter_mut().find(|(name, _)| name == server) {
-            Some((_, tools)) => tools.push(spec),
-            None => namespaces.push((server, vec![spec])),
+        let found = &candidates[index];
+        match namespaces
+            .iter_mut()
+            .find(|(first, _)| first.namespace == found.namespace)
+        {
+            Some((_, tools)) => tools.push(found.spec.clone()),
+            None => namespaces.push((found, vec![found.spec.clone()])),
         }
     }
     namespaces
         .into_iter()
-        .map(|(server, tools)| super::mcp::namespace_spec(server, tools))
+        .map(|(first, tools)| {
+            json!({
+                "type": "namespace",
+                "name": first.namespace,
+                "description": first.namespace_description,
+                "tools": tools,
+            })
+        })
         .collect()
 }
 
-/// Everything a search may match a tool by.
-fn searchable_text(server: &str, tool: &McpTool) -> String {
+/// Everything a search may match an MCP tool by.
+fn mcp_text(server: &str, tool: &McpTool) -> String {
     let mut text = format!("{server} {}", tool.name);
     for field in ["title", "description"] {
         if let Some(value) = tool.listing.get(field).and_then(Value::as_str) {
@@ -157,11 +220,13 @@ fn searchable_text(server: &str, tool: &McpTool) -> String {
             text.push_str(description);
         }
     }
-    if let Some(properties) = tool
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-    {
+    push_parameters(&mut text, &tool.input_schema);
+    text
+}
+
+/// Appends the names and descriptions of a schema's top-level parameters.
+fn push_parameters(text: &mut String, schema: &Value) {
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
         for (name, property) in properties {
             text.push(' ');
             text.push_str(name);
@@ -171,7 +236,6 @@ fn searchable_text(server: &str, tool: &McpTool) -> String {
             }
         }
     }
-    text
 }
 
 /// Lower-case words: runs of letters and digits (so `read_file` is `read` and `file`).
@@ -279,7 +343,7 @@ mod tests {
 
     #[test]
     fn the_best_matches_come_first_grouped_by_server_and_unrelated_tools_never() {
-        let found = search(&servers(), "read a wiki page", 8);
+        let found = search(&mcp_candidates(&servers()), "read the wiki page", 8);
         assert_eq!(
             names(&found),
             ["mcp__docs.read_page", "mcp__docs.search_pages"]
@@ -287,19 +351,46 @@ mod tests {
         assert_eq!(found[0]["type"], "namespace");
         assert_eq!(found[0]["tools"][0]["defer_loading"], true);
         assert_eq!(
-            names(&search(&servers(), "add integers", 8)),
+            names(&search(&mcp_candidates(&servers()), "add integers", 8)),
             ["mcp__math.add"]
         );
-        assert!(search(&servers(), "zzz", 8).is_empty());
+        assert!(search(&mcp_candidates(&servers()), "zzz", 8).is_empty());
     }
 
     #[test]
     fn the_limit_bounds_the_tools_returned() {
         assert_eq!(
-            names(&search(&servers(), "wiki", 1)),
+            names(&search(&mcp_candidates(&servers()), "wiki", 1)),
             ["mcp__docs.search_pages"]
         );
-        assert!(search(&servers(), "wiki", 0).is_empty());
+        assert!(search(&mcp_candidates(&servers()), "wiki", 0).is_empty());
+    }
+
+    #[test]
+    fn the_clients_deferred_tools_are_found_in_their_namespace() {
+        use crate::core::settings::DynamicToolSpec;
+        let tool = |name: &str, defer_loading| DynamicToolSpec {
+            name: name.into(),
+            namespace: Some("tickets".into()),
+            description: format!("{name} a support ticket"),
+            input_schema: json!({"type": "object", "properties": {"id": {"type": "string"}}}),
+            defer_loading,
+        };
+        let settings = ThreadSettings {
+            dynamic_tools: vec![tool("close", true), tool("open", false)],
+            ..ThreadSettings::for_tests()
+        };
+        let call = ResponseItem::Other(json!({"type": "tool_search_call", "call_id": "c1",
+            "arguments": {"query": "ticket"}}));
+        let ResponseItem::Other(output) = answer(&call, None, &settings) else {
+            panic!("not an output item");
+        };
+        // Only the deferred one: the other is offered up front.
+        assert_eq!(
+            names(output["tools"].as_array().unwrap()),
+            ["tickets.close"]
+        );
+        assert_eq!(output["tools"][0]["tools"][0]["defer_loading"], true);
     }
 
     #[test]
