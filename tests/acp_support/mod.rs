@@ -317,4 +317,3 @@ pub fn write_config(home: &Path, provider: &MockProvider) {
     );
     std::fs::write(home.join("config.toml"), config).unwrap();
 }
-
