@@ -199,10 +199,7 @@ async fn a_closed_agent_is_not_found_until_resumed_from_disk_and_then_takes_inpu
     let message = json!({"target": child, "message": "more"});
     parent_turn(&mut s, &call("send_input", message)).await;
     let refused = output_of(&s.provider.requests(), "call_send_input");
-    assert!(
-        refused.as_str().unwrap().contains("not found"),
-        "{refused}"
-    );
+    assert!(refused.as_str().unwrap().contains("not found"), "{refused}");
 
     // Resumed from its rollout, it is loaded again with its history.
     let messages = parent_turn(&mut s, &call("resume_agent", json!({"id": child}))).await;
@@ -220,7 +217,8 @@ async fn a_closed_agent_is_not_found_until_resumed_from_disk_and_then_takes_inpu
     let sent = json!({"target": child, "message": again});
     let mut messages = parent_turn(&mut s, &call("send_input", sent)).await;
     // The child's turn may start after the parent's ended: its end is waited for.
-    let child_ended = |m: &Value| m["method"] == "turn/completed" && m["params"]["threadId"] == child.as_str();
+    let child_ended =
+        |m: &Value| m["method"] == "turn/completed" && m["params"]["threadId"] == child.as_str();
     if !messages.iter().any(child_ended) {
         messages.extend(s.daemon.collect_until(child_ended).await);
     }
@@ -256,10 +254,10 @@ async fn thread_list_shows_children_only_when_asked_and_both_read_the_same_after
             .collect()
     };
     let plain = s.daemon.ok("thread/list", json!({})).await;
-    assert_eq!(ids(&plain), [parent.clone()]);
+    assert_eq!(ids(&plain), std::slice::from_ref(&parent));
     let kinds = json!({"sourceKinds": ["subAgentThreadSpawn"]});
     let children = s.daemon.ok("thread/list", kinds.clone()).await;
-    assert_eq!(ids(&children), [child.clone()]);
+    assert_eq!(ids(&children), std::slice::from_ref(&child));
 
     let read = |id: &str| json!({"threadId": id, "includeTurns": true});
     let mut before = Vec::new();

@@ -281,8 +281,14 @@ impl ThreadManager {
         // The fork's own session meta records the settings it starts with; the source's
         // changes would override them on a later resume.
         items.retain(|item| !matches!(item, RolloutItem::SettingsChanged { .. }));
-        self.create_thread(settings, ephemeral, Some(source.meta.id.clone()), items, None)
-            .await
+        self.create_thread(
+            settings,
+            ephemeral,
+            Some(source.meta.id.clone()),
+            items,
+            None,
+        )
+        .await
     }
 
     /// Moves a (not loaded) thread's rollout to the archive, under its lock.

@@ -14,12 +14,12 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use crate::core::agents::{origin_in, AgentHost, AgentOrigin, SUBAGENT_SOURCE_KIND};
-use crate::rollout::{IndexEntry, RolloutItem, RolloutLine};
 use crate::core::{ThreadId, ThreadSpawn};
 use crate::protocol::notification::{
     ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
 };
 use crate::protocol::thread::{self as proto, ThreadStatus};
+use crate::rollout::{IndexEntry, RolloutItem, RolloutLine};
 
 use super::fanout::spawn_projection;
 use super::handlers::thread_object::thread_object;

@@ -127,7 +127,12 @@ impl AgentControl {
             .start_subagent_thread(child_settings(settings, depth), &origin, history)
             .await?;
         let child = spawn.thread.clone();
-        self.register(&child, &parent.id, nickname.clone(), AgentStatus::PendingInit);
+        self.register(
+            &child,
+            &parent.id,
+            nickname.clone(),
+            AgentStatus::PendingInit,
+        );
         host.attach(parent.id.clone(), spawn).await;
         self.start_turn(&child, request.prompt, &request.root_turn)?;
         Ok((child.id.clone(), nickname))
@@ -150,7 +155,13 @@ impl AgentControl {
     }
 
     /// Remembers a loaded child and starts watching its turns.
-    fn register(self: &Arc<Self>, child: &Arc<Thread>, parent: &ThreadId, nickname: String, status: AgentStatus) {
+    fn register(
+        self: &Arc<Self>,
+        child: &Arc<Thread>,
+        parent: &ThreadId,
+        nickname: String,
+        status: AgentStatus,
+    ) {
         let (sender, _) = watch::channel(status);
         self.children().insert(
             child.id.clone(),
@@ -250,7 +261,11 @@ impl AgentControl {
     fn loaded_child(&self, id: &str) -> Result<Arc<Thread>, AgentError> {
         let not_found = || AgentError::NotFound(id.to_string());
         let thread_id = ThreadId::parse(id).map_err(|_| not_found())?;
-        if self.children().get(&thread_id).is_none_or(|child| child.closed) {
+        if self
+            .children()
+            .get(&thread_id)
+            .is_none_or(|child| child.closed)
+        {
             return Err(not_found());
         }
         let (manager, _) = self.parts()?;
@@ -341,8 +356,9 @@ impl AgentControl {
         settings.model = contents.meta.model.clone();
         let spawn = manager.resume_thread(&contents, child_settings(settings, origin.depth))?;
         let child = spawn.thread.clone();
-        let status = last_message(&child.history())
-            .map_or(AgentStatus::PendingInit, |text| AgentStatus::Completed(Some(text)));
+        let status = last_message(&child.history()).map_or(AgentStatus::PendingInit, |text| {
+            AgentStatus::Completed(Some(text))
+        });
         let nickname = origin.nickname.clone().unwrap_or_default();
         self.register(&child, &parent.id, nickname, status.clone());
         host.attach(parent.id.clone(), spawn).await;
@@ -355,7 +371,8 @@ pub(crate) fn child_settings(mut settings: ThreadSettings, depth: i32) -> Thread
     if depth >= MAX_DEPTH {
         let mut tools = settings.model_catalog.tool_config().clone();
         tools.switches.insert(NAMESPACE.to_string(), false);
-        settings.model_catalog = Arc::new((*settings.model_catalog).clone().with_tool_config(tools));
+        settings.model_catalog =
+            Arc::new((*settings.model_catalog).clone().with_tool_config(tools));
     }
     settings
 }

@@ -19,8 +19,8 @@ use super::ids::{ThreadId, TurnId};
 use super::items::TurnItem;
 use super::manager::ThreadSpawn;
 
-pub use control::{AgentControl, SpawnRequest};
 pub(crate) use control::child_settings;
+pub use control::{AgentControl, SpawnRequest};
 pub use notify::origin_in;
 
 /// The `source` a sub-agent's session meta records (and `thread/list`'s `sourceKinds` names).

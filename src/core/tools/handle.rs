@@ -55,7 +55,12 @@ pub(crate) trait ToolEnvironment: Send + Sync {
     fn thread_id(&self) -> String;
     /// The sub-agents' control and the thread as a parent (`tools/agents/`); `None` where the
     /// thread was made without a manager.
-    fn agents(&self) -> Option<(Arc<super::super::agents::AgentControl>, Arc<super::super::thread::Thread>)>;
+    fn agents(
+        &self,
+    ) -> Option<(
+        Arc<super::super::agents::AgentControl>,
+        Arc<super::super::thread::Thread>,
+    )>;
     /// Reads or changes the thread's goal under the thread's lock: `change` gets the goal's
     /// runtime, the time now (Unix seconds) and the thread's token total.
     fn with_goal(

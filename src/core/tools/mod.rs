@@ -164,7 +164,9 @@ pub(crate) fn route(item: &ResponseItem, settings: &ThreadSettings) -> Routed {
         if let Some(parsed) = agents::parse(name, namespace.as_deref(), arguments, settings) {
             let call_id = ItemId::from(call_id.clone());
             return match parsed {
-                Ok(call) => Routed::Run(ToolCall::Agents(agents::RoutedAgentCall { call_id, call })),
+                Ok(call) => {
+                    Routed::Run(ToolCall::Agents(agents::RoutedAgentCall { call_id, call }))
+                }
                 Err(text) => Routed::Refused(ToolOutput {
                     call_id,
                     custom: false,

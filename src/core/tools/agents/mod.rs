@@ -136,11 +136,21 @@ pub(crate) fn parse(
     };
     let bad = |error: serde_json::Error| format!("failed to parse function arguments: {error}");
     Some(match name {
-        SPAWN => serde_json::from_str(arguments).map(AgentCall::Spawn).map_err(bad),
-        SEND => serde_json::from_str(arguments).map(AgentCall::Send).map_err(bad),
-        WAIT => serde_json::from_str(arguments).map(AgentCall::Wait).map_err(bad),
-        CLOSE => serde_json::from_str(arguments).map(AgentCall::Close).map_err(bad),
-        _ => serde_json::from_str(arguments).map(AgentCall::Resume).map_err(bad),
+        SPAWN => serde_json::from_str(arguments)
+            .map(AgentCall::Spawn)
+            .map_err(bad),
+        SEND => serde_json::from_str(arguments)
+            .map(AgentCall::Send)
+            .map_err(bad),
+        WAIT => serde_json::from_str(arguments)
+            .map(AgentCall::Wait)
+            .map_err(bad),
+        CLOSE => serde_json::from_str(arguments)
+            .map(AgentCall::Close)
+            .map_err(bad),
+        _ => serde_json::from_str(arguments)
+            .map(AgentCall::Resume)
+            .map_err(bad),
     })
 }
 

@@ -85,7 +85,8 @@ pub(crate) async fn run(turn: &TurnHandle, routed: RoutedAgentCall) -> Option<To
             item.prompt = Some(prompt.clone());
             item.model = args.model.clone();
             item.reasoning_effort = args.reasoning_effort.clone();
-            turn.item_started(item.item(ToolItemStatus::InProgress)).await;
+            turn.item_started(item.item(ToolItemStatus::InProgress))
+                .await;
             let request = SpawnRequest {
                 prompt,
                 fork_context: args.fork_context.unwrap_or(false),
@@ -108,10 +109,17 @@ pub(crate) async fn run(turn: &TurnHandle, routed: RoutedAgentCall) -> Option<To
                 Err(refusal) => return Some(answer(refusal)),
             };
             item.prompt = Some(message.clone());
-            turn.item_started(item.item(ToolItemStatus::InProgress)).await;
+            turn.item_started(item.item(ToolItemStatus::InProgress))
+                .await;
             let interrupt = args.interrupt.unwrap_or(false);
             let sent = control
-                .send_input(&args.target, message, interrupt, &turn.turn_id, &turn.cancel)
+                .send_input(
+                    &args.target,
+                    message,
+                    interrupt,
+                    &turn.turn_id,
+                    &turn.cancel,
+                )
                 .await;
             item.note(&args.target, &control.status(&args.target));
             sent.map(|turn_id| json!({"submission_id": turn_id.to_string()}))
@@ -119,7 +127,8 @@ pub(crate) async fn run(turn: &TurnHandle, routed: RoutedAgentCall) -> Option<To
         AgentCall::Wait(args) => {
             item.tool = "wait";
             item.receivers.clone_from(&args.targets);
-            turn.item_started(item.item(ToolItemStatus::InProgress)).await;
+            turn.item_started(item.item(ToolItemStatus::InProgress))
+                .await;
             let (statuses, timed_out) = wait(&control, &args, turn).await?;
             let mut status = serde_json::Map::new();
             for (id, agent_status) in &statuses {
@@ -131,7 +140,8 @@ pub(crate) async fn run(turn: &TurnHandle, routed: RoutedAgentCall) -> Option<To
         AgentCall::Close(args) => {
             item.tool = "closeAgent";
             item.receivers.push(args.target.clone());
-            turn.item_started(item.item(ToolItemStatus::InProgress)).await;
+            turn.item_started(item.item(ToolItemStatus::InProgress))
+                .await;
             let closed = control.close(&args.target).await;
             item.note(&args.target, &control.status(&args.target));
             closed.map(|previous| json!({"previous_status": previous.to_json()}))
@@ -139,7 +149,8 @@ pub(crate) async fn run(turn: &TurnHandle, routed: RoutedAgentCall) -> Option<To
         AgentCall::Resume(args) => {
             item.tool = "resumeAgent";
             item.receivers.push(args.id.clone());
-            turn.item_started(item.item(ToolItemStatus::InProgress)).await;
+            turn.item_started(item.item(ToolItemStatus::InProgress))
+                .await;
             let resumed = control.resume(&parent, &args.id).await;
             item.note(&args.id, &control.status(&args.id));
             resumed.map(|status| json!({"status": status.to_json()}))
