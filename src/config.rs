@@ -7,6 +7,7 @@ mod check;
 mod error;
 pub mod features;
 mod keys;
+pub mod provider_edit;
 mod providers;
 pub mod write;
 mod write_edit;

@@ -44,7 +44,9 @@ use super::mcp::{
 };
 use super::model::{ModelListParams, ModelListResponse};
 use super::model_provider::{
-    ModelProviderCapabilitiesReadResponse, ModelProviderListResponse, ModelProviderNoParams,
+    ModelProviderCapabilitiesReadResponse, ModelProviderConfigWriteParams,
+    ModelProviderConfigWriteResponse, ModelProviderDefaultSetParams, ModelProviderListResponse,
+    ModelProviderNoParams,
 };
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
 use super::process::{
@@ -194,6 +196,8 @@ macro_rules! client_request_table {
             ProcessWriteStdin => "process/writeStdin", ProcessWriteStdinParams, EmptyResponse, Ordered;
             ProcessResizePty => "process/resizePty", ProcessResizePtyParams, EmptyResponse, Ordered;
             ProcessKill => "process/kill", ProcessKillParams, EmptyResponse, Ordered;
+            ModelProviderDefaultSet => "modelProvider/default/set", ModelProviderDefaultSetParams, ConfigWriteResponse, Ordered;
+            ModelProviderConfigWrite => "modelProvider/config/write", ModelProviderConfigWriteParams, ModelProviderConfigWriteResponse, Ordered;
         }
     };
 }

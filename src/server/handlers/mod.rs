@@ -39,6 +39,7 @@ mod mcp;
 mod mcp_calls;
 mod model;
 mod model_provider;
+mod model_provider_write;
 mod params;
 mod permission_profile;
 mod process;
