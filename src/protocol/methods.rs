@@ -42,6 +42,7 @@ use super::mcp::{
     ListMcpServerStatusParams, ListMcpServerStatusResponse, McpResourceReadParams,
     McpResourceReadResponse, McpServerToolCallParams, McpServerToolCallResponse,
 };
+use super::mcp_oauth::{McpServerOauthLoginParams, McpServerOauthLoginResponse};
 use super::model::{ModelListParams, ModelListResponse};
 use super::model_provider::{
     ModelProviderCapabilitiesReadResponse, ModelProviderConfigWriteParams,
@@ -198,6 +199,8 @@ macro_rules! client_request_table {
             ProcessKill => "process/kill", ProcessKillParams, EmptyResponse, Ordered;
             ModelProviderDefaultSet => "modelProvider/default/set", ModelProviderDefaultSetParams, ConfigWriteResponse, Ordered;
             ModelProviderConfigWrite => "modelProvider/config/write", ModelProviderConfigWriteParams, ModelProviderConfigWriteResponse, Ordered;
+            // Answers once the authorization URL is known; the login ends in a notification.
+            McpServerOauthLogin => "mcpServer/oauth/login", McpServerOauthLoginParams, McpServerOauthLoginResponse, Ordered;
         }
     };
 }

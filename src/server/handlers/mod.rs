@@ -37,6 +37,7 @@ mod initialize;
 mod injected_items;
 mod mcp;
 mod mcp_calls;
+mod mcp_oauth;
 mod model;
 mod model_provider;
 mod model_provider_write;
