@@ -7,6 +7,7 @@ mod check;
 mod error;
 pub mod features;
 mod keys;
+pub mod provider_edit;
 mod providers;
 pub mod write;
 mod write_edit;
@@ -408,8 +409,11 @@ impl Config {
         for provider in model_providers.values_mut() {
             provider.stored_key_file = Some(stored_key_file.clone());
         }
-        let mcp_servers =
+        let mut mcp_servers =
             crate::mcp::config::servers_from_table(&table).map_err(ConfigError::Invalid)?;
+        for server in &mut mcp_servers {
+            server.oauth_store = Some(crate::mcp::oauth::store_dir(home));
+        }
         let mut shell_environment = parsed.shell_environment_policy.unwrap_or_default();
         shell_environment.key_variables = key_variables(&model_providers, &mcp_servers);
         Ok(Config {

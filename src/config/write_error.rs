@@ -28,6 +28,14 @@ pub enum ConfigWriteError {
          written (check its spelling)"
     )]
     UnknownKey(String),
+    /// One field of the request is wrong; `field` is its name on the wire (`settings.baseUrl`).
+    #[error("`{field}`: {message}")]
+    Field {
+        field: &'static str,
+        message: String,
+        /// The field names something that does not exist (an unknown provider id).
+        not_found: bool,
+    },
     #[error("could not write {path}: {source}")]
     Io {
         path: PathBuf,
@@ -45,6 +53,10 @@ impl ConfigWriteError {
             ConfigWriteError::Readonly => Some("configLayerReadonly"),
             ConfigWriteError::Validation(_) => Some("configValidationError"),
             ConfigWriteError::UnknownKey(_) => Some("configSchemaUnknownKey"),
+            ConfigWriteError::Field {
+                not_found: true, ..
+            } => Some("configPathNotFound"),
+            ConfigWriteError::Field { .. } => Some("configValidationError"),
             ConfigWriteError::Io { .. } => None,
         }
     }

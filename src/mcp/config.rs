@@ -49,6 +49,9 @@ pub struct McpServerConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// Never offered, even when listed in `enabled_tools`.
     pub disabled_tools: Vec<String>,
+    /// Where OAuth tokens from `mcpServer/oauth/login` are kept (the home's), for an HTTP
+    /// server without a bearer of its own; set by the configuration loader.
+    pub oauth_store: Option<PathBuf>,
 }
 
 impl McpServerConfig {
@@ -179,6 +182,7 @@ fn server_from_table(name: &str, table: &Table) -> Result<McpServerConfig, Strin
         tool_timeout: seconds("tool_timeout_sec", DEFAULT_TOOL_TIMEOUT)?,
         enabled_tools: list("enabled_tools")?,
         disabled_tools: list("disabled_tools")?.unwrap_or_default(),
+        oauth_store: None,
     })
 }
 

@@ -79,6 +79,8 @@ pub(crate) async fn connect(
                 let token = std::env::var(variable)
                     .map_err(|_| format!("the bearer token variable `{variable}` is not set"))?;
                 transport_config = transport_config.auth_header(token);
+            } else if let Some(token) = oauth_bearer(config, url, http_headers).await? {
+                transport_config = transport_config.auth_header(token);
             }
             // reqwest's rustls needs a process-wide crypto provider; ring is already built in
             // for the provider client. A second install attempt is harmless.
@@ -107,6 +109,24 @@ pub(crate) async fn connect(
             Err(error)
         }
     }
+}
+
+/// The token of an `mcpServer/oauth/login`, refreshed when expired, for a server whose
+/// configuration gives no `Authorization` of its own.
+async fn oauth_bearer(
+    config: &McpServerConfig,
+    url: &str,
+    http_headers: &std::collections::BTreeMap<String, String>,
+) -> Result<Option<String>, String> {
+    let own_authorization = http_headers
+        .keys()
+        .any(|name| name.eq_ignore_ascii_case("authorization"));
+    let Some(store) = config.oauth_store.as_deref().filter(|_| !own_authorization) else {
+        return Ok(None);
+    };
+    super::oauth::bearer_token(store, &config.name, url)
+        .await
+        .map_err(|error| format!("the OAuth login is no longer usable: {error}"))
 }
 
 /// `http_headers` as header values; an error names the header, never its value.

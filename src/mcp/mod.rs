@@ -8,6 +8,7 @@
 //! - `handler`: the client side of a connection (elicitation, progress).
 //! - `manager`: a thread's servers, started concurrently, each bounded by its timeouts.
 //! - `reload`: a thread's servers brought in line with new configuration.
+//! - [`oauth`]: logging in to HTTP servers that need OAuth, and their stored tokens.
 //! - `probe`: servers started only to be looked at (a status listing without a thread), then
 //!   stopped.
 
@@ -16,6 +17,7 @@ mod connection;
 mod events;
 mod handler;
 mod manager;
+pub mod oauth;
 mod probe;
 mod reload;
 mod status;

@@ -80,7 +80,8 @@ pub struct McpServerStatus {
     pub tools_error: Option<String>,
     pub resources: Vec<Value>,
     pub resource_templates: Vec<Value>,
-    /// `unsupported` (stdio), `bearerToken` or `unknown`.
+    /// `unsupported` (stdio), `bearerToken`, `oAuth` (tokens of `mcpServer/oauth/login`) or
+    /// `unknown`.
     pub auth_status: String,
 }
 

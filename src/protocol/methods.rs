@@ -42,9 +42,12 @@ use super::mcp::{
     ListMcpServerStatusParams, ListMcpServerStatusResponse, McpResourceReadParams,
     McpResourceReadResponse, McpServerToolCallParams, McpServerToolCallResponse,
 };
+use super::mcp_oauth::{McpServerOauthLoginParams, McpServerOauthLoginResponse};
 use super::model::{ModelListParams, ModelListResponse};
 use super::model_provider::{
-    ModelProviderCapabilitiesReadResponse, ModelProviderListResponse, ModelProviderNoParams,
+    ModelProviderCapabilitiesReadResponse, ModelProviderConfigWriteParams,
+    ModelProviderConfigWriteResponse, ModelProviderDefaultSetParams, ModelProviderListResponse,
+    ModelProviderNoParams,
 };
 use super::permission_profile::{PermissionProfileListParams, PermissionProfileListResponse};
 use super::process::{
@@ -194,6 +197,10 @@ macro_rules! client_request_table {
             ProcessWriteStdin => "process/writeStdin", ProcessWriteStdinParams, EmptyResponse, Ordered;
             ProcessResizePty => "process/resizePty", ProcessResizePtyParams, EmptyResponse, Ordered;
             ProcessKill => "process/kill", ProcessKillParams, EmptyResponse, Ordered;
+            ModelProviderDefaultSet => "modelProvider/default/set", ModelProviderDefaultSetParams, ConfigWriteResponse, Ordered;
+            ModelProviderConfigWrite => "modelProvider/config/write", ModelProviderConfigWriteParams, ModelProviderConfigWriteResponse, Ordered;
+            // Answers once the authorization URL is known; the login ends in a notification.
+            McpServerOauthLogin => "mcpServer/oauth/login", McpServerOauthLoginParams, McpServerOauthLoginResponse, Ordered;
         }
     };
 }

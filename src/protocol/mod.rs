@@ -17,6 +17,7 @@ pub mod initialize;
 pub mod item;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod mcp_oauth;
 pub mod methods;
 pub mod model;
 pub mod model_provider;

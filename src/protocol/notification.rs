@@ -99,6 +99,8 @@ pub enum ServerNotification {
     ProcessOutputDelta(super::process::ProcessOutputDeltaNotification),
     #[serde(rename = "process/exited")]
     ProcessExited(super::process::ProcessExitedNotification),
+    #[serde(rename = "mcpServer/oauthLogin/completed")]
+    McpServerOauthLoginCompleted(super::mcp_oauth::McpServerOauthLoginCompletedNotification),
 }
 
 impl ServerNotification {
@@ -157,6 +159,7 @@ impl ServerNotification {
             }
             ServerNotification::ProcessOutputDelta(_) => "process/outputDelta",
             ServerNotification::ProcessExited(_) => "process/exited",
+            ServerNotification::McpServerOauthLoginCompleted(_) => "mcpServer/oauthLogin/completed",
         }
     }
 
@@ -205,7 +208,9 @@ impl ServerNotification {
             | ServerNotification::FuzzyFileSearchSessionUpdated(_)
             | ServerNotification::FuzzyFileSearchSessionCompleted(_)
             | ServerNotification::ProcessOutputDelta(_)
-            | ServerNotification::ProcessExited(_) => None,
+            | ServerNotification::ProcessExited(_)
+            // Told to the connection that asked, whichever thread it names.
+            | ServerNotification::McpServerOauthLoginCompleted(_) => None,
         }
     }
 

@@ -63,6 +63,11 @@ pub(crate) fn handler_error(error: &HandlerError) -> ErrorObject {
         HandlerError::Config(ConfigError::Invalid(_) | ConfigError::BadOverride(_)) => {
             ErrorObject::new(INVALID_PARAMS, error.to_string())
         }
+        // A wrong field is bad params, named; the data still says what kind of refusal it is.
+        HandlerError::ConfigWrite(write @ ConfigWriteError::Field { .. }) => {
+            ErrorObject::new(INVALID_PARAMS, error.to_string())
+                .with_data(json!({ "config_write_error_code": write.code() }))
+        }
         // The reference's code and `config_write_error_code`, which clients branch on.
         HandlerError::ConfigWrite(write) => match write.code() {
             Some(code) => ErrorObject::new(INVALID_REQUEST, error.to_string())

@@ -1,4 +1,4 @@
-//! The ACP client the bridge tests share (`tests/acp_bridge*.rs`): the pinned bridge's entry
+//! The ACP client every bridge test shares (`tests/acp_bridge*.rs`): the pinned bridge's entry
 //! point, a client speaking ACP to it over stdio, the wrapper script that records the bridge's
 //! app-server traffic, and the lookups over what the bridge sent.
 

@@ -65,7 +65,7 @@ async fn config_batch_write(
 
 /// Writes `edits` to the user's config.toml (refusing any other file) off the async threads,
 /// and says whether a session flag overrides what was written.
-async fn write(
+pub(super) async fn write(
     context: &ServerContext,
     edits: Vec<ConfigEdit>,
     file_path: Option<String>,

@@ -170,6 +170,12 @@ fn status(config: &McpServerConfig, seen: &Seen) -> McpServerStatus {
                     .any(|h| h.eq_ignore_ascii_case("authorization"))
             {
                 "bearerToken"
+            } else if config
+                .oauth_store
+                .as_deref()
+                .is_some_and(|store| crate::mcp::oauth::has_tokens(store, &config.name, url))
+            {
+                "oAuth"
             } else {
                 "unknown"
             },

@@ -19,7 +19,8 @@ pub(crate) fn model_provider_list(
     context: &ServerContext,
     _params: ModelProviderNoParams,
 ) -> Result<ModelProviderListResponse, HandlerError> {
-    let config = &context.config;
+    // The file as it is now: a client lists again after `modelProvider/config/write`.
+    let config = &context.config.reloaded()?;
     let user_tables = config
         .table
         .get("model_providers")
@@ -41,7 +42,7 @@ pub(crate) fn model_provider_list(
 
 /// One provider as listed. The built-in `openai` (unless a table of the user's redefines it)
 /// reads as the reference's `openai` kind; everything else is a gateway.
-fn summary(provider: &ProviderInfo, has_table: bool) -> ModelProviderSummary {
+pub(super) fn summary(provider: &ProviderInfo, has_table: bool) -> ModelProviderSummary {
     let built_in = BUILT_IN_PROVIDERS.contains(&provider.id.as_str()) && !has_table;
     let settings = if built_in && provider.id == "openai" {
         ProviderSettings::Openai

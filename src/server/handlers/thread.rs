@@ -296,20 +296,23 @@ async fn load_contents_by_id(
     load_contents(Some(path)).await
 }
 
-/// The daemon's configuration with the request's `config` object applied; what that object
-/// sets but openturn ignores is told to the client before the response (into `before`).
+/// The daemon's configuration, with config.toml read again (a client that wrote it, say with
+/// `modelProvider/default/set`, starts its next thread on what it wrote, as the reference
+/// does), and the request's `config` object applied; what that object sets but openturn
+/// ignores is told to the client before the response (into `before`).
 fn thread_config(
     context: &ServerContext,
     params: &ThreadStartParams,
     before: &mut Vec<ServerNotification>,
 ) -> Result<Config, HandlerError> {
+    let current = context.config.reloaded()?;
     Ok(match &params.config {
         Some(overrides) => {
-            let config = context.config.with_json_overrides(overrides)?;
+            let config = current.with_json_overrides(overrides)?;
             before.extend(super::config::config_warnings(&config.warnings));
             config
         }
-        None => context.config.clone(),
+        None => current,
     })
 }
 
