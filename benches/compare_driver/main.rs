@@ -241,15 +241,12 @@ fn row<T>(
     }
 }
 
+/// The latency floor's measurement (see floor.rs).
+type Floor = BenchResult<scenarios::Latency>;
+
 /// The rows, the latency floor when the latency scenario ran, and the fan-out line when the
 /// fan-out scenario did.
-async fn run(
-    args: &Args,
-) -> (
-    Vec<Row>,
-    Option<BenchResult<scenarios::Latency>>,
-    Option<String>,
-) {
+async fn run(args: &Args) -> (Vec<Row>, Option<Floor>, Option<String>) {
     let sizes = args.sizes;
     let mut rows = Vec::new();
     let startup = both(args, "startup", |k, s| async move {
