@@ -16,6 +16,7 @@
 
 mod listener_support;
 mod support;
+mod tmux_support;
 mod turn_support;
 
 use std::path::{Path, PathBuf};
@@ -26,11 +27,12 @@ use listener_support::*;
 use openturn::mock_provider::{RecordedRequest, Responder};
 use serde_json::{json, Value};
 use support::*;
+use tmux_support::Tmux;
 use turn_support::*;
 
 /// The variable the clients read the daemon's token from.
-const TOKEN_VAR: &str = "OPENTURN_REMOTE_TOKEN";
-const TOKEN: &str = "reference-clients-token";
+pub const TOKEN_VAR: &str = "OPENTURN_REMOTE_TOKEN";
+pub const TOKEN: &str = "reference-clients-token";
 /// How long one CLI run may take: the CLI starts cold (a 300 MB binary) on a busy machine.
 const CLI_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -302,154 +304,6 @@ async fn codex_exec_remote_streams_a_command_turn_and_resumes_the_thread() {
         .any(|(_, out)| out.contains("exec-ran-42")));
 }
 
-/// A tmux server on a private socket, killed (with what runs in it) when dropped.
-struct Tmux {
-    socket: PathBuf,
-    config: PathBuf,
-}
-
-impl Tmux {
-    fn new(dir: &Path) -> Tmux {
-        let config = dir.join("tmux.conf");
-        // A dead pane stays, so the test reads the CLI's last words and its exit status.
-        std::fs::write(
-            &config,
-            "set -g remain-on-exit on\nset -g history-limit 5000\n",
-        )
-        .unwrap();
-        Tmux {
-            socket: dir.join("tmux.sock"),
-            config,
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let output = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("-f")
-            .arg(&self.config)
-            .args(args)
-            .env("LANG", "C.UTF-8")
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).to_string()
-    }
-
-    fn pane(&self) -> String {
-        self.run(&["capture-pane", "-p", "-J", "-t", "codex"])
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "codex"];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-
-    fn literal(&self, text: &str) {
-        self.run(&["send-keys", "-t", "codex", "-l", text]);
-    }
-
-    /// Waits until the pane shows `text`; the pane on failure.
-    async fn wait_for(&self, text: &str) {
-        if !poll_until(|| self.pane().contains(text)).await {
-            panic!("the pane never showed {text:?}:\n{}", self.pane());
-        }
-    }
-
-    /// Types `line` and submits it. The TUI takes keys that arrive in a burst for a paste, in
-    /// which Enter is a newline: Enter is sent once the text shows, and again while the
-    /// submission is not seen (`submitted` tells).
-    async fn submit(&self, line: &str, submitted: impl Fn() -> bool) {
-        self.literal(line);
-        self.wait_for(line).await;
-        for _ in 0..5 {
-            self.keys(&["Enter"]);
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
-            while tokio::time::Instant::now() < deadline {
-                if submitted() {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
-        panic!("{line:?} was never submitted:\n{}", self.pane());
-    }
-}
-
-impl Tmux {
-    /// Starts `codex --remote URL` in the session `codex`, its state in `client_home`; with
-    /// `--remote-auth-token-env VAR` when `with_token` (the CLI sends tokens on `ws://` only).
-    fn start_tui(&self, cli: &Path, client_home: &Path, url: &str, with_token: bool) {
-        let home = client_home.display().to_string();
-        let token = format!("{TOKEN_VAR}={TOKEN}");
-        let (codex_home, user_home) = (format!("CODEX_HOME={home}"), format!("HOME={home}"));
-        let mut args = vec![
-            "new-session",
-            "-d",
-            "-s",
-            "codex",
-            "-x",
-            "200",
-            "-y",
-            "50",
-            "-c",
-            &home,
-            "env",
-            "-u",
-            "OPENAI_API_KEY",
-            "-u",
-            "CODEX_API_KEY",
-            "-u",
-            "RUST_LOG",
-            &codex_home,
-            &user_home,
-            &token,
-            cli.to_str().unwrap(),
-            "--remote",
-            url,
-        ];
-        if with_token {
-            args.extend(["--remote-auth-token-env", TOKEN_VAR]);
-        }
-        self.run(&args);
-    }
-
-    /// Submits `/quit` and waits for the CLI to exit; its exit status.
-    async fn quit(&self) -> String {
-        self.submit("/quit", || {
-            self.run(&["display-message", "-p", "-t", "codex", "#{pane_dead}"])
-                .trim()
-                == "1"
-        })
-        .await;
-        self.run(&[
-            "display-message",
-            "-p",
-            "-t",
-            "codex",
-            "#{pane_dead_status}",
-        ])
-        .trim()
-        .to_string()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_codex_tui_answers_an_approval_while_an_exec_streams_on_the_same_daemon() {
     let cli = match codex_cli().and_then(|cli| tmux_available().map(|()| cli)) {
@@ -463,7 +317,12 @@ async fn the_codex_tui_answers_an_approval_while_an_exec_streams_on_the_same_dae
     watcher.initialize().await;
 
     let tmux = Tmux::new(client_home.path());
-    tmux.start_tui(&cli, client_home.path(), &daemon.url, true);
+    tmux.start_tui(
+        &cli,
+        client_home.path(),
+        &daemon.url,
+        Some((TOKEN_VAR, TOKEN)),
+    );
 
     // The TUI starts a thread at once; its prompt takes keys once drawn.
     let started = watcher
@@ -537,7 +396,7 @@ async fn the_codex_tui_talks_to_the_demo_provider_over_the_unix_socket() {
     .await;
     let client_home = tempfile::tempdir().unwrap();
     let tmux = Tmux::new(client_home.path());
-    tmux.start_tui(&cli, client_home.path(), &daemon.url, false);
+    tmux.start_tui(&cli, client_home.path(), &daemon.url, None);
     tmux.wait_for("OpenAI Codex").await;
     let pane = tmux.pane();
     assert!(!pane.contains("Sign in"), "{pane}");
