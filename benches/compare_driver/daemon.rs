@@ -265,27 +265,7 @@ impl Daemon {
     /// figure `/proc/<pid>/stat` reports as utime + stime, but not rounded to 10 ms ticks. A turn
     /// that costs openturn ~30 ms would otherwise move by a third with one tick.
     pub fn cpu_time(&self) -> BenchResult<Duration> {
-        let pid = libc::pid_t::try_from(self.pid).map_err(|e| format!("pid: {e}"))?;
-        let mut clock: libc::clockid_t = 0;
-        // SAFETY: `clock` is a valid out-pointer for the call's duration.
-        let found = unsafe { libc::clock_getcpuclockid(pid, &mut clock) };
-        if found != 0 {
-            return Err(format!("clock_getcpuclockid({pid}): error {found}"));
-        }
-        let mut now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `now` is a valid out-pointer for the call's duration.
-        if unsafe { libc::clock_gettime(clock, &mut now) } != 0 {
-            return Err(format!(
-                "clock_gettime(cpu clock of {pid}): {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        let seconds = u64::try_from(now.tv_sec).map_err(|e| format!("cpu clock: {e}"))?;
-        let nanos = u32::try_from(now.tv_nsec).map_err(|e| format!("cpu clock: {e}"))?;
-        Ok(Duration::new(seconds, nanos))
+        cpu_time_of(self.pid)
     }
 
     /// Peak resident set size (VmHWM) in KiB.
@@ -301,6 +281,31 @@ impl Daemon {
             let _ = self.child.kill().await;
         }
     }
+}
+
+/// The CPU time of process `pid` so far (see [`Daemon::cpu_time`]).
+pub fn cpu_time_of(pid: u32) -> BenchResult<Duration> {
+    let pid = libc::pid_t::try_from(pid).map_err(|e| format!("pid: {e}"))?;
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `clock` is a valid out-pointer for the call's duration.
+    let found = unsafe { libc::clock_getcpuclockid(pid, &mut clock) };
+    if found != 0 {
+        return Err(format!("clock_getcpuclockid({pid}): error {found}"));
+    }
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid out-pointer for the call's duration.
+    if unsafe { libc::clock_gettime(clock, &mut now) } != 0 {
+        return Err(format!(
+            "clock_gettime(cpu clock of {pid}): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let seconds = u64::try_from(now.tv_sec).map_err(|e| format!("cpu clock: {e}"))?;
+    let nanos = u32::try_from(now.tv_nsec).map_err(|e| format!("cpu clock: {e}"))?;
+    Ok(Duration::new(seconds, nanos))
 }
 
 /// A `kB` field of `/proc/<pid>/status`.

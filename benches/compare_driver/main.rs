@@ -9,6 +9,7 @@
 //! libtest's arguments (`--list`, a name filter) as one test named `compare_driver`.
 
 mod daemon;
+mod fanout;
 mod floor;
 #[path = "../support/libtest_args.rs"]
 mod libtest_args;
@@ -39,6 +40,7 @@ enum Unit {
     Millis,
     Micros,
     MiB,
+    KiB,
     Count,
 }
 
@@ -68,7 +70,7 @@ struct Args {
     reference: Option<PathBuf>,
     sizes: Sizes,
     smoke: bool,
-    /// Run only this scenario (startup, throughput, latency, resume, concurrent).
+    /// Run only this scenario (startup, throughput, latency, resume, concurrent, fanout).
     only: Option<String>,
 }
 
@@ -168,10 +170,13 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let (rows, floor) = runtime.block_on(run(&args));
+    let (rows, floor, fanout) = runtime.block_on(run(&args));
     print!("{}", render(&rows));
     if let Some(floor) = &floor {
         print!("{}", render_floor(floor));
+    }
+    if let Some(fanout) = &fanout {
+        print!("{fanout}");
     }
     if args.smoke && (!smoke_passed(&rows) || floor.as_ref().is_some_and(Result::is_err)) {
         return std::process::ExitCode::FAILURE;
@@ -236,8 +241,12 @@ fn row<T>(
     }
 }
 
-/// The rows, and the latency floor when the latency scenario ran.
-async fn run(args: &Args) -> (Vec<Row>, Option<BenchResult<scenarios::Latency>>) {
+/// The latency floor's measurement (see floor.rs).
+type Floor = BenchResult<scenarios::Latency>;
+
+/// The rows, the latency floor when the latency scenario ran, and the fan-out line when the
+/// fan-out scenario did.
+async fn run(args: &Args) -> (Vec<Row>, Option<Floor>, Option<String>) {
     let sizes = args.sizes;
     let mut rows = Vec::new();
     let startup = both(args, "startup", |k, s| async move {
@@ -385,7 +394,9 @@ async fn run(args: &Args) -> (Vec<Row>, Option<BenchResult<scenarios::Latency>>)
         |c| mib(c.peak_rss_kib),
         Some(Target::FractionAtMost(0.1)),
     ));
-    (rows, floor)
+    let (fanout_rows, fanout_line) = fanout::rows(args).await;
+    rows.extend(fanout_rows);
+    (rows, floor, fanout_line)
 }
 
 /// The line under the table that says how much added latency this machine imposes on any daemon.
@@ -407,6 +418,7 @@ fn format_figure(value: &BenchResult<f64>, unit: Unit) -> String {
             Unit::Millis => format!("{v:.1} ms"),
             Unit::Micros => format!("{v:.2} µs"),
             Unit::MiB => format!("{v:.1} MiB"),
+            Unit::KiB => format!("{v:.0} KiB"),
             Unit::Count => format!("{v:.0}"),
         },
         Err(_) => "n/a".to_string(),

@@ -25,6 +25,13 @@ pub struct Sizes {
     pub resume_items: usize,
     pub concurrent_threads: usize,
     pub concurrent_deltas: usize,
+    /// Connection counts subscribed to one thread over ws (`fanout.rs`).
+    pub fanout_subscribers: [usize; 3],
+    pub fanout_deltas: usize,
+    pub fanout_turns: usize,
+    /// Connections each running a turn on a thread of its own over ws.
+    pub own_threads: usize,
+    pub own_thread_deltas: usize,
 }
 
 impl Sizes {
@@ -39,6 +46,11 @@ impl Sizes {
             resume_items: 5_000,
             concurrent_threads: 50,
             concurrent_deltas: 200,
+            fanout_subscribers: [1, 10, 100],
+            fanout_deltas: 2_000,
+            fanout_turns: 3,
+            own_threads: 100,
+            own_thread_deltas: 200,
         }
     }
 
@@ -54,6 +66,11 @@ impl Sizes {
             resume_items: 20,
             concurrent_threads: 3,
             concurrent_deltas: 20,
+            fanout_subscribers: [1, 2, 3],
+            fanout_deltas: 20,
+            fanout_turns: 1,
+            own_threads: 3,
+            own_thread_deltas: 20,
         }
     }
 
@@ -68,6 +85,11 @@ impl Sizes {
             resume_items: 500,
             concurrent_threads: 10,
             concurrent_deltas: 50,
+            fanout_subscribers: [1, 10, 100],
+            fanout_deltas: 500,
+            fanout_turns: 2,
+            own_threads: 100,
+            own_thread_deltas: 50,
         }
     }
 }

@@ -54,6 +54,9 @@ impl Config {
         demo.request_max_retries = 0;
         demo.stream_max_retries = 0;
         demo.stored_key_file = None;
+        // It takes no key: `account/read` must not send a client (the Codex TUI) to a sign-in
+        // screen before its first prompt.
+        demo.requires_openai_auth = false;
         self.model_providers
             .insert(DEMO_PROVIDER_ID.to_string(), demo);
         // The tour shows an edit, whatever the model's own tool set (gpt-5, the default, is
