@@ -231,7 +231,7 @@ impl ProjectionTask {
         }
         // The burst is copied once, exact-size, and shared by every connection's queue; the
         // encoding buffer is kept, so encoding the next burst allocates nothing.
-        let lines = Bytes::copy_from_slice(&self.lines);
+        let mut lines = Bytes::copy_from_slice(&self.lines);
         self.lines.clear();
         if self.lines.capacity() > LINES_FLUSH_BYTES * 4 {
             // One huge notification is not kept around.
@@ -251,14 +251,24 @@ impl ProjectionTask {
         }
         let audience = &self.audience;
         let segments = &self.segments;
-        let targets = audience
-            .subscribers
-            .iter()
-            .map(|context| (context, true))
-            .chain(audience.others.iter().map(|context| (context, false)));
-        for (context, subscribed) in targets {
-            let Some(message) = message_for(context, subscribed, &lines, segments) else {
-                continue;
+        let subscribers = audience.subscribers.len();
+        let targets = subscribers + audience.others.len();
+        for index in 0..targets {
+            let (context, subscribed) = match audience.subscribers.get(index) {
+                Some(context) => (context, true),
+                None => match audience.others.get(index - subscribers) {
+                    Some(context) => (context, false),
+                    None => break,
+                },
+            };
+            let message = match message_for(context, subscribed, &lines, segments) {
+                // The last connection takes the burst itself: cloning `Bytes` made from a `Vec`
+                // allocates its shared count, a cost per round that one subscriber (the common
+                // case) need not pay.
+                Some(Message::All) if index + 1 == targets => std::mem::take(&mut lines),
+                Some(Message::All) => lines.clone(),
+                Some(Message::Filtered(filtered)) => filtered,
+                None => continue,
             };
             tokio::select! {
                 _ = context.outgoing.send_bytes(message) => {}
@@ -269,19 +279,26 @@ impl ProjectionTask {
     }
 }
 
-/// What of a round's `lines` one connection hears: all of it (the same bytes, no copy) unless
-/// it is not subscribed or opted out of some of it.
+/// What of a round's lines one connection hears.
+enum Message {
+    /// All of them: the same bytes, no copy.
+    All,
+    /// Only some (it is not subscribed, or opted out of some methods): a copy of those.
+    Filtered(Bytes),
+}
+
+/// What of a round's `lines` one connection hears; `None` when nothing.
 fn message_for(
     context: &ServerContext,
     subscribed: bool,
     lines: &Bytes,
     segments: &[Segment],
-) -> Option<Bytes> {
+) -> Option<Message> {
     let hears = |segment: &Segment| {
         (subscribed || segment.everyone) && !context.outgoing.is_opted_out(segment.method)
     };
     if segments.iter().all(hears) {
-        return Some(lines.clone());
+        return Some(Message::All);
     }
     let mut filtered = Vec::new();
     let mut start = 0;
@@ -291,7 +308,7 @@ fn message_for(
         }
         start = segment.end;
     }
-    (!filtered.is_empty()).then(|| Bytes::from(filtered))
+    (!filtered.is_empty()).then(|| Message::Filtered(Bytes::from(filtered)))
 }
 
 /// Unloads a thread for every connection: ends its turn and waits for its last notifications to
