@@ -22,6 +22,7 @@ use crate::protocol::thread::ThreadStatus;
 
 use super::context::ServerContext;
 use super::hub::{Audience, Hub};
+use super::member::Member;
 use super::outgoing::{
     encode_agent_message_delta_line, encode_line_into, AgentMessageDelta,
     AGENT_MESSAGE_DELTA_METHOD,
@@ -76,7 +77,7 @@ struct ProjectionTask {
     /// Whether `audience` was looked up this round.
     audience_fresh: bool,
     /// The lookup's scratch buffer, kept like `audience`'s.
-    scratch: Vec<Arc<ServerContext>>,
+    scratch: Vec<Arc<dyn Member>>,
 }
 
 impl ProjectionTask {
@@ -271,7 +272,7 @@ impl ProjectionTask {
                 None => continue,
             };
             tokio::select! {
-                _ = context.outgoing.send_bytes(message) => {}
+                _ = context.outgoing().send_bytes(message) => {}
                 _ = abandoned.cancelled() => break,
             }
         }
@@ -289,13 +290,13 @@ enum Message {
 
 /// What of a round's `lines` one connection hears; `None` when nothing.
 fn message_for(
-    context: &ServerContext,
+    context: &Arc<dyn Member>,
     subscribed: bool,
     lines: &Bytes,
     segments: &[Segment],
 ) -> Option<Message> {
     let hears = |segment: &Segment| {
-        (subscribed || segment.everyone) && !context.outgoing.is_opted_out(segment.method)
+        (subscribed || segment.everyone) && !context.outgoing().is_opted_out(segment.method)
     };
     if segments.iter().all(hears) {
         return Some(Message::All);
@@ -320,7 +321,7 @@ pub(crate) async fn unload_thread(
     closed: bool,
 ) -> Vec<ServerNotification> {
     for connection in context.hub.initialized() {
-        connection.loaded().subscribed.remove(thread_id);
+        connection.unsubscribe(thread_id);
     }
     context.loaded().subscribed.remove(thread_id);
     let projection = context.hub.loaded().projections.remove(thread_id);
@@ -347,13 +348,30 @@ pub(crate) async fn unload_thread(
         }));
     }
     for other in context.hub.initialized() {
-        if other.id != context.id {
+        if other.id() != context.id {
             for announcement in &announcements {
-                let _ = other.outgoing.send_notification(announcement).await;
+                let _ = other.outgoing().send_notification(announcement).await;
             }
         }
     }
     announcements
+}
+
+/// Forgets a connection that ended: the hub forgets it (its pending questions are withdrawn,
+/// answered `Cancelled` when nobody else was asked), what only it could reach is stopped (its
+/// `command/exec` and `process/spawn` processes killed, its watches and searches stopped), and
+/// the threads only it was subscribed to are left to the idle unload, as after
+/// `thread/unsubscribe`.
+pub(crate) fn disconnect(context: &Arc<ServerContext>) {
+    context.hub.forget(context.id);
+    context.stop_owned_work();
+    let subscribed: Vec<ThreadId> = context.loaded().subscribed.drain().collect();
+    let delay = Duration::from_secs(context.config.thread_unload_delay_secs);
+    for thread_id in subscribed {
+        if context.hub.audience(&thread_id).subscribers.is_empty() {
+            schedule_idle_unload(context, thread_id, delay);
+        }
+    }
 }
 
 /// After `thread/unsubscribe` (or its last subscriber's connection closing): unloads the thread

@@ -37,7 +37,7 @@ use crate::protocol::mcp::{
 use crate::protocol::notification::ServerNotification;
 
 use super::convert;
-use super::hub::ConnectionId;
+use super::member::ConnectionId;
 use super::outgoing::OutgoingSender;
 
 /// How long a request may wait for its answer. Approvals wait on a human, so this is generous;
