@@ -17,7 +17,7 @@ use crate::client::ProviderInfo;
 
 use super::check::{ConfigSource, ConfigWarning};
 use super::error::ConfigError;
-use super::{Config, ConfigLayers};
+use super::resolved::{Config, ConfigLayers};
 
 /// The id of the built-in offline provider.
 pub const DEMO_PROVIDER_ID: &str = "demo";

@@ -10,7 +10,8 @@ use crate::core::{ThreadId, ThreadManager};
 use crate::protocol::notification::RateLimitSnapshot;
 use crate::protocol::thread::ThreadStatus;
 
-use super::hub::{ConnectionId, Hub};
+use super::hub::Hub;
+use super::member::{ConnectionId, Member};
 use super::outgoing::OutgoingSender;
 
 /// Per-connection handshake state.
@@ -75,7 +76,8 @@ impl ServerContext {
             exec_processes: Default::default(),
             processes: Default::default(),
         });
-        hub.register(&context);
+        let member: std::sync::Weak<ServerContext> = Arc::downgrade(&context);
+        hub.register(context.id, member);
         context
     }
 
@@ -102,6 +104,15 @@ impl ServerContext {
         self.loaded().subscribed.contains(thread_id)
     }
 
+    /// Ends what only this connection could reach: its `command/exec` and `process/spawn`
+    /// processes are killed, its watches and searches stopped.
+    pub(crate) fn stop_owned_work(&self) {
+        self.exec_processes.kill_all();
+        self.processes.kill_all();
+        self.fs_watches.stop_all();
+        self.file_searches.stop_all();
+    }
+
     pub(crate) fn subscribe(&self, thread_id: &ThreadId) {
         self.loaded().subscribed.insert(thread_id.clone());
     }
@@ -117,5 +128,27 @@ impl ServerContext {
             .get(thread_id)
             .cloned()
             .unwrap_or(ThreadStatus::Idle)
+    }
+}
+
+impl Member for ServerContext {
+    fn id(&self) -> ConnectionId {
+        self.id
+    }
+
+    fn outgoing(&self) -> &OutgoingSender {
+        &self.outgoing
+    }
+
+    fn is_initialized(&self) -> bool {
+        self.connection().initialized
+    }
+
+    fn is_subscribed(&self, thread_id: &ThreadId) -> bool {
+        ServerContext::is_subscribed(self, thread_id)
+    }
+
+    fn unsubscribe(&self, thread_id: &ThreadId) {
+        self.loaded().subscribed.remove(thread_id);
     }
 }

@@ -22,6 +22,7 @@ use crate::protocol::thread::ThreadStatus;
 
 use super::context::ServerContext;
 use super::hub::{Audience, Hub};
+use super::member::Member;
 use super::outgoing::{
     encode_agent_message_delta_line, encode_line_into, AgentMessageDelta,
     AGENT_MESSAGE_DELTA_METHOD,
@@ -90,7 +91,7 @@ struct ProjectionTask {
     /// Whether `audience` was looked up this round.
     audience_fresh: bool,
     /// The lookup's scratch buffer, kept like `audience`'s.
-    scratch: Vec<Arc<ServerContext>>,
+    scratch: Vec<Arc<dyn Member>>,
 }
 
 impl ProjectionTask {
@@ -245,7 +246,7 @@ impl ProjectionTask {
         }
         // The burst is copied once, exact-size, and shared by every connection's queue; the
         // encoding buffer is kept, so encoding the next burst allocates nothing.
-        let lines = Bytes::copy_from_slice(&self.lines);
+        let mut lines = Bytes::copy_from_slice(&self.lines);
         self.lines.clear();
         if self.lines.capacity() > LINES_FLUSH_BYTES * 4 {
             // One huge notification is not kept around.
@@ -265,17 +266,27 @@ impl ProjectionTask {
         }
         let audience = &self.audience;
         let segments = &self.segments;
-        let targets = audience
-            .subscribers
-            .iter()
-            .map(|context| (context, true))
-            .chain(audience.others.iter().map(|context| (context, false)));
-        for (context, subscribed) in targets {
-            let Some(message) = message_for(context, subscribed, &lines, segments) else {
-                continue;
+        let subscribers = audience.subscribers.len();
+        let targets = subscribers + audience.others.len();
+        for index in 0..targets {
+            let (context, subscribed) = match audience.subscribers.get(index) {
+                Some(context) => (context, true),
+                None => match audience.others.get(index - subscribers) {
+                    Some(context) => (context, false),
+                    None => break,
+                },
+            };
+            let message = match message_for(context, subscribed, &lines, segments) {
+                // The last connection takes the burst itself: cloning `Bytes` made from a `Vec`
+                // allocates its shared count, a cost per round that one subscriber (the common
+                // case) need not pay.
+                Some(Message::All) if index + 1 == targets => std::mem::take(&mut lines),
+                Some(Message::All) => lines.clone(),
+                Some(Message::Filtered(filtered)) => filtered,
+                None => continue,
             };
             tokio::select! {
-                _ = context.outgoing.send_bytes(message) => {}
+                _ = context.outgoing().send_bytes(message) => {}
                 _ = abandoned.cancelled() => break,
             }
         }
@@ -283,19 +294,26 @@ impl ProjectionTask {
     }
 }
 
-/// What of a round's `lines` one connection hears: all of it (the same bytes, no copy) unless
-/// it is not subscribed or opted out of some of it.
+/// What of a round's lines one connection hears.
+enum Message {
+    /// All of them: the same bytes, no copy.
+    All,
+    /// Only some (it is not subscribed, or opted out of some methods): a copy of those.
+    Filtered(Bytes),
+}
+
+/// What of a round's `lines` one connection hears; `None` when nothing.
 fn message_for(
-    context: &ServerContext,
+    context: &Arc<dyn Member>,
     subscribed: bool,
     lines: &Bytes,
     segments: &[Segment],
-) -> Option<Bytes> {
+) -> Option<Message> {
     let hears = |segment: &Segment| {
-        (subscribed || segment.everyone) && !context.outgoing.is_opted_out(segment.method)
+        (subscribed || segment.everyone) && !context.outgoing().is_opted_out(segment.method)
     };
     if segments.iter().all(hears) {
-        return Some(lines.clone());
+        return Some(Message::All);
     }
     let mut filtered = Vec::new();
     let mut start = 0;
@@ -305,7 +323,7 @@ fn message_for(
         }
         start = segment.end;
     }
-    (!filtered.is_empty()).then(|| Bytes::from(filtered))
+    (!filtered.is_empty()).then(|| Message::Filtered(Bytes::from(filtered)))
 }
 
 /// Unloads a thread for every connection: ends its turn and waits for its last notifications to
@@ -317,7 +335,7 @@ pub(crate) async fn unload_thread(
     closed: bool,
 ) -> Vec<ServerNotification> {
     for connection in context.hub.initialized() {
-        connection.loaded().subscribed.remove(thread_id);
+        connection.unsubscribe(thread_id);
     }
     context.loaded().subscribed.remove(thread_id);
     let projection = context.hub.loaded().projections.remove(thread_id);
@@ -344,13 +362,30 @@ pub(crate) async fn unload_thread(
         }));
     }
     for other in context.hub.initialized() {
-        if other.id != context.id {
+        if other.id() != context.id {
             for announcement in &announcements {
-                let _ = other.outgoing.send_notification(announcement).await;
+                let _ = other.outgoing().send_notification(announcement).await;
             }
         }
     }
     announcements
+}
+
+/// Forgets a connection that ended: the hub forgets it (its pending questions are withdrawn,
+/// answered `Cancelled` when nobody else was asked), what only it could reach is stopped (its
+/// `command/exec` and `process/spawn` processes killed, its watches and searches stopped), and
+/// the threads only it was subscribed to are left to the idle unload, as after
+/// `thread/unsubscribe`.
+pub(crate) fn disconnect(context: &Arc<ServerContext>) {
+    context.hub.forget(context.id);
+    context.stop_owned_work();
+    let subscribed: Vec<ThreadId> = context.loaded().subscribed.drain().collect();
+    let delay = Duration::from_secs(context.config.thread_unload_delay_secs);
+    for thread_id in subscribed {
+        if context.hub.audience(&thread_id).subscribers.is_empty() {
+            schedule_idle_unload(context, thread_id, delay);
+        }
+    }
 }
 
 /// After `thread/unsubscribe` (or its last subscriber's connection closing): unloads the thread

@@ -1,8 +1,9 @@
 //! What the connections of one daemon share: the thread manager, the server→client requests, the
 //! shutdown lifecycle, the registry of live connections, and each loaded thread's projection
 //! task and last status. A connection ([`super::context::ServerContext`]) owns its handshake, its
-//! outbound queue and the set of threads it is subscribed to; a thread's projection task asks the
-//! hub, once per round, which connections should hear it (see [`Hub::audience`]).
+//! outbound queue and the set of threads it is subscribed to; the hub knows it only as a
+//! [`Member`]. A thread's projection task asks the hub, once per round, which connections should
+//! hear it (see [`Hub::audience`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,13 +16,10 @@ use crate::protocol::jsonrpc::{NotificationEnvelope, JSONRPC_VERSION};
 use crate::protocol::notification::{RateLimitSnapshot, ServerNotification};
 use crate::protocol::thread::ThreadStatus;
 
-use super::context::ServerContext;
+use super::member::{ConnectionId, Member};
 use super::outgoing::{encode_line, OutgoingSender};
 use super::server_requests::ServerRequests;
 use super::shutdown::Lifecycle;
-
-/// A connection's number within this daemon; never reused.
-pub(crate) type ConnectionId = u64;
 
 /// What the daemon knows about each loaded thread, whoever loaded it.
 #[derive(Default)]
@@ -37,7 +35,7 @@ pub(crate) struct Hub {
     pub(crate) threads: Arc<ThreadManager>,
     pub(crate) server_requests: Arc<ServerRequests>,
     pub(crate) lifecycle: Arc<Lifecycle>,
-    connections: Mutex<HashMap<ConnectionId, Weak<ServerContext>>>,
+    connections: Mutex<HashMap<ConnectionId, Weak<dyn Member>>>,
     loaded: Mutex<SharedThreads>,
     next_connection: AtomicU64,
     /// The last rate-limit snapshot a provider reported on any thread, for
@@ -49,9 +47,9 @@ pub(crate) struct Hub {
 #[derive(Default)]
 pub(crate) struct Audience {
     /// Initialized connections subscribed to the thread.
-    pub(crate) subscribers: Vec<Arc<ServerContext>>,
+    pub(crate) subscribers: Vec<Arc<dyn Member>>,
     /// Initialized connections that are not: they hear lifecycle notifications only.
-    pub(crate) others: Vec<Arc<ServerContext>>,
+    pub(crate) others: Vec<Arc<dyn Member>>,
 }
 
 impl Hub {
@@ -94,7 +92,7 @@ impl Hub {
         self.next_connection.fetch_add(1, Ordering::Relaxed)
     }
 
-    fn connections(&self) -> MutexGuard<'_, HashMap<ConnectionId, Weak<ServerContext>>> {
+    fn connections(&self) -> MutexGuard<'_, HashMap<ConnectionId, Weak<dyn Member>>> {
         match self.connections.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
@@ -108,41 +106,27 @@ impl Hub {
         }
     }
 
-    pub(crate) fn register(&self, context: &Arc<ServerContext>) {
-        self.connections()
-            .insert(context.id, Arc::downgrade(context));
+    pub(crate) fn register(&self, id: ConnectionId, member: Weak<dyn Member>) {
+        self.connections().insert(id, member);
     }
 
-    /// Forgets a connection that ended: its pending questions are withdrawn (answered
-    /// `Cancelled` when nobody else was asked), its `command/exec` and `process/spawn`
-    /// processes are killed, its watches and searches stopped, and the threads only it was
-    /// subscribed to are left to the idle unload, as after `thread/unsubscribe`.
-    pub(crate) fn unregister(&self, context: &Arc<ServerContext>) {
-        self.connections().remove(&context.id);
-        self.server_requests.connection_closed(context.id);
-        // What only this connection could reach ends with it.
-        context.exec_processes.kill_all();
-        context.processes.kill_all();
-        context.fs_watches.stop_all();
-        context.file_searches.stop_all();
-        let subscribed: Vec<ThreadId> = context.loaded().subscribed.drain().collect();
-        let delay = std::time::Duration::from_secs(context.config.thread_unload_delay_secs);
-        for thread_id in subscribed {
-            if self.audience(&thread_id).subscribers.is_empty() {
-                super::fanout::schedule_idle_unload(context, thread_id, delay);
-            }
-        }
+    /// Forgets a connection that ended: it hears nothing more, and its pending questions are
+    /// withdrawn (answered `Cancelled` when nobody else was asked). The rest of its ending is
+    /// `fanout::disconnect`'s.
+    pub(crate) fn forget(&self, id: ConnectionId) {
+        self.connections().remove(&id);
+        self.server_requests.connection_closed(id);
     }
 
     /// Every live connection that finished its handshake.
-    pub(crate) fn initialized(&self) -> Vec<Arc<ServerContext>> {
-        let mut live: Vec<Arc<ServerContext>> = self
+    pub(crate) fn initialized(&self) -> Vec<Arc<dyn Member>> {
+        let mut live: Vec<Arc<dyn Member>> = self
             .connections()
             .values()
             .filter_map(Weak::upgrade)
             .collect();
         // Filtered in place (the connections' lock is released first): one allocation a call.
-        live.retain(|context| context.connection().initialized);
+        live.retain(|context| context.is_initialized());
         live
     }
 
@@ -152,7 +136,7 @@ impl Hub {
     pub(crate) fn fill_audience(
         &self,
         thread_id: &ThreadId,
-        scratch: &mut Vec<Arc<ServerContext>>,
+        scratch: &mut Vec<Arc<dyn Member>>,
         audience: &mut Audience,
     ) {
         scratch.clear();
@@ -161,7 +145,7 @@ impl Hub {
         audience.others.clear();
         // The connections' lock is released before each connection's own state is read.
         for context in scratch.drain(..) {
-            if !context.connection().initialized {
+            if !context.is_initialized() {
                 continue;
             }
             if context.is_subscribed(thread_id) {
@@ -199,8 +183,8 @@ impl Hub {
             }
         };
         for context in self.initialized() {
-            if !context.outgoing.is_opted_out(notification.method()) {
-                let _ = context.outgoing.send_bytes(line.clone()).await;
+            if !context.outgoing().is_opted_out(notification.method()) {
+                let _ = context.outgoing().send_bytes(line.clone()).await;
             }
         }
     }
@@ -214,7 +198,7 @@ impl Hub {
         self.audience(thread_id)
             .subscribers
             .into_iter()
-            .map(|context| (context.id, context.outgoing.clone()))
+            .map(|context| (context.id(), context.outgoing().clone()))
             .collect()
     }
 }

@@ -18,6 +18,7 @@ pub(crate) mod handlers;
 pub(crate) mod history;
 pub(crate) mod hub;
 pub mod listen;
+pub(crate) mod member;
 pub(crate) mod outgoing;
 pub(crate) mod projection;
 pub mod schema;

@@ -11,6 +11,8 @@
 //! `serde_json` itself, so escaping rules live in one place. A test feeds both paths the same
 //! frames, random ones included, and holds every answer of this one equal to the general one.
 
+use std::borrow::Cow;
+
 use super::event::ResponseEvent;
 
 const TEXT_DELTA: &str = "response.output_text.delta";
@@ -40,7 +42,9 @@ pub(super) fn text_delta(data: &str) -> Option<ResponseEvent> {
         reader.skip_space();
         match key {
             "type" => {
-                if kind_seen || reader.string()? != TEXT_DELTA {
+                // Compared where it lies: this member is in every frame, and a copy of it
+                // would be an allocation per delta.
+                if kind_seen || reader.borrowed_string()? != TEXT_DELTA {
                     return None;
                 }
                 kind_seen = true;
@@ -151,12 +155,17 @@ impl<'a> Reader<'a> {
 
     /// A string value, unescaped by `serde_json` when it has escapes.
     fn string(&mut self) -> Option<String> {
+        self.borrowed_string().map(Cow::into_owned)
+    }
+
+    /// [`Reader::string`], borrowed from the frame unless it has escapes.
+    fn borrowed_string(&mut self) -> Option<Cow<'a, str>> {
         let (start, end, escaped) = self.string_extent()?;
         let quoted = self.data.get(start..end)?;
         if escaped {
-            serde_json::from_str(quoted).ok()
+            serde_json::from_str::<String>(quoted).ok().map(Cow::Owned)
         } else {
-            Some(quoted[1..quoted.len() - 1].to_string())
+            quoted.get(1..quoted.len() - 1).map(Cow::Borrowed)
         }
     }
 

@@ -107,7 +107,7 @@ pub(crate) async fn serve<S>(
         // connection, until the daemon's shutdown finishes the writers.
         context.lifecycle.writer_finish.cancelled().await;
     }
-    hub.unregister(&context);
+    crate::server::fanout::disconnect(&context);
     tracing::info!(connection = context.id, "connection closed");
     finish.cancel();
     drop(context);
