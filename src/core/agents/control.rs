@@ -328,9 +328,26 @@ impl AgentControl {
         let not_found = || AgentError::NotFound(id.to_string());
         let thread_id = ThreadId::parse(id).map_err(|_| not_found())?;
         let (manager, host) = self.parts()?;
-        if manager.get(&thread_id).is_ok() {
-            if let Some(child) = self.children().get_mut(&thread_id) {
-                child.closed = false;
+        if let Ok(child) = manager.get(&thread_id) {
+            let known = match self.children().get_mut(&thread_id) {
+                Some(record) => {
+                    record.closed = false;
+                    true
+                }
+                None => false,
+            };
+            // Loaded by a client (`thread/resume`) rather than by this parent's tools.
+            if !known {
+                let origin = child.origin().ok_or_else(not_found)?;
+                if origin.parent_thread_id != parent.id {
+                    return Err(not_found());
+                }
+                let nickname = origin.nickname.clone().unwrap_or_default();
+                let status = last_message(&child.history())
+                    .map_or(AgentStatus::PendingInit, |text| {
+                        AgentStatus::Completed(Some(text))
+                    });
+                self.register(&child, &parent.id, nickname, status);
             }
             return Ok(self.status(id));
         }

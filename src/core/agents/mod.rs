@@ -148,3 +148,34 @@ pub enum AgentError {
     #[error("{0}")]
     Core(#[from] super::error::CoreError),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Invariant: the statuses read as the reference's tool outputs spell them, and only a
+    /// stopped agent ends a wait.
+    #[test]
+    fn statuses_read_as_the_tools_answer_them() {
+        let answered = TurnOutcome::Completed {
+            final_items: vec![TurnItem::AgentMessage {
+                id: "m".into(),
+                text: "done".into(),
+                phase: None,
+                memory_citation: None,
+            }],
+        };
+        let status = AgentStatus::after(&answered);
+        assert_eq!(status.to_json(), json!({"completed": "done"}));
+        assert_eq!(status.client_state(), ("completed", Some("done".into())));
+        assert!(status.is_final());
+        assert_eq!(AgentStatus::NotFound.to_json(), json!("not_found"));
+        assert_eq!(AgentStatus::PendingInit.to_json(), json!("pending_init"));
+        assert!(!AgentStatus::Running.is_final());
+        assert_eq!(
+            AgentStatus::after(&TurnOutcome::Interrupted),
+            AgentStatus::Interrupted
+        );
+    }
+}

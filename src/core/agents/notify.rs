@@ -1,8 +1,9 @@
 //! What a parent is told when a child finishes — a user message `<subagent_notification>`
 //! carrying `{"agent_path", "status"}` — and how it reaches the parent's history without
-//! starting a turn: appended at once while the parent is idle, else once its running turn has
-//! ended (a message slipped between a call and its output would break the history the provider
-//! accepts), so the model reads it with its next request. Also reads a child's origin back from
+//! starting a turn: appended at once while the parent is idle, else left in the parent's
+//! mailbox for its next turn, which records it before the user's input (a message slipped into
+//! a running turn between a call and its output would break the history the provider accepts).
+//! Either way the model reads it with its next request. Also reads a child's origin back from
 //! its rollout.
 
 use crate::rollout::RolloutItem;

@@ -243,3 +243,36 @@ pub(crate) fn spec() -> Value {
         ]
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Invariant: the five functions route in their namespace or bare, other namespaces are not
+    /// theirs, and a thread without the tool (a child) has its calls refused.
+    #[test]
+    fn calls_route_in_the_namespace_and_are_refused_where_the_tool_is_off() {
+        let settings = ThreadSettings::for_tests();
+        let spawn = r#"{"message": "task"}"#;
+        assert!(matches!(
+            parse(SPAWN, Some(NAMESPACE), spawn, &settings),
+            Some(Ok(AgentCall::Spawn(_)))
+        ));
+        assert!(matches!(
+            parse(WAIT, None, r#"{"targets": ["a"]}"#, &settings),
+            Some(Ok(AgentCall::Wait(_)))
+        ));
+        assert!(parse(SPAWN, Some("mcp__x"), spawn, &settings).is_none());
+        assert!(parse("exec_command", Some(NAMESPACE), "{}", &settings).is_none());
+        assert!(matches!(
+            parse(CLOSE, Some(NAMESPACE), "{}", &settings),
+            Some(Err(refusal)) if refusal.contains("target")
+        ));
+        let child = super::super::super::agents::child_settings(settings, 1);
+        assert_eq!(
+            parse(SPAWN, Some(NAMESPACE), spawn, &child).map(|r| r.err()),
+            Some(Some("unsupported call: spawn_agent".to_string()))
+        );
+        assert!(task_text(None, None).is_err());
+    }
+}

@@ -129,7 +129,11 @@ pub(crate) async fn run(turn: &TurnHandle, routed: RoutedAgentCall) -> Option<To
             item.receivers.clone_from(&args.targets);
             turn.item_started(item.item(ToolItemStatus::InProgress))
                 .await;
-            let (statuses, timed_out) = wait(&control, &args, turn).await?;
+            let Some((statuses, timed_out)) = wait(&control, &args, turn).await else {
+                // The turn ended while waiting: the item ends with it, and no answer exists.
+                turn.item_completed(item.item(ToolItemStatus::Failed)).await;
+                return None;
+            };
             let mut status = serde_json::Map::new();
             for (id, agent_status) in &statuses {
                 item.note(id, agent_status);
