@@ -114,7 +114,7 @@ impl AgentHost for ServerAgentHost {
                 return;
             };
             for connection in hub.initialized() {
-                connection.loaded().subscribed.remove(&child);
+                connection.unsubscribe(&child);
             }
             let projection = hub.loaded().projections.remove(&child);
             drop(hub.threads.unload_thread(&child).await);

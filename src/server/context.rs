@@ -148,6 +148,10 @@ impl Member for ServerContext {
         ServerContext::is_subscribed(self, thread_id)
     }
 
+    fn subscribe(&self, thread_id: &ThreadId) {
+        ServerContext::subscribe(self, thread_id);
+    }
+
     fn unsubscribe(&self, thread_id: &ThreadId) {
         self.loaded().subscribed.remove(thread_id);
     }

@@ -17,5 +17,7 @@ pub(crate) trait Member: Send + Sync {
     /// Whether the connection finished its handshake (only those hear notifications).
     fn is_initialized(&self) -> bool;
     fn is_subscribed(&self, thread_id: &ThreadId) -> bool;
+    /// Follows a thread from now on (a parent's subscribers follow the children it spawns).
+    fn subscribe(&self, thread_id: &ThreadId);
     fn unsubscribe(&self, thread_id: &ThreadId);
 }
