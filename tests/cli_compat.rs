@@ -1,7 +1,7 @@
 //! What launchers written for the reference CLI rely on:
 //! - `--enable FEATURE` / `--disable FEATURE`, before or after the subcommand, set
 //!   `features.<name>` (visible in `config/read`); an unknown name is a warning, not a failure;
-//! - `initialize` reports the reference protocol version (0.169.0) as the first `x.y.z` of
+//! - `initialize` reports the reference protocol version (0.171.0) as the first `x.y.z` of
 //!   `userAgent` and as `serverInfo.version`, and openturn's own version in `openturnVersion`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
@@ -94,14 +94,14 @@ async fn initialize_reports_the_reference_version_and_openturns_own() {
     let result = &response["result"];
     let user_agent = result["userAgent"].as_str().unwrap_or_default();
     assert!(
-        user_agent.starts_with("gatekeeper/0.169.0 "),
+        user_agent.starts_with("gatekeeper/0.171.0 "),
         "{user_agent}"
     );
     assert_eq!(first_version(user_agent), Some((0, 169, 0)));
     assert!(first_version(user_agent) >= Some((0, 153, 0)));
     assert_eq!(
         result["serverInfo"],
-        json!({"name": "openturn", "version": "0.169.0"})
+        json!({"name": "openturn", "version": "0.171.0"})
     );
     assert_eq!(
         result["openturnVersion"],

@@ -120,7 +120,7 @@ async fn the_official_python_sdk_logs_in_runs_a_tiered_turn_and_logs_out() {
     assert_eq!(
         summary,
         serde_json::json!({
-            "server_version": "0.169.0",
+            "server_version": "0.171.0",
             "account_before": null,
             "requires_auth_before": true,
             "account_after_login": "apiKey",

@@ -40,7 +40,7 @@ pub mod user_input;
 /// binary the protocol was observed from). `initialize` reports it as the first `x.y.z` of
 /// `userAgent` and as `serverInfo.version`, because clients gate features on that number
 /// (the Python SDK needs >= 0.151.0); openturn's own version travels in `openturnVersion`.
-pub const REFERENCE_VERSION: &str = "0.169.0";
+pub const REFERENCE_VERSION: &str = "0.171.0";
 
 /// The version of the app-server protocol this build implements, reported by `initialize`.
-pub const PROTOCOL_VERSION: &str = "v2 (codex app-server core subset, observed 0.169.0)";
+pub const PROTOCOL_VERSION: &str = "v2 (codex app-server core subset, observed 0.171.0)";

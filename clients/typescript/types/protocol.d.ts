@@ -372,6 +372,40 @@ export type LoginAccountResponse = {
   type: "apiKey";
 };
 /**
+ * How the client is registered with the authorization server for this login.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpServerOauthClientRegistration".
+ */
+export type McpServerOauthClientRegistration = "auto" | "cimd" | "dcr";
+/**
+ * What to change, tagged by `type`. A field left out keeps its value; an explicit `null` clears a nullable one.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ProviderSettingsPatch".
+ */
+export type ProviderSettingsPatch =
+  | {
+      baseUrl?: string | null;
+      envKey?: string | null;
+      name?: string | null;
+      providerId?: string | null;
+      type: "customGateway";
+    }
+  | {
+      profile?: string | null;
+      providerId: string;
+      region?: string | null;
+      type: "bedrock";
+    }
+  | {
+      credentialFile?: string | null;
+      location?: string | null;
+      projectId?: string | null;
+      providerId: string;
+      type: "gcp";
+    };
+/**
  * How the provider is reached, tagged by `type`.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -616,6 +650,10 @@ export type ServerNotification =
   | {
       method: "process/exited";
       params: ProcessExitedNotification;
+    }
+  | {
+      method: "mcpServer/oauthLogin/completed";
+      params: McpServerOauthLoginCompletedNotification;
     };
 /**
  * `{"type":"idle"}`, `{"type":"active","activeFlags":[…]}`, …
@@ -1922,7 +1960,7 @@ export interface ListMcpServerStatusResponse {
  */
 export interface McpServerStatus {
   /**
-   * `unsupported` (stdio), `bearerToken` or `unknown`.
+   * `unsupported` (stdio), `bearerToken`, `oAuth` (tokens of `mcpServer/oauth/login`) or `unknown`.
    */
   authStatus: string;
   httpOrigin?: string | null;
@@ -2026,6 +2064,61 @@ export interface McpServerElicitationRequestParams {
    * The page to open (`url` mode).
    */
   url?: string | null;
+}
+/**
+ * `mcpServer/oauthLogin/completed`: how a login ended.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpServerOauthLoginCompletedNotification".
+ */
+export interface McpServerOauthLoginCompletedNotification {
+  /**
+   * Why it failed; never holds a token.
+   */
+  error?: string | null;
+  loginId?: string | null;
+  name: string;
+  success: boolean;
+  threadId?: string | null;
+}
+/**
+ * `mcpServer/oauth/login` params.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpServerOauthLoginParams".
+ */
+export interface McpServerOauthLoginParams {
+  clientRegistration?: McpServerOauthClientRegistration | null;
+  /**
+   * Accepted for compatibility: openturn selects servers by name.
+   */
+  environmentId?: string | null;
+  /**
+   * The `[mcp_servers.NAME]` server to log in to.
+   */
+  name: string;
+  /**
+   * Scopes to ask for; the server's advertised ones when absent.
+   */
+  scopes?: string[] | null;
+  /**
+   * Echoed in the completion notification.
+   */
+  threadId?: string | null;
+  /**
+   * How long to wait for the browser to come back (default 300 s).
+   */
+  timeoutSecs?: number | null;
+}
+/**
+ * `mcpServer/oauth/login` result: the URL for the user's browser; the login ends with `mcpServer/oauthLogin/completed`.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "McpServerOauthLoginResponse".
+ */
+export interface McpServerOauthLoginResponse {
+  authorizationUrl: string;
+  loginId?: string | null;
 }
 /**
  * `mcpServer/startupStatus/updated`: a server of a thread is starting, ready, or failed (to start, or later: a server that dies is reported `failed` too).
@@ -2153,19 +2246,22 @@ export interface ModelProviderCapabilitiesReadResponse {
   webSearch: boolean;
 }
 /**
+ * `modelProvider/config/write` params: one provider's settings to change or create.
+ *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
- * via the `definition` "ModelProviderListResponse".
+ * via the `definition` "ModelProviderConfigWriteParams".
  */
-export interface ModelProviderListResponse {
-  canChangeDefault: boolean;
-  /**
-   * Every configured provider, by id.
-   */
-  data: ModelProviderSummary[];
-  /**
-   * The provider new threads use (`model_provider`).
-   */
-  defaultProviderId: string;
+export interface ModelProviderConfigWriteParams {
+  settings: ProviderSettingsPatch;
+}
+/**
+ * `modelProvider/config/write` result: the provider as `modelProvider/list` now shows it.
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ModelProviderConfigWriteResponse".
+ */
+export interface ModelProviderConfigWriteResponse {
+  provider: ModelProviderSummary;
 }
 /**
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
@@ -2183,6 +2279,33 @@ export interface ModelProviderSummary {
   id: string;
   name: string;
   settings: ProviderSettings;
+}
+/**
+ * `modelProvider/default/set` params: the provider new threads use (`model_provider` in the user's config.toml). The answer is the config write's ([`super::config_write::ConfigWriteResponse`]).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ModelProviderDefaultSetParams".
+ */
+export interface ModelProviderDefaultSetParams {
+  /**
+   * A configured provider's id.
+   */
+  providerId: string;
+}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "ModelProviderListResponse".
+ */
+export interface ModelProviderListResponse {
+  canChangeDefault: boolean;
+  /**
+   * Every configured provider, by id.
+   */
+  data: ModelProviderSummary[];
+  /**
+   * The provider new threads use (`model_provider`).
+   */
+  defaultProviderId: string;
 }
 /**
  * `modelProvider/list` and `modelProvider/capabilities/read` take no params.

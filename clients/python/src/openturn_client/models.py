@@ -1140,6 +1140,78 @@ class McpServerElicitationRequestParams(BaseModel):
     """
 
 
+class McpServerOauthClientRegistration(
+    RootModel[Literal["auto"] | Literal["cimd"] | Literal["dcr"]]
+):
+    root: Literal["auto"] | Literal["cimd"] | Literal["dcr"]
+    """
+    How the client is registered with the authorization server for this login.
+    """
+
+
+class McpServerOauthLoginCompletedNotification(BaseModel):
+    """
+    `mcpServer/oauthLogin/completed`: how a login ended.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    error: str | None = None
+    """
+    Why it failed; never holds a token.
+    """
+    login_id: Annotated[str | None, Field(alias="loginId")] = None
+    name: str
+    success: bool
+    thread_id: Annotated[str | None, Field(alias="threadId")] = None
+
+
+class McpServerOauthLoginParams(BaseModel):
+    """
+    `mcpServer/oauth/login` params.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    client_registration: Annotated[
+        McpServerOauthClientRegistration | None, Field(alias="clientRegistration")
+    ] = None
+    environment_id: Annotated[str | None, Field(alias="environmentId")] = None
+    """
+    Accepted for compatibility: openturn selects servers by name.
+    """
+    name: str
+    """
+    The `[mcp_servers.NAME]` server to log in to.
+    """
+    scopes: list[str] | None = None
+    """
+    Scopes to ask for; the server's advertised ones when absent.
+    """
+    thread_id: Annotated[str | None, Field(alias="threadId")] = None
+    """
+    Echoed in the completion notification.
+    """
+    timeout_secs: Annotated[int | None, Field(alias="timeoutSecs")] = None
+    """
+    How long to wait for the browser to come back (default 300 s).
+    """
+
+
+class McpServerOauthLoginResponse(BaseModel):
+    """
+    `mcpServer/oauth/login` result: the URL for the user's browser; the login ends with `mcpServer/oauthLogin/completed`.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    authorization_url: Annotated[str, Field(alias="authorizationUrl")]
+    login_id: Annotated[str | None, Field(alias="loginId")] = None
+
+
 class McpServerStartupStatusUpdatedNotification(BaseModel):
     """
     `mcpServer/startupStatus/updated`: a server of a thread is starting, ready, or failed (to start, or later: a server that dies is reported `failed` too).
@@ -1171,7 +1243,7 @@ class McpServerStatus(BaseModel):
     )
     auth_status: Annotated[str, Field(alias="authStatus")]
     """
-    `unsupported` (stdio), `bearerToken` or `unknown`.
+    `unsupported` (stdio), `bearerToken`, `oAuth` (tokens of `mcpServer/oauth/login`) or `unknown`.
     """
     http_origin: Annotated[str | None, Field(alias="httpOrigin")] = None
     name: str
@@ -1299,6 +1371,20 @@ class ModelProviderCapabilitiesReadResponse(BaseModel):
     )
     image_generation: Annotated[bool, Field(alias="imageGeneration")]
     web_search: Annotated[bool, Field(alias="webSearch")]
+
+
+class ModelProviderDefaultSetParams(BaseModel):
+    """
+    `modelProvider/default/set` params: the provider new threads use (`model_provider` in the user's config.toml). The answer is the config write's ([`super::config_write::ConfigWriteResponse`]).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    provider_id: Annotated[str, Field(alias="providerId")]
+    """
+    A configured provider's id.
+    """
 
 
 class ModelProviderNoParams(BaseModel):
@@ -1504,6 +1590,62 @@ class ProviderSettings(RootModel[ProviderSettings1 | ProviderSettings2]):
     root: ProviderSettings1 | ProviderSettings2
     """
     How the provider is reached, tagged by `type`.
+    """
+
+
+class ProviderSettingsPatch1(BaseModel):
+    """
+    A Responses-API gateway of the user's: `providerId` edits that table, none creates one (its id made from `name`).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        populate_by_name=True,
+    )
+    base_url: Annotated[str | None, Field(alias="baseUrl")] = None
+    env_key: Annotated[str | None, Field(alias="envKey")] = None
+    name: str | None = None
+    provider_id: Annotated[str | None, Field(alias="providerId")] = None
+    type: Literal["customGateway"]
+
+
+class ProviderSettingsPatch2(BaseModel):
+    """
+    The reference's Amazon Bedrock providers, which openturn cannot reach: refused.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        populate_by_name=True,
+    )
+    profile: str | None = None
+    provider_id: Annotated[str, Field(alias="providerId")]
+    region: str | None = None
+    type: Literal["bedrock"]
+
+
+class ProviderSettingsPatch3(BaseModel):
+    """
+    The reference's Google Cloud provider, which openturn cannot reach: refused.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        populate_by_name=True,
+    )
+    credential_file: Annotated[str | None, Field(alias="credentialFile")] = None
+    location: str | None = None
+    project_id: Annotated[str | None, Field(alias="projectId")] = None
+    provider_id: Annotated[str, Field(alias="providerId")]
+    type: Literal["gcp"]
+
+
+class ProviderSettingsPatch(
+    RootModel[ProviderSettingsPatch1 | ProviderSettingsPatch2 | ProviderSettingsPatch3]
+):
+    root: ProviderSettingsPatch1 | ProviderSettingsPatch2 | ProviderSettingsPatch3
+    """
+    What to change, tagged by `type`. A field left out keeps its value; an explicit `null` clears a nullable one.
     """
 
 
@@ -1842,6 +1984,14 @@ class ServerNotification42(BaseModel):
     )
     method: Literal["process/exited"]
     params: ProcessExitedNotification
+
+
+class ServerNotification43(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    method: Literal["mcpServer/oauthLogin/completed"]
+    params: McpServerOauthLoginCompletedNotification
 
 
 class ServerRequest1(BaseModel):
@@ -3455,6 +3605,18 @@ class ModelListResponse(BaseModel):
     next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
 
 
+class ModelProviderConfigWriteParams(BaseModel):
+    """
+    `modelProvider/config/write` params: one provider's settings to change or create.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        populate_by_name=True,
+    )
+    settings: ProviderSettingsPatch
+
+
 class ModelProviderSummary(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -4326,6 +4488,17 @@ class ItemStartedNotification(BaseModel):
     turn_id: Annotated[str, Field(alias="turnId")]
 
 
+class ModelProviderConfigWriteResponse(BaseModel):
+    """
+    `modelProvider/config/write` result: the provider as `modelProvider/list` now shows it.
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    provider: ModelProviderSummary
+
+
 class ModelProviderListResponse(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -4751,9 +4924,10 @@ class ServerNotification(
         | ServerNotification40
         | ServerNotification41
         | ServerNotification42
+        | ServerNotification43
     ]
 ):
-    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31 | ServerNotification32 | ServerNotification33 | ServerNotification34 | ServerNotification35 | ServerNotification36 | ServerNotification37 | ServerNotification38 | ServerNotification39 | ServerNotification40 | ServerNotification41 | ServerNotification42
+    root: ServerNotification1 | ServerNotification2 | ServerNotification3 | ServerNotification4 | ServerNotification5 | ServerNotification6 | ServerNotification7 | ServerNotification8 | ServerNotification9 | ServerNotification10 | ServerNotification11 | ServerNotification12 | ServerNotification13 | ServerNotification14 | ServerNotification15 | ServerNotification16 | ServerNotification17 | ServerNotification18 | ServerNotification19 | ServerNotification20 | ServerNotification21 | ServerNotification22 | ServerNotification23 | ServerNotification24 | ServerNotification25 | ServerNotification26 | ServerNotification27 | ServerNotification28 | ServerNotification29 | ServerNotification30 | ServerNotification31 | ServerNotification32 | ServerNotification33 | ServerNotification34 | ServerNotification35 | ServerNotification36 | ServerNotification37 | ServerNotification38 | ServerNotification39 | ServerNotification40 | ServerNotification41 | ServerNotification42 | ServerNotification43
 
 
 class ThreadSearchResponse(BaseModel):
