@@ -7,7 +7,7 @@ use reqwest::Url;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::OAuthError;
+use super::error::OAuthError;
 
 /// The most of a request head read: the callback's query is a code and a state.
 const MAX_HEAD: usize = 16 * 1024;

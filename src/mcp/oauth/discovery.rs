@@ -8,7 +8,7 @@ use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::OAuthError;
+use super::error::OAuthError;
 
 /// What the flow needs to know about the authorization server.
 #[derive(Debug, Clone)]

@@ -17,8 +17,9 @@ use serde_json::json;
 
 use super::callback::CallbackListener;
 use super::discovery::{discover, Discovered};
+use super::error::OAuthError;
+use super::http::http_client;
 use super::store::{self, now_secs, StoredTokens};
-use super::{http_client, OAuthError};
 
 /// A login waiting for the user: the URL to open, and the rest of the flow, which ends when
 /// the browser comes back (tokens stored) or the time is up.

@@ -8,44 +8,23 @@
 //! - `callback`: the one-shot loopback listener the browser is redirected to.
 //! - `flow`: PKCE, registration, the authorization URL, code exchange and refresh.
 //! - `store`: the token files.
+//! - `error`: `OAuthError`, the error all of them return.
+//! - `http`: the bounded, non-redirecting HTTP client for the OAuth endpoints.
 //!
 //! Tokens are secrets: no error, log line or `Debug` output built here holds one; a failed
 //! token request is described by its status and OAuth `error` code only.
 
 mod callback;
 mod discovery;
+mod error;
 mod flow;
+mod http;
 mod store;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
+pub use error::OAuthError;
 pub use flow::{start_login, LoginStarted};
-
-/// Why a login or a token refresh failed. The texts are for the user and hold no secret.
-#[derive(Debug, thiserror::Error)]
-pub enum OAuthError {
-    #[error("OAuth metadata discovery failed for {url}: {reason}")]
-    Discovery { url: String, reason: String },
-    #[error("client registration failed: {0}")]
-    Registration(String),
-    #[error("the token endpoint refused the request: {0}")]
-    TokenEndpoint(String),
-    #[error("the authorization server answered the login with an error: {0}")]
-    Denied(String),
-    #[error("timed out waiting for OAuth callback")]
-    TimedOut,
-    #[error("the login was cancelled")]
-    Cancelled,
-    #[error("the OAuth callback listener failed: {0}")]
-    Callback(std::io::Error),
-    #[error("could not keep the OAuth tokens in {path}: {source}")]
-    Store {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
 
 /// Where a home keeps its MCP servers' OAuth tokens.
 pub fn store_dir(home: &Path) -> PathBuf {
@@ -73,19 +52,4 @@ pub async fn bearer_token(
     let refreshed = flow::refresh(&tokens).await?;
     store::save(store, name, &refreshed)?;
     Ok(Some(refreshed.access_token.clone()))
-}
-
-/// How long one request to an OAuth endpoint may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// The HTTP client for OAuth endpoints: bounded requests, no redirects followed (a redirected
-/// token request could carry a code or a refresh token elsewhere).
-fn http_client() -> Result<reqwest::Client, String> {
-    // reqwest's rustls needs a process-wide crypto provider; a second install is harmless.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .timeout(REQUEST_TIMEOUT)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|error| error.to_string())
 }

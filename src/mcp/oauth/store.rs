@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::OAuthError;
+use super::error::OAuthError;
 
 /// How long before its expiry a token is refreshed, so it does not lapse in flight.
 const EXPIRY_MARGIN_SECS: u64 = 30;
