@@ -1,17 +1,18 @@
 //! The `multi_agent_v1` namespace: `spawn_agent`, `send_input`, `wait_agent`, `close_agent` and
 //! `resume_agent`, with the reference's parameter names. This file describes the tools and
-//! checks a call's arguments; `run.rs` runs a call against `core/agents/` and shows it to the
-//! client as a `collabAgentToolCall` item.
+//! checks a call's arguments; `call.rs` holds the parsed calls, and `run.rs` runs a call against
+//! `core/agents/` and shows it to the client as a `collabAgentToolCall` item.
 
+mod call;
 mod run;
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::super::agents::NAMESPACE;
-use super::super::ids::ItemId;
 use super::super::settings::ThreadSettings;
 
+use call::AgentCall;
+pub(crate) use call::RoutedAgentCall;
 pub(crate) use run::run;
 
 pub(crate) const TOOL_NAME: &str = NAMESPACE;
@@ -21,96 +22,6 @@ const SEND: &str = "send_input";
 const WAIT: &str = "wait_agent";
 const CLOSE: &str = "close_agent";
 const RESUME: &str = "resume_agent";
-
-/// One input item of a task (`items`): the reference's loose shape; text items are what a
-/// task is made of here.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub(crate) struct InputItem {
-    #[serde(default, rename = "type")]
-    pub kind: Option<String>,
-    #[serde(default)]
-    pub text: Option<String>,
-    #[serde(default)]
-    pub image_url: Option<String>,
-    #[serde(default)]
-    pub audio_url: Option<String>,
-    #[serde(default)]
-    pub path: Option<String>,
-    #[serde(default)]
-    pub name: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub(crate) struct SpawnArgs {
-    #[serde(default)]
-    pub message: Option<String>,
-    #[serde(default)]
-    pub items: Option<Vec<InputItem>>,
-    #[serde(default)]
-    pub fork_context: Option<bool>,
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub reasoning_effort: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub(crate) struct SendArgs {
-    pub target: String,
-    #[serde(default)]
-    pub message: Option<String>,
-    #[serde(default)]
-    pub items: Option<Vec<InputItem>>,
-    #[serde(default)]
-    pub interrupt: Option<bool>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub(crate) struct WaitArgs {
-    pub targets: Vec<String>,
-    #[serde(default)]
-    pub timeout_ms: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub(crate) struct CloseArgs {
-    pub target: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub(crate) struct ResumeArgs {
-    pub id: String,
-}
-
-/// A call of one of the tools, its arguments parsed.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum AgentCall {
-    Spawn(SpawnArgs),
-    Send(SendArgs),
-    Wait(WaitArgs),
-    Close(CloseArgs),
-    Resume(ResumeArgs),
-}
-
-/// The task text of `message` or `items` (their text parts, one per line).
-pub(crate) fn task_text(
-    message: Option<&String>,
-    items: Option<&Vec<InputItem>>,
-) -> Result<String, String> {
-    if let Some(message) = message.filter(|m| !m.trim().is_empty()) {
-        return Ok(message.clone());
-    }
-    let texts: Vec<&str> = items
-        .into_iter()
-        .flatten()
-        .filter_map(|item| item.text.as_deref())
-        .filter(|text| !text.trim().is_empty())
-        .collect();
-    if texts.is_empty() {
-        return Err("provide the task as `message` (or text `items`)".to_string());
-    }
-    Ok(texts.join("\n"))
-}
 
 /// The call a function call names, or `None` when it is not one of these tools; `Err` holds
 /// the refusal the model reads.
@@ -152,13 +63,6 @@ pub(crate) fn parse(
             .map(AgentCall::Resume)
             .map_err(bad),
     })
-}
-
-/// A call's id with its parsed call: what `tools::ToolCall` carries.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RoutedAgentCall {
-    pub call_id: ItemId,
-    pub call: AgentCall,
 }
 
 fn input_items() -> Value {
@@ -273,6 +177,6 @@ mod tests {
             parse(SPAWN, Some(NAMESPACE), spawn, &child).map(|r| r.err()),
             Some(Some("unsupported call: spawn_agent".to_string()))
         );
-        assert!(task_text(None, None).is_err());
+        assert!(call::task_text(None, None).is_err());
     }
 }

@@ -14,7 +14,7 @@ use super::super::super::ids::ItemId;
 use super::super::super::items::{ToolItemStatus, TurnItem};
 use super::super::handle::TurnHandle;
 use super::super::output::ToolOutput;
-use super::{task_text, AgentCall, RoutedAgentCall, WaitArgs};
+use super::call::{task_text, AgentCall, RoutedAgentCall, WaitArgs};
 
 /// `wait_agent`'s timeout when none is given, and the bounds a given one is clamped to.
 const DEFAULT_WAIT_MS: u64 = 30_000;
