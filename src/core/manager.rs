@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -17,25 +18,21 @@ use crate::rollout::{
 };
 use crate::wire::{ResponseItem, TokenUsage};
 
-use super::agents::{self, AgentControl, AgentHost, AgentOrigin, SUBAGENT_SOURCE_KIND};
+use super::agents::{
+    self, AgentControl, AgentHost, AgentOrigin, AgentThreads, SUBAGENT_SOURCE_KIND,
+};
 use super::error::CoreError;
-use super::event::EventMsg;
 use super::goal::model::{Goal, GoalRuntime};
 use super::ids::{ThreadId, TurnId};
 use super::provider_models::ProviderModelLists;
 use super::record::ForkedTurnLines;
 use super::settings::{PersistedSettings, ThreadSettings};
 use super::thread::Thread;
+use super::thread_spawn::ThreadSpawn;
 
 /// Core events buffered per thread before the server's projection task takes them. When the
 /// client stops reading, this fills and the turn waits: memory stays bounded.
 const THREAD_EVENT_CAPACITY: usize = 512;
-
-/// A freshly created or loaded thread, with the receiver of its events for the server.
-pub struct ThreadSpawn {
-    pub thread: Arc<Thread>,
-    pub events_rx: mpsc::Receiver<EventMsg>,
-}
 
 pub struct ThreadManager {
     home: PathBuf,
@@ -74,7 +71,8 @@ impl ThreadManager {
 
     /// Lets threads spawn sub-agents, which `host` projects to the clients.
     pub fn enable_agents(self: &Arc<Self>, host: Arc<dyn AgentHost>) {
-        self.agents.bind(Arc::downgrade(self), host);
+        let manager: std::sync::Weak<ThreadManager> = Arc::downgrade(self);
+        self.agents.bind(manager, host);
     }
 
     /// Creates a sub-agent's thread: its rollout names its origin, and starts with `history`
@@ -492,6 +490,34 @@ pub fn goal_in_rollout(items: &[RolloutItem]) -> Option<Goal> {
         RolloutItem::ThreadGoal { goal } => Some(stored_goal(goal.as_ref())),
         _ => None,
     })?
+}
+
+/// The control of sub-agents reaches the threads through this seam (see `agents::types`).
+impl AgentThreads for ThreadManager {
+    fn loaded(&self, thread_id: &ThreadId) -> Result<Arc<Thread>, CoreError> {
+        self.get(thread_id)
+    }
+
+    fn thread_index(&self) -> Arc<ThreadIndex> {
+        self.index.clone()
+    }
+
+    fn start_child<'a>(
+        &'a self,
+        settings: ThreadSettings,
+        origin: &'a AgentOrigin,
+        history: Vec<ResponseItem>,
+    ) -> BoxFuture<'a, Result<ThreadSpawn, CoreError>> {
+        Box::pin(self.start_subagent_thread(settings, origin, history))
+    }
+
+    fn resume_child(
+        &self,
+        contents: &RolloutContents,
+        settings: ThreadSettings,
+    ) -> Result<ThreadSpawn, CoreError> {
+        self.resume_thread(contents, settings)
+    }
 }
 
 #[cfg(test)]

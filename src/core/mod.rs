@@ -34,6 +34,7 @@ pub(crate) mod text;
 pub mod thread;
 mod thread_metadata;
 pub mod thread_settings;
+pub mod thread_spawn;
 mod tool_environment;
 pub mod tool_set;
 pub(crate) mod tools;
@@ -53,7 +54,7 @@ pub use items::{
     FileChangeEntry, FileChangeKind, MemoryCitation, MemoryCitationEntry, ToolContent,
     ToolItemStatus, TurnItem, UserInput, WebSearchAction,
 };
-pub use manager::{ThreadManager, ThreadSpawn};
+pub use manager::ThreadManager;
 pub use sandboxing::CommandSandbox;
 pub use settings::{
     resolve_thread_settings, ApprovalPolicy, CollaborationOverride, ConfiguredSettings,
@@ -62,3 +63,4 @@ pub use settings::{
 };
 pub use thread::{StartedTurn, Thread, TurnGate, TurnOptions};
 pub use thread_settings::TurnSettingsUpdate;
+pub use thread_spawn::ThreadSpawn;

@@ -11,13 +11,14 @@ use tokio_util::sync::CancellationToken;
 use crate::rollout::read_rollout;
 use crate::wire::ResponseItem;
 
+use super::super::ids::{ThreadId, TurnId};
 use super::super::input::PreparedInput;
-use super::super::manager::ThreadManager;
 use super::super::settings::ThreadSettings;
 use super::super::thread::Thread;
-use super::super::{ThreadId, TurnId};
-use super::{
-    AgentError, AgentHost, AgentOrigin, AgentStatus, MAX_DEPTH, MAX_RUNNING_AGENTS, NAMESPACE,
+use super::notify::{notification, origin_in};
+use super::status::{AgentStatus, TurnEndNote};
+use super::types::{
+    AgentError, AgentHost, AgentOrigin, AgentThreads, MAX_DEPTH, MAX_RUNNING_AGENTS, NAMESPACE,
 };
 
 /// Nicknames children answer to; one not in use by a sibling is picked.
@@ -47,10 +48,13 @@ pub struct SpawnRequest {
     pub root_turn: TurnId,
 }
 
+/// The threads and the server the control works through once bound.
+type Parts = (Arc<dyn AgentThreads>, Arc<dyn AgentHost>);
+
 /// See the module docs.
 #[derive(Default)]
 pub struct AgentControl {
-    manager: OnceLock<Weak<ThreadManager>>,
+    threads: OnceLock<Weak<dyn AgentThreads>>,
     host: OnceLock<Arc<dyn AgentHost>>,
     children: Mutex<HashMap<ThreadId, Child>>,
 }
@@ -58,15 +62,15 @@ pub struct AgentControl {
 impl AgentControl {
     /// Connects the control to its manager and the server that projects children; until then
     /// the tools answer that sub-agents are unavailable.
-    pub fn bind(&self, manager: Weak<ThreadManager>, host: Arc<dyn AgentHost>) {
-        let _ = self.manager.set(manager);
+    pub fn bind(&self, threads: Weak<dyn AgentThreads>, host: Arc<dyn AgentHost>) {
+        let _ = self.threads.set(threads);
         let _ = self.host.set(host);
     }
 
-    fn parts(&self) -> Result<(Arc<ThreadManager>, Arc<dyn AgentHost>), AgentError> {
-        let manager = self.manager.get().and_then(Weak::upgrade);
-        match (manager, self.host.get()) {
-            (Some(manager), Some(host)) => Ok((manager, host.clone())),
+    fn parts(&self) -> Result<Parts, AgentError> {
+        let threads = self.threads.get().and_then(Weak::upgrade);
+        match (threads, self.host.get()) {
+            (Some(threads), Some(host)) => Ok((threads, host.clone())),
             _ => Err(AgentError::Unavailable),
         }
     }
@@ -74,7 +78,7 @@ impl AgentControl {
     /// A loaded thread by id (the caller of a tool, as a parent).
     pub(crate) fn thread(&self, id: &ThreadId) -> Option<Arc<Thread>> {
         let (manager, _) = self.parts().ok()?;
-        manager.get(id).ok()
+        manager.loaded(id).ok()
     }
 
     fn children(&self) -> MutexGuard<'_, HashMap<ThreadId, Child>> {
@@ -124,7 +128,7 @@ impl AgentControl {
             Vec::new()
         };
         let spawn = manager
-            .start_subagent_thread(child_settings(settings, depth), &origin, history)
+            .start_child(child_settings(settings, depth), &origin, history)
             .await?;
         let child = spawn.thread.clone();
         self.register(
@@ -204,9 +208,9 @@ impl AgentControl {
         let Ok((manager, _)) = self.parts() else {
             return;
         };
-        if let Ok(parent) = manager.get(&parent) {
+        if let Ok(parent) = manager.loaded(&parent) {
             parent
-                .deliver_to_model(super::notify::notification(child_id, &status))
+                .deliver_to_model(notification(child_id, &status))
                 .await;
         }
     }
@@ -269,7 +273,7 @@ impl AgentControl {
             return Err(not_found());
         }
         let (manager, _) = self.parts()?;
-        manager.get(&thread_id).map_err(|_| not_found())
+        manager.loaded(&thread_id).map_err(|_| not_found())
     }
 
     /// `send_input`: a new turn on an idle child; joins a running one, or with `interrupt`
@@ -292,7 +296,7 @@ impl AgentControl {
                 }
             } else {
                 let mut ends = child.turn_ends.subscribe();
-                let ended = |note: &super::TurnEndNote| note.last_turn.as_ref() == Some(&turn_id);
+                let ended = |note: &TurnEndNote| note.last_turn.as_ref() == Some(&turn_id);
                 if child.interrupt(&turn_id).is_ok() {
                     tokio::select! {
                         _ = ends.wait_for(ended) => {}
@@ -328,7 +332,7 @@ impl AgentControl {
         let not_found = || AgentError::NotFound(id.to_string());
         let thread_id = ThreadId::parse(id).map_err(|_| not_found())?;
         let (manager, host) = self.parts()?;
-        if let Ok(child) = manager.get(&thread_id) {
+        if let Ok(child) = manager.loaded(&thread_id) {
             let known = match self.children().get_mut(&thread_id) {
                 Some(record) => {
                     record.closed = false;
@@ -351,7 +355,7 @@ impl AgentControl {
             }
             return Ok(self.status(id));
         }
-        let index = manager.index().clone();
+        let index = manager.thread_index();
         let lookup = thread_id.to_string();
         let entry = tokio::task::spawn_blocking(move || index.get(&lookup))
             .await
@@ -365,13 +369,13 @@ impl AgentControl {
             .ok()
             .and_then(Result::ok)
             .ok_or_else(not_found)?;
-        let origin = super::notify::origin_in(&contents.items).ok_or_else(not_found)?;
+        let origin = origin_in(&contents.items).ok_or_else(not_found)?;
         if origin.parent_thread_id != parent.id {
             return Err(not_found());
         }
         let mut settings = parent.settings();
         settings.model = contents.meta.model.clone();
-        let spawn = manager.resume_thread(&contents, child_settings(settings, origin.depth))?;
+        let spawn = manager.resume_child(&contents, child_settings(settings, origin.depth))?;
         let child = spawn.thread.clone();
         let status = last_message(&child.history()).map_or(AgentStatus::PendingInit, |text| {
             AgentStatus::Completed(Some(text))

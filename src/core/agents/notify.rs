@@ -9,9 +9,10 @@
 use crate::rollout::RolloutItem;
 use crate::wire::ResponseItem;
 
+use super::super::ids::ThreadId;
 use super::super::thread::{PendingInput, Thread};
-use super::super::ThreadId;
-use super::{AgentOrigin, AgentStatus};
+use super::status::AgentStatus;
+use super::types::AgentOrigin;
 
 /// The message a parent gets when `child` reached `status`.
 pub(super) fn notification(child: &ThreadId, status: &AgentStatus) -> ResponseItem {
