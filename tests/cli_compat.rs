@@ -97,7 +97,7 @@ async fn initialize_reports_the_reference_version_and_openturns_own() {
         user_agent.starts_with("gatekeeper/0.171.0 "),
         "{user_agent}"
     );
-    assert_eq!(first_version(user_agent), Some((0, 169, 0)));
+    assert_eq!(first_version(user_agent), Some((0, 171, 0)));
     assert!(first_version(user_agent) >= Some((0, 153, 0)));
     assert_eq!(
         result["serverInfo"],

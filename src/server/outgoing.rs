@@ -6,7 +6,7 @@
 //! their projection tasks) wait: nothing is dropped and memory stays bounded.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
@@ -60,7 +60,36 @@ pub(crate) struct OutgoingSender {
     /// a full queue cancels this token, which closes the connection with a reason, instead of
     /// stalling a turn every other connection is watching. `None` on stdio, whose one client
     /// slows its own turns down and loses nothing.
-    overflow: Option<tokio_util::sync::CancellationToken>,
+    overflow: Option<Overflow>,
+}
+
+/// Messages a socket connection may have queued. Bytes, not messages, are what a client that
+/// falls behind costs, so [`SOCKET_QUEUE_BYTES`] is the bound that closes it; this count only
+/// keeps the channel finite when a burst of tiny messages comes in.
+pub(crate) const SOCKET_QUEUE_MESSAGES: usize = 16 * 1024;
+
+/// Bytes a socket connection may have queued before it is closed as too slow (when it is also
+/// [`OUTGOING_CAPACITY`] messages behind): a client that is only a moment behind (a busy
+/// machine, a scheduler's pause) stays connected, one that stopped reading costs about this much.
+pub(crate) const SOCKET_QUEUE_BYTES: usize = 8 * 1024 * 1024;
+
+/// How many bytes of a socket connection wait for its writer: added as a message is queued,
+/// taken back by the writer once the message is written.
+#[derive(Debug, Default)]
+pub(crate) struct QueuedBytes(AtomicUsize);
+
+impl QueuedBytes {
+    /// The writer wrote `bytes` of what was queued.
+    pub(crate) fn written(&self, bytes: usize) {
+        self.0.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// What a socket connection's sender does when its client falls behind: see the field's docs.
+#[derive(Debug, Clone)]
+struct Overflow {
+    token: tokio_util::sync::CancellationToken,
+    queued: Arc<QueuedBytes>,
 }
 
 impl OutgoingSender {
@@ -73,14 +102,19 @@ impl OutgoingSender {
         }
     }
 
-    /// A sender that never waits: when the queue is full, `overflow` is cancelled and the
-    /// message refused (see the field's docs).
+    /// A sender that never waits: when more than [`SOCKET_QUEUE_BYTES`] in many messages are already queued (or the
+    /// channel is full), `overflow` is cancelled and the message refused (see the field's docs).
+    /// The writer reports what it wrote through `queued`.
     pub(crate) fn closing_when_full(
         lines_tx: mpsc::Sender<Bytes>,
         overflow: tokio_util::sync::CancellationToken,
+        queued: Arc<QueuedBytes>,
     ) -> OutgoingSender {
         OutgoingSender {
-            overflow: Some(overflow),
+            overflow: Some(Overflow {
+                token: overflow,
+                queued,
+            }),
             ..OutgoingSender::new(lines_tx)
         }
     }
@@ -210,16 +244,32 @@ impl OutgoingSender {
         let Some(overflow) = &self.overflow else {
             return self.lines_tx.send(message).await.map_err(|_| OutputClosed);
         };
-        match self.lines_tx.try_send(message) {
+        let len = message.len();
+        let before = overflow.queued.0.fetch_add(len, Ordering::AcqRel);
+        // Behind means behind by both measures: many bytes (a stalled reader's cost) and many
+        // messages (a completed item carrying a whole answer may alone be larger than the byte
+        // budget, and a client that is one such message behind is not slow).
+        let waiting = self.lines_tx.max_capacity() - self.lines_tx.capacity();
+        let sent = if before > SOCKET_QUEUE_BYTES && waiting >= OUTGOING_CAPACITY {
+            Err(None)
+        } else {
+            self.lines_tx
+                .try_send(message)
+                .map_err(|error| match error {
+                    mpsc::error::TrySendError::Full(_) => None,
+                    mpsc::error::TrySendError::Closed(_) => Some(OutputClosed),
+                })
+        };
+        match sent {
             Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                if !overflow.is_cancelled() {
+            Err(closed) => {
+                overflow.queued.written(len);
+                if closed.is_none() && !overflow.token.is_cancelled() {
                     tracing::warn!("a connection's outbound queue is full; closing it");
-                    overflow.cancel();
+                    overflow.token.cancel();
                 }
                 Err(OutputClosed)
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(OutputClosed),
         }
     }
 

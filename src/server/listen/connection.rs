@@ -22,7 +22,7 @@ use crate::config::Config;
 use super::super::context::ServerContext;
 use super::super::dispatch;
 use super::super::hub::Hub;
-use super::super::outgoing::{OutgoingSender, OUTGOING_CAPACITY};
+use super::super::outgoing::{OutgoingSender, QueuedBytes, SOCKET_QUEUE_MESSAGES};
 use super::super::stdio::InputLine;
 
 /// What the client reads when it is closed for not keeping up.
@@ -45,19 +45,21 @@ pub(crate) async fn serve<S>(
     let ws =
         WebSocketStream::from_partially_read(stream, leftover, Role::Server, Some(ws_config)).await;
     let (sink, mut frames) = ws.split();
-    let (lines_tx, lines_rx) = mpsc::channel(OUTGOING_CAPACITY);
+    let (lines_tx, lines_rx) = mpsc::channel(SOCKET_QUEUE_MESSAGES);
+    let queued = Arc::new(QueuedBytes::default());
     let overflow = CancellationToken::new();
     let gone = CancellationToken::new();
     let finish = CancellationToken::new();
     let context = ServerContext::connect(
         &hub,
         config,
-        OutgoingSender::closing_when_full(lines_tx, overflow.clone()),
+        OutgoingSender::closing_when_full(lines_tx, overflow.clone(), queued.clone()),
     );
     tracing::info!(connection = context.id, "connection opened");
     let writer = tokio::spawn(run_writer(
         sink,
         lines_rx,
+        queued,
         overflow.clone(),
         gone.clone(),
         finish.clone(),
@@ -120,6 +122,7 @@ pub(crate) async fn serve<S>(
 async fn run_writer<Si>(
     mut sink: Si,
     mut lines_rx: mpsc::Receiver<Bytes>,
+    queued: Arc<QueuedBytes>,
     overflow: CancellationToken,
     gone: CancellationToken,
     finish: CancellationToken,
@@ -148,10 +151,12 @@ async fn run_writer<Si>(
         if received == 0 {
             break None;
         }
+        let bytes = burst.iter().map(Bytes::len).sum();
         if write_lines(&mut sink, &mut burst).await.is_err() {
             gone.cancel();
             return;
         }
+        queued.written(bytes);
     };
     if let Some(frame) = close {
         let _ = sink.send(Message::Close(Some(frame))).await;
