@@ -218,7 +218,8 @@ impl ThreadManager {
             state.reported_context_tokens = loaded.reported_context_tokens;
             state.goal = GoalRuntime::restored(loaded.goal, loaded.total_usage.total_tokens);
         }
-        let _ = thread.agents.set(self.agents.clone());
+        let control: Arc<dyn std::any::Any + Send + Sync> = self.agents.clone();
+        let _ = thread.agents.set(control);
         self.threads().insert(id, thread.clone());
         ThreadSpawn { thread, events_rx }
     }

@@ -161,12 +161,14 @@ pub struct Thread {
     /// terminals); killed when the thread shuts down or unloads.
     pub(crate) terminals: Arc<super::tools::unified_exec::Terminals>,
     /// The sub-agents' control (`core/agents/`), set by the manager that made the thread.
-    pub(crate) agents: std::sync::OnceLock<Arc<super::agents::AgentControl>>,
+    /// Typed as `Any` because the control's module imports this one (imports go one way);
+    /// `agents::control_of` gives it its type back.
+    pub(crate) agents: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
     /// Who spawned this thread, when a sub-agent tool did.
-    pub(crate) origin: std::sync::OnceLock<super::agents::AgentOrigin>,
+    pub(crate) origin: std::sync::OnceLock<super::agents::status::AgentOrigin>,
     /// How this thread's last turn ended (and how many ended): what a parent waiting on this
     /// thread as a sub-agent watches.
-    pub(crate) turn_ends: tokio::sync::watch::Sender<super::agents::TurnEndNote>,
+    pub(crate) turn_ends: tokio::sync::watch::Sender<super::agents::status::TurnEndNote>,
     /// Messages for the model that arrived while a turn ran (a sub-agent finished); the next
     /// turn admitted takes them before its input.
     pub(crate) mailbox: Mutex<Vec<ResponseItem>>,

@@ -43,10 +43,10 @@ impl ToolEnvironment for Thread {
         self.id.to_string()
     }
 
-    fn agents(&self) -> Option<(Arc<super::agents::AgentControl>, Arc<Thread>)> {
-        let control = self.agents.get()?.clone();
-        let thread = control.thread(&self.id)?;
-        Some((control, thread))
+    fn agents(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        let control = super::agents::control_of(self)?;
+        let thread: Arc<dyn std::any::Any + Send + Sync> = control.thread(&self.id)?;
+        Some(thread)
     }
 
     fn with_goal(

@@ -16,10 +16,8 @@ use super::super::input::PreparedInput;
 use super::super::settings::ThreadSettings;
 use super::super::thread::Thread;
 use super::notify::{notification, origin_in};
-use super::status::{AgentStatus, TurnEndNote};
-use super::types::{
-    AgentError, AgentHost, AgentOrigin, AgentThreads, MAX_DEPTH, MAX_RUNNING_AGENTS, NAMESPACE,
-};
+use super::status::{AgentOrigin, AgentStatus, TurnEndNote};
+use super::types::{AgentError, AgentHost, AgentThreads, MAX_DEPTH, MAX_RUNNING_AGENTS, NAMESPACE};
 
 /// Nicknames children answer to; one not in use by a sibling is picked.
 const NICKNAMES: &[&str] = &[
@@ -404,4 +402,9 @@ fn last_message(history: &[ResponseItem]) -> Option<String> {
         ResponseItem::Message { role, .. } if role == "assistant" => item.message_text(),
         _ => None,
     })
+}
+
+/// The control that made `thread` (its `agents` field holds it as `Any`, see there).
+pub(crate) fn control_of(thread: &Thread) -> Option<Arc<AgentControl>> {
+    thread.agents.get()?.clone().downcast::<AgentControl>().ok()
 }

@@ -17,14 +17,15 @@
 
 mod control;
 mod notify;
-mod status;
+pub(crate) mod status;
 mod types;
 
 pub(crate) use control::child_settings;
+pub(crate) use control::control_of;
 pub use control::{AgentControl, SpawnRequest};
 pub use notify::origin_in;
-pub use status::{AgentStatus, TurnEndNote};
+pub use status::{AgentOrigin, AgentStatus, TurnEndNote};
 pub use types::{
-    AgentError, AgentHost, AgentOrigin, AgentThreads, MAX_DEPTH, MAX_RUNNING_AGENTS, NAMESPACE,
+    AgentError, AgentHost, AgentThreads, MAX_DEPTH, MAX_RUNNING_AGENTS, NAMESPACE,
     SUBAGENT_SOURCE_KIND,
 };

@@ -11,8 +11,8 @@ use crate::wire::ResponseItem;
 
 use super::super::ids::ThreadId;
 use super::super::thread::{PendingInput, Thread};
+use super::status::AgentOrigin;
 use super::status::AgentStatus;
-use super::types::AgentOrigin;
 
 /// The message a parent gets when `child` reached `status`.
 pub(super) fn notification(child: &ThreadId, status: &AgentStatus) -> ResponseItem {

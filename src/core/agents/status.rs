@@ -3,8 +3,16 @@
 //! itself all read these without importing one another.
 
 use super::super::event::TurnOutcome;
-use super::super::ids::TurnId;
+use super::super::ids::{ThreadId, TurnId};
 use super::super::items::TurnItem;
+
+/// Who spawned a thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentOrigin {
+    pub parent_thread_id: ThreadId,
+    pub depth: i32,
+    pub nickname: Option<String>,
+}
 
 /// A sub-agent's status as its parent's tools report it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

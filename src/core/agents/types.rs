@@ -15,6 +15,7 @@ use super::super::ids::ThreadId;
 use super::super::settings::ThreadSettings;
 use super::super::thread::Thread;
 use super::super::thread_spawn::ThreadSpawn;
+use super::status::AgentOrigin;
 
 /// The `source` a sub-agent's session meta records (and `thread/list`'s `sourceKinds` names).
 pub const SUBAGENT_SOURCE_KIND: &str = "subAgentThreadSpawn";
@@ -25,14 +26,6 @@ pub const MAX_DEPTH: i32 = 1;
 pub const MAX_RUNNING_AGENTS: usize = 6;
 /// The namespace the tools are offered in.
 pub const NAMESPACE: &str = "multi_agent_v1";
-
-/// Who spawned a thread.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentOrigin {
-    pub parent_thread_id: ThreadId,
-    pub depth: i32,
-    pub nickname: Option<String>,
-}
 
 /// What the server does for a child thread core created or unloaded on its own: project its
 /// events to the parent's subscribers, and announce its unloading.

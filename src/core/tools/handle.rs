@@ -53,14 +53,11 @@ pub(crate) trait ToolEnvironment: Send + Sync {
     fn terminals(&self) -> Arc<dyn std::any::Any + Send + Sync>;
     /// The thread's id, as the goal tools report it.
     fn thread_id(&self) -> String;
-    /// The sub-agents' control and the thread as a parent (`tools/agents/`); `None` where the
-    /// thread was made without a manager.
-    fn agents(
-        &self,
-    ) -> Option<(
-        Arc<super::super::agents::AgentControl>,
-        Arc<super::super::thread::Thread>,
-    )>;
+    /// The thread as a parent of sub-agents (`tools/agents/`), typed as `Any` because the
+    /// thread's module imports this one (imports go one way): `tools/agents` gives it its type
+    /// back and finds the control through it. `None` where the thread was made without a
+    /// manager.
+    fn agents(&self) -> Option<Arc<dyn std::any::Any + Send + Sync>>;
     /// Reads or changes the thread's goal under the thread's lock: `change` gets the goal's
     /// runtime, the time now (Unix seconds) and the thread's token total.
     fn with_goal(

@@ -9,9 +9,10 @@ use std::time::Duration;
 use futures::future::select_all;
 use serde_json::{json, Value};
 
-use super::super::super::agents::{AgentError, AgentStatus, SpawnRequest};
+use super::super::super::agents::{control_of, AgentError, AgentStatus, SpawnRequest};
 use super::super::super::ids::ItemId;
 use super::super::super::items::{ToolItemStatus, TurnItem};
+use super::super::super::thread::Thread;
 use super::super::handle::TurnHandle;
 use super::super::output::ToolOutput;
 use super::call::{task_text, AgentCall, RoutedAgentCall, WaitArgs};
@@ -63,7 +64,12 @@ pub(crate) async fn run(turn: &TurnHandle, routed: RoutedAgentCall) -> Option<To
         custom: false,
         text,
     };
-    let Some((control, parent)) = turn.env.agents() else {
+    let parent = turn
+        .env
+        .agents()
+        .and_then(|thread| thread.downcast::<Thread>().ok());
+    let Some((control, parent)) = parent.and_then(|parent| Some((control_of(&parent)?, parent)))
+    else {
         return Some(answer(AgentError::Unavailable.to_string()));
     };
     let mut item = CollabItem {
