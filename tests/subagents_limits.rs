@@ -192,6 +192,13 @@ async fn input_with_interrupt_ends_the_running_child_turn_and_starts_one_on_it()
     assert_eq!(ends[0]["turn"]["id"], first_turn.as_str());
     assert_eq!(ends[0]["turn"]["status"], "interrupted");
     let second_turn = ends[1]["turn"]["id"].as_str().unwrap();
+    // The new turn's end names the parent turn that sent the input as its root, as its start does.
+    let parent_turn = params_of(&messages, "turn/started")
+        .into_iter()
+        .find(|p| p["threadId"] == s.thread_id.as_str())
+        .unwrap()["turn"]["id"]
+        .clone();
+    assert_eq!(ends[1]["turn"]["rootTurnId"], parent_turn);
     assert_ne!(second_turn, first_turn);
     let starts = params_of(&messages, "turn/started")
         .into_iter()
