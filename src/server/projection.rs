@@ -234,6 +234,11 @@ impl ThreadProjection {
                 turn
             }
         };
+        let mut turn = turn;
+        // A child's turn ends under the same root its start named.
+        if let Some(root) = self.root_turn.as_ref().and_then(|root| root()) {
+            turn.root_turn_id = Some(root);
+        }
         out.push(ServerNotification::TurnCompleted(TurnNotification {
             thread_id: self.thread_id.clone(),
             turn,
