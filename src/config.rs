@@ -10,6 +10,7 @@ mod keys;
 pub mod provider_edit;
 mod providers;
 mod resolved;
+mod skill_keys;
 pub mod write;
 mod write_edit;
 mod write_error;
