@@ -19,6 +19,7 @@ mod overrides;
 pub mod provider_edit;
 mod providers;
 mod resolved;
+mod skill_keys;
 mod sections;
 mod typed;
 pub mod write;

@@ -46,6 +46,9 @@ pub fn check_source(
     };
     checker.table(table, "", TOP_LEVEL, CODEX_ONLY_TOP_LEVEL)?;
     checker.unenforced_sandbox(table);
+    if let Some(summary) = super::skill_keys::cloud_skills_asked(table, source) {
+        checker.warn(summary);
+    }
     Ok(checker.warnings)
 }
 

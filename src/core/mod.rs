@@ -9,6 +9,7 @@ pub mod approval;
 pub(crate) mod ask;
 mod background_terminals;
 pub mod clock;
+pub mod collaboration;
 pub mod compact;
 pub mod context;
 pub mod error;

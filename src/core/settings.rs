@@ -111,6 +111,9 @@ pub struct ThreadSettings {
     pub service_tier: Option<String>,
     /// `[[skills.config]]` entries: skills turned off here are not named to the model.
     pub skill_toggles: Vec<super::skills::SkillToggle>,
+    /// `skills.include_instructions` in config.toml: whether requests name the skills found
+    /// on disk to the model (the reference's side threads turn it off).
+    pub include_skills_instructions: bool,
     /// `model_auto_compact_token_limit` in config.toml: the estimated request size at which a
     /// turn compacts the history first; `None` for the default (see
     /// [`ThreadSettings::auto_compact_limit`]).
@@ -307,6 +310,7 @@ pub struct ConfiguredSettings {
     pub model_catalog: std::sync::Arc<super::models::ModelCatalog>,
     pub user_skill_roots: Vec<PathBuf>,
     pub skill_toggles: Vec<super::skills::SkillToggle>,
+    pub include_skills_instructions: bool,
     /// `[mcp_servers.NAME]`, with a thread request's `config` already applied.
     pub mcp_servers: Vec<crate::mcp::McpServerConfig>,
     pub auto_compact_token_limit: Option<i64>,
@@ -439,6 +443,7 @@ pub fn resolve_thread_settings<E>(
         user_skill_roots: configured.user_skill_roots,
         service_tier: requested.service_tier,
         skill_toggles: configured.skill_toggles,
+        include_skills_instructions: configured.include_skills_instructions,
         mcp_servers: configured.mcp_servers,
         auto_compact_token_limit: configured.auto_compact_token_limit,
         compact_prompt: configured.compact_prompt,
@@ -577,6 +582,7 @@ impl ThreadSettings {
             user_skill_roots: Vec::new(),
             service_tier: None,
             skill_toggles: Vec::new(),
+            include_skills_instructions: true,
             auto_compact_token_limit: None,
             compact_prompt: None,
         }
@@ -641,6 +647,7 @@ mod tests {
             model_catalog: base.model_catalog,
             user_skill_roots: Vec::new(),
             skill_toggles: Vec::new(),
+            include_skills_instructions: true,
             mcp_servers: Vec::new(),
             auto_compact_token_limit: None,
             compact_prompt: None,

@@ -110,6 +110,21 @@ pub const TOOL_ORDER: &[&str] = &[
     "web_search",
 ];
 
+/// Switch names that are the reference's spelling of one of openturn's tools: `[tools]
+/// experimental_request_user_input` is the reference's switch for `request_user_input` (its
+/// side threads send `enabled = false`). When both are given, the tool's own name is applied
+/// last and wins.
+const SWITCH_ALIASES: &[(&str, &str)] =
+    &[("experimental_request_user_input", "request_user_input")];
+
+/// The tool a `[tools]` switch turns on or off.
+fn switch_target(name: &str) -> &str {
+    SWITCH_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, tool)| tool)
+}
+
 /// `web_search` at the top level of config.toml: whether the hosted search is offered and
 /// whether it may fetch live pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +180,7 @@ impl ToolConfig {
             add(&mut names, "apply_patch");
         }
         for (name, enabled) in &self.switches {
+            let name = switch_target(name);
             if *enabled {
                 add(&mut names, name);
             } else {
@@ -256,5 +272,31 @@ mod tests {
         for mode in [WebSearchMode::Disabled, WebSearchMode::Indexed] {
             assert_eq!(configured(mode).web_search_mode(true), mode);
         }
+    }
+
+    #[test]
+    fn the_references_name_for_the_question_tool_switches_it() {
+        let switched = |pairs: &[(&str, bool)]| ToolConfig {
+            switches: pairs
+                .iter()
+                .map(|(name, on)| (name.to_string(), *on))
+                .collect(),
+            ..ToolConfig::default()
+        };
+        let offered = |config: ToolConfig| {
+            config
+                .names_for("gpt-5", ToolFamily::Gpt5)
+                .contains(&"request_user_input".to_string())
+        };
+        assert!(offered(ToolConfig::default()));
+        assert!(!offered(switched(&[(
+            "experimental_request_user_input",
+            false
+        )])));
+        // openturn's own name is applied last.
+        assert!(offered(switched(&[
+            ("experimental_request_user_input", false),
+            ("request_user_input", true)
+        ])));
     }
 }

@@ -13,6 +13,7 @@ use super::background_terminals::{
     ThreadBackgroundTerminalsListResponse, ThreadBackgroundTerminalsTerminateParams,
     ThreadBackgroundTerminalsTerminateResponse,
 };
+use super::collaboration_mode::{CollaborationModeListParams, CollaborationModeListResponse};
 use super::command::{
     CommandExecParams, CommandExecResizeParams, CommandExecResponse, CommandExecTerminateParams,
     CommandExecWriteParams,
@@ -201,6 +202,7 @@ macro_rules! client_request_table {
             ModelProviderConfigWrite => "modelProvider/config/write", ModelProviderConfigWriteParams, ModelProviderConfigWriteResponse, Ordered;
             // Answers once the authorization URL is known; the login ends in a notification.
             McpServerOauthLogin => "mcpServer/oauth/login", McpServerOauthLoginParams, McpServerOauthLoginResponse, Ordered;
+            CollaborationModeList => "collaborationMode/list", CollaborationModeListParams, CollaborationModeListResponse, Ordered;
         }
     };
 }

@@ -5,6 +5,7 @@
 pub mod account;
 pub mod approval;
 pub mod background_terminals;
+pub mod collaboration_mode;
 pub mod command;
 pub mod common;
 pub mod compact;

@@ -114,6 +114,8 @@ const TOOL_KEYS: &[(&str, Expect)] = &[
     ("write_stdin", Expect::Switch),
     ("update_plan", Expect::Switch),
     ("request_user_input", Expect::Switch),
+    // The reference's name for the `request_user_input` switch (`core/tool_set.rs`).
+    ("experimental_request_user_input", Expect::Switch),
     ("apply_patch", Expect::Switch),
     ("view_image", Expect::Switch),
     ("multi_agent_v1", Expect::Switch),
@@ -133,8 +135,15 @@ pub(crate) const TOP_LEVEL: &[(&str, Expect)] = &[
     ("openai_base_url", Expect::NonEmptyText),
     (
         "skills",
-        Expect::Keys(&[("config", Expect::TableList(SKILL_TOGGLE_KEYS))], &[]),
+        Expect::Keys(
+            &[
+                ("config", Expect::TableList(SKILL_TOGGLE_KEYS)),
+                ("include_instructions", Expect::Bool),
+            ],
+            &[],
+        ),
     ),
+    ("cloud", crate::config::skill_keys::CLOUD),
     (
         "model_providers",
         Expect::MapOf(&Expect::Keys(PROVIDER_KEYS, CODEX_ONLY_PROVIDER)),

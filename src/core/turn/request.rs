@@ -16,12 +16,15 @@ pub(super) fn build_request(
     output_schema: Option<&serde_json::Value>,
     skills_instructions: Option<&str>,
 ) -> ResponsesRequest {
-    let mut input = Vec::with_capacity(history.len() + 2);
-    // The configured developer instructions, then the skills on disk, each its own developer
-    // message (as the reference sends them), ahead of the conversation.
+    let mut input = Vec::with_capacity(history.len() + 3);
+    // The configured developer instructions, the skills on disk, then the collaboration mode's
+    // instructions, each its own developer message (as the reference sends them), ahead of the
+    // conversation.
+    let mode_instructions = super::super::collaboration::mode_instructions(settings.plan_mode);
     for developer in [
         settings.developer_instructions.as_deref(),
         skills_instructions,
+        mode_instructions.as_deref(),
     ]
     .into_iter()
     .flatten()

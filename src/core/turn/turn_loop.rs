@@ -124,9 +124,13 @@ pub(super) async fn begin_turn(turn: &mut TurnContext, end: &mut TurnEnd, kind: 
         .await;
 }
 
-/// Scans the skill folders off the async threads: a slow disk must not stall other turns.
+/// Scans the skill folders off the async threads: a slow disk must not stall other turns. None
+/// when the thread's configuration leaves skills out (`skills.include_instructions = false`).
 async fn find_skills_instructions(turn: &TurnContext) -> Option<String> {
     let settings = turn.thread.settings();
+    if !settings.include_skills_instructions {
+        return None;
+    }
     let (roots, cwd, toggles) = (
         settings.user_skill_roots,
         settings.cwd,

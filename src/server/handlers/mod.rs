@@ -23,6 +23,7 @@ macro_rules! handler {
 
 mod account;
 mod background_terminals;
+mod collaboration_mode;
 mod command_exec;
 mod command_exec_control;
 mod compact;

@@ -387,6 +387,7 @@ fn configured_settings(context: &ServerContext, config: &Config) -> ConfiguredSe
         model_catalog: config.model_catalog.clone(),
         user_skill_roots,
         skill_toggles: config.skill_toggles(),
+        include_skills_instructions: config.skills_include_instructions(),
         auto_compact_token_limit: config.model_auto_compact_token_limit,
         compact_prompt: config.compact_prompt.clone(),
     }

@@ -26,7 +26,10 @@ use super::reply::{After, Reply};
 
 /// The reference answers these methods only on a connection that opted into the experimental
 /// API at `initialize`.
-fn require_experimental(context: &ServerContext, method: &str) -> Result<(), HandlerError> {
+pub(super) fn require_experimental(
+    context: &ServerContext,
+    method: &str,
+) -> Result<(), HandlerError> {
     if context.connection().experimental_api {
         return Ok(());
     }

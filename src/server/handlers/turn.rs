@@ -5,7 +5,9 @@ use crate::protocol::turn::{
     TurnSteerResponse,
 };
 
-use crate::core::{PreparedInput, SettingsOverrides, ThreadId, TurnId, TurnOptions};
+use crate::core::{
+    CollaborationOverride, PreparedInput, SettingsOverrides, ThreadId, TurnId, TurnOptions,
+};
 
 use super::super::context::ServerContext;
 use super::super::convert;
@@ -74,12 +76,29 @@ fn turn_overrides(params: &TurnStartParams, service_tier: Option<String>) -> Set
             .map(convert::sandbox_policy_in),
         reasoning_effort: params.effort.clone(),
         reasoning_summary: params.summary.clone(),
-        plan_mode: params
+        collaboration: params
             .collaboration_mode
             .as_ref()
-            .map(|mode| mode.get("mode").and_then(|m| m.as_str()) == Some("plan")),
+            .map(collaboration_override),
         service_tier,
         ..SettingsOverrides::default()
+    }
+}
+
+/// `collaborationMode` (`{mode, settings: {model, reasoning_effort}}`): plan mode or not, and
+/// the model and effort the client picked for the mode, which win over `model` and `effort`
+/// beside it, as in the reference. A missing or empty model or effort keeps the thread's.
+fn collaboration_override(mode: &serde_json::Value) -> CollaborationOverride {
+    let setting = |name: &str| {
+        mode["settings"][name]
+            .as_str()
+            .filter(|value| !value.trim().is_empty())
+            .map(str::to_string)
+    };
+    CollaborationOverride {
+        plan: mode["mode"].as_str() == Some("plan"),
+        model: setting("model"),
+        reasoning_effort: setting("reasoning_effort"),
     }
 }
 
