@@ -43,7 +43,10 @@ fn spawned_agent(input: &[Value]) -> Value {
 /// The scripted model. The parent spawns a child with [`CHILD_TASK`], waits for it, closes
 /// it, then calls the MCP tool itself; the child calls the MCP tool and answers.
 fn model_reply(request: &RecordedRequest) -> Reply {
-    let input = request.body["input"].as_array().cloned().unwrap_or_default();
+    let input = request.body["input"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let last = last_input(request);
     if last["type"] == "function_call_output" {
         let echo = |call_id: &str, text: &str| {
@@ -123,7 +126,7 @@ async fn delegate(s: &mut Session) -> (Vec<Value>, Vec<Value>) {
             .unwrap_or_default()
             .to_string();
         match next["method"].as_str() {
-            Some("turn/started") => *open.entry(thread).or_default() += 1,
+            Some("turn/started") if thread != parent => *open.entry(thread).or_default() += 1,
             Some("turn/completed") if thread == parent => parent_done = true,
             Some("turn/completed") => *open.entry(thread).or_default() -= 1,
             Some("mcpServer/elicitation/request") => {
@@ -217,8 +220,12 @@ fn assert_child_used_its_parents_tools(s: &Session, messages: &[Value], child: &
 async fn assert_one_copy_per_thread_and_the_childs_stopped(pid_dir: &Path) {
     let pids = pids_in(pid_dir);
     assert_eq!(pids.len(), 2, "{pids:?}");
-    let one_left = poll_until(|| pids.iter().filter(|pid| !process_is_dead(pid)).count() == 1);
-    assert!(one_left, "expected only the parent's server to run: {pids:?}");
+    let one_left =
+        poll_until(|| pids.iter().filter(|pid| !process_is_dead(pid)).count() == 1).await;
+    assert!(
+        one_left,
+        "expected only the parent's server to run: {pids:?}"
+    );
 }
 
 #[tokio::test]
