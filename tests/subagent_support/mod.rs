@@ -20,10 +20,16 @@ pub const NAMESPACE: &str = "multi_agent_v1";
 
 /// A reply of one call of `tool` in the namespace.
 pub fn agent_call(call_id: &str, tool: &str, arguments: &Value) -> Reply {
+    namespaced_call(NAMESPACE, call_id, tool, arguments)
+}
+
+/// A reply of one call of `tool` in `namespace` (an MCP server's `mcp__<name>`, or the
+/// sub-agent tools').
+pub fn namespaced_call(namespace: &str, call_id: &str, tool: &str, arguments: &Value) -> Reply {
     let arguments = arguments.to_string();
     let item = |arguments: &str| {
         json!({"type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
-               "name": tool, "namespace": NAMESPACE, "arguments": arguments})
+               "name": tool, "namespace": namespace, "arguments": arguments})
     };
     ResponseBuilder::new(format!("resp_{call_id}"))
         .created()
@@ -33,7 +39,7 @@ pub fn agent_call(call_id: &str, tool: &str, arguments: &Value) -> Reply {
         .build()
 }
 
-fn message(text: &str) -> Reply {
+pub fn message(text: &str) -> Reply {
     ResponseBuilder::new("resp_msg")
         .created()
         .text_message("msg_1", &[text])

@@ -1,6 +1,7 @@
 //! The control of every sub-agent of one daemon: spawning, input, closing and reloading, and the
 //! status each child's parent sees (updated by a watcher task per loaded child, which also tells
-//! the parent when the child finished).
+//! the parent when the child finished). A loaded child starts its own MCP servers, as any
+//! loaded thread does; they end when it is closed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
@@ -136,6 +137,11 @@ impl AgentControl {
             AgentStatus::PendingInit,
         );
         host.attach(parent.id.clone(), spawn).await;
+        // The child runs its own copy of each of its parent's MCP servers (the reference does
+        // the same): its calls, progress and elicitations are its own, and closing it stops its
+        // servers, never the parent's. Started after the announcement, as for a client's
+        // thread, and before its turn, whose first request waits for servers still starting.
+        child.start_mcp_servers().await;
         self.start_turn(&child, request.prompt, &request.root_turn)?;
         Ok((child.id.clone(), nickname))
     }
@@ -381,6 +387,7 @@ impl AgentControl {
         let nickname = origin.nickname.clone().unwrap_or_default();
         self.register(&child, &parent.id, nickname, status.clone());
         host.attach(parent.id.clone(), spawn).await;
+        child.start_mcp_servers().await;
         Ok(status)
     }
 }

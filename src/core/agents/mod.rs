@@ -6,8 +6,8 @@
 //! A child is an ordinary thread with its own rollout: its first line after the session meta
 //! (`sub_agent_spawn`) names its parent, depth and nickname, and its session meta's `source` is
 //! `subAgentThreadSpawn`, which `thread/list` hides unless asked. It runs with its parent's
-//! settings (provider, approvals, sandbox, cwd); children are not offered the tools themselves,
-//! so the tree is one level deep.
+//! settings (provider, approvals, sandbox, cwd, MCP servers, of which it starts its own copies);
+//! children are not offered the tools themselves, so the tree is one level deep.
 //!
 //! - `types`: the limits, [`AgentOrigin`], [`AgentError`] and the seams to the server
 //!   ([`AgentHost`]) and the manager ([`AgentThreads`]).
