@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 
 use crate::core::{EventMsg, ThreadId};
@@ -34,6 +34,8 @@ const EVENTS_PER_ROUND: usize = 64;
 /// Encoded lines are queued once this many bytes have gathered, so one hand-off to the writer
 /// never carries more than about this much.
 const LINES_FLUSH_BYTES: usize = 32 * 1024;
+/// The size of the buffer rounds' bytes are carved from (see `ProjectionTask::arena`).
+const ARENA_BYTES: usize = 64 * 1024;
 
 pub(crate) fn spawn_thread_projection(
     context: &Arc<ServerContext>,
@@ -60,6 +62,7 @@ pub(crate) fn spawn_projection(
         },
         thread_id: thread_id.clone(),
         lines: Vec::new(),
+        arena: BytesMut::new(),
         segments: Vec::new(),
         audience: Audience::default(),
         audience_fresh: false,
@@ -84,6 +87,11 @@ struct ProjectionTask {
     projection: ThreadProjection,
     /// Lines encoded but not yet queued.
     lines: Vec<u8>,
+    /// Where each round's bytes are copied to and split off from, so a round allocates nothing:
+    /// the split-off part shares this buffer (cloning it for more connections only counts a
+    /// reference), and a new buffer is taken only once this one is used up, one per
+    /// [`ARENA_BYTES`] of notifications. A slice still queued keeps its buffer alive.
+    arena: BytesMut,
     segments: Vec<Segment>,
     /// Who hears this round, looked up once per round (the connections' locks), not once per
     /// notification, into buffers kept from round to round.
@@ -244,9 +252,17 @@ impl ProjectionTask {
         if self.lines.is_empty() {
             return;
         }
-        // The burst is copied once, exact-size, and shared by every connection's queue; the
+        // The burst is copied once into the arena and shared by every connection's queue; the
         // encoding buffer is kept, so encoding the next burst allocates nothing.
-        let mut lines = Bytes::copy_from_slice(&self.lines);
+        if self.arena.capacity() < self.lines.len() {
+            self.arena = BytesMut::with_capacity(self.lines.len().max(ARENA_BYTES));
+        }
+        self.arena.extend_from_slice(&self.lines);
+        let lines = self.arena.split().freeze();
+        if lines.len() > ARENA_BYTES {
+            // A buffer made for one huge round is freed once its connections wrote it.
+            self.arena = BytesMut::new();
+        }
         self.lines.clear();
         if self.lines.capacity() > LINES_FLUSH_BYTES * 4 {
             // One huge notification is not kept around.
@@ -258,7 +274,7 @@ impl ProjectionTask {
             return;
         }
         // Fields borrowed apart, so neither the audience nor the segments are copied: a round
-        // of one delta allocates only its shared bytes.
+        // allocates nothing while the arena has room.
         if !self.audience_fresh {
             self.hub
                 .fill_audience(&self.thread_id, &mut self.scratch, &mut self.audience);
@@ -266,21 +282,14 @@ impl ProjectionTask {
         }
         let audience = &self.audience;
         let segments = &self.segments;
-        let subscribers = audience.subscribers.len();
-        let targets = subscribers + audience.others.len();
-        for index in 0..targets {
-            let (context, subscribed) = match audience.subscribers.get(index) {
-                Some(context) => (context, true),
-                None => match audience.others.get(index - subscribers) {
-                    Some(context) => (context, false),
-                    None => break,
-                },
-            };
+        let targets = audience
+            .subscribers
+            .iter()
+            .map(|context| (context, true))
+            .chain(audience.others.iter().map(|context| (context, false)));
+        for (context, subscribed) in targets {
             let message = match message_for(context, subscribed, &lines, segments) {
-                // The last connection takes the burst itself: cloning `Bytes` made from a `Vec`
-                // allocates its shared count, a cost per round that one subscriber (the common
-                // case) need not pay.
-                Some(Message::All) if index + 1 == targets => std::mem::take(&mut lines),
+                // A clone of the arena's slice only counts a reference.
                 Some(Message::All) => lines.clone(),
                 Some(Message::Filtered(filtered)) => filtered,
                 None => continue,
