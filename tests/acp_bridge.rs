@@ -304,7 +304,7 @@ async fn the_acp_bridge_compact_command_compacts_the_thread() {
         sent.iter().any(|m| m["method"] == "thread/compact/start"),
         "the bridge never called thread/compact/start"
     );
-    let answers = answers_without_errors(home.path());
+    answers_without_errors(home.path());
 }
 
 /// A `custom_tool_call` to `apply_patch` whose input streams in two deltas.
@@ -799,7 +799,7 @@ async fn the_acp_bridge_shows_web_searches_and_viewed_images() {
         "{finished:#?}"
     );
     client.shutdown().await;
-    let answers = answers_without_errors(home.path());
+    answers_without_errors(home.path());
 }
 
 /// The bridge's `/mcp reconnect` reloads openturn's MCP configuration and shows the servers as
