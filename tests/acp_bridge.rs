@@ -46,16 +46,8 @@ fn held_open_reply() -> Reply {
 
 #[tokio::test]
 async fn the_acp_bridge_runs_a_whole_session_against_openturn() {
-    let entry = match bridge_entry() {
-        Ok(entry) => entry,
-        Err(reason) => {
-            assert!(
-                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-                "CI=true but the ACP bridge cannot run: {reason}"
-            );
-            eprintln!("skipping: {reason}");
-            return;
-        }
+    let Some(entry) = bridge_or_skip() else {
+        return;
     };
     let provider = MockProvider::start(Script::new([
         message_reply("r1", "m1", &["Hello", " from", " openturn"]),
@@ -89,13 +81,7 @@ async fn the_acp_bridge_runs_a_whole_session_against_openturn() {
     assert_eq!(init["agentCapabilities"]["loadSession"], true, "{init}");
 
     // session/new needs account/read, permissionProfile/list, skills/list, … to answer.
-    let (session, _) = client
-        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
-        .await;
-    let session_id = session["sessionId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no sessionId: {session}"))
-        .to_string();
+    let session_id = client.new_session(&cwd).await;
 
     // A prompt: chunks stream as session/update, the prompt ends with end_turn.
     let (result, seen) = client
@@ -271,16 +257,8 @@ async fn the_acp_bridge_runs_a_whole_session_against_openturn() {
 /// tools, and the next prompt's request carries the summary instead of the first answer.
 #[tokio::test]
 async fn the_acp_bridge_compact_command_compacts_the_thread() {
-    let entry = match bridge_entry() {
-        Ok(entry) => entry,
-        Err(reason) => {
-            assert!(
-                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-                "CI=true but the ACP bridge cannot run: {reason}"
-            );
-            eprintln!("skipping: {reason}");
-            return;
-        }
+    let Some(entry) = bridge_or_skip() else {
+        return;
     };
     let provider = MockProvider::start(Script::new([
         message_reply("r1", "m1", &["first answer"]),
@@ -296,13 +274,7 @@ async fn the_acp_bridge_compact_command_compacts_the_thread() {
     let cwd = project.path().display().to_string();
     let mut client = AcpClient::spawn(&entry, home.path());
     client.initialize().await;
-    let (session, _) = client
-        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
-        .await;
-    let session_id = session["sessionId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let session_id = client.new_session(&cwd).await;
     let prompt =
         |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
     let (result, _) = client.ok("session/prompt", prompt("Say hello")).await;
@@ -332,11 +304,7 @@ async fn the_acp_bridge_compact_command_compacts_the_thread() {
         sent.iter().any(|m| m["method"] == "thread/compact/start"),
         "the bridge never called thread/compact/start"
     );
-    let answers = recorded(&home.path().join("bridge-out.jsonl"));
-    assert!(
-        answers.iter().all(|m| m.get("error").is_none()),
-        "{answers:#?}"
-    );
+    answers_without_errors(home.path());
 }
 
 /// A `custom_tool_call` to `apply_patch` whose input streams in two deltas.
@@ -357,16 +325,8 @@ fn patch_call(response: ResponseBuilder, call_id: &str, patch: &str) -> Response
 /// which the test client allows.
 #[tokio::test]
 async fn the_acp_bridge_shows_a_patch_as_an_edit_with_its_diffs() {
-    let entry = match bridge_entry() {
-        Ok(entry) => entry,
-        Err(reason) => {
-            assert!(
-                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-                "CI=true but the ACP bridge cannot run: {reason}"
-            );
-            eprintln!("skipping: {reason}");
-            return;
-        }
+    let Some(entry) = bridge_or_skip() else {
+        return;
     };
     let patch = "*** Begin Patch\n*** Add File: notes.txt\n+first line\n+second line\n\
                  *** Update File: main.txt\n@@\n alpha\n-beta\n+BETA\n gamma\n*** End Patch\n";
@@ -397,10 +357,7 @@ async fn the_acp_bridge_shows_a_patch_as_an_edit_with_its_diffs() {
 
     let mut client = AcpClient::spawn(&entry, home.path());
     client.initialize().await;
-    let (session, _) = client
-        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
-        .await;
-    let session_id = session["sessionId"].clone();
+    let session_id = client.new_session(&cwd).await;
     let (result, seen) = client
         .ok(
             "session/prompt",
@@ -561,16 +518,8 @@ fn commands_then_mcp(n: usize, dir: &Path) -> [Reply; 3] {
 /// the `tee`s live on through every command, and both logs hold the traffic.
 #[tokio::test]
 async fn the_acp_bridge_runs_commands_and_an_mcp_tool_behind_a_stdio_logging_wrapper() {
-    let entry = match bridge_entry() {
-        Ok(entry) => entry,
-        Err(reason) => {
-            assert!(
-                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-                "CI=true but the ACP bridge cannot run: {reason}"
-            );
-            eprintln!("skipping: {reason}");
-            return;
-        }
+    let Some(entry) = bridge_or_skip() else {
+        return;
     };
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
@@ -592,10 +541,7 @@ async fn the_acp_bridge_runs_commands_and_an_mcp_tool_behind_a_stdio_logging_wra
 
     let mut client = AcpClient::spawn(&entry, home.path());
     client.initialize().await;
-    let (session, _) = client
-        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
-        .await;
-    let session_id = session["sessionId"].clone();
+    let session_id = client.new_session(&cwd).await;
     let prompt =
         |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
     let (result, _) = client.ok("session/prompt", prompt("Say hello")).await;
@@ -680,16 +626,8 @@ async fn the_acp_bridge_runs_commands_and_an_mcp_tool_behind_a_stdio_logging_wra
 /// reaches the client as text.
 #[tokio::test]
 async fn the_acp_bridge_plan_and_review_commands_work() {
-    let entry = match bridge_entry() {
-        Ok(entry) => entry,
-        Err(reason) => {
-            assert!(
-                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-                "CI=true but the ACP bridge cannot run: {reason}"
-            );
-            eprintln!("skipping: {reason}");
-            return;
-        }
+    let Some(entry) = bridge_or_skip() else {
+        return;
     };
     let answer = r#"{"findings":[],"overall_correctness":"patch is correct","overall_explanation":"BRIDGE-REVIEW: nothing to fix.","overall_confidence_score":0.9}"#;
     let provider = MockProvider::start(Script::new([
@@ -727,13 +665,7 @@ async fn the_acp_bridge_plan_and_review_commands_work() {
     let cwd = project.path().display().to_string();
     let mut client = AcpClient::spawn(&entry, home.path());
     client.initialize().await;
-    let (session, _) = client
-        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
-        .await;
-    let session_id = session["sessionId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let session_id = client.new_session(&cwd).await;
     let prompt =
         |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
     let (result, _) = client.ok("session/prompt", prompt("Say hello")).await;
@@ -776,11 +708,7 @@ async fn the_acp_bridge_plan_and_review_commands_work() {
         review_start["params"]["target"]["type"],
         "uncommittedChanges"
     );
-    let answers = recorded(&home.path().join("bridge-out.jsonl"));
-    assert!(
-        answers.iter().all(|m| m.get("error").is_none()),
-        "{answers:#?}"
-    );
+    let answers = answers_without_errors(home.path());
     assert!(
         answers
             .iter()
@@ -802,16 +730,8 @@ async fn the_acp_bridge_plan_and_review_commands_work() {
 /// and nothing the bridge answers openturn or the client is an error.
 #[tokio::test]
 async fn the_acp_bridge_shows_web_searches_and_viewed_images() {
-    let entry = match bridge_entry() {
-        Ok(entry) => entry,
-        Err(reason) => {
-            assert!(
-                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-                "CI=true but the ACP bridge cannot run: {reason}"
-            );
-            eprintln!("skipping: {reason}");
-            return;
-        }
+    let Some(entry) = bridge_or_skip() else {
+        return;
     };
     let project = tempfile::tempdir().unwrap();
     let picture = image::RgbImage::from_pixel(8, 8, image::Rgb([0, 0, 255]));
@@ -842,10 +762,7 @@ async fn the_acp_bridge_shows_web_searches_and_viewed_images() {
     let cwd = project.path().display().to_string();
     let mut client = AcpClient::spawn(&entry, home.path());
     client.initialize().await;
-    let (session, _) = client
-        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
-        .await;
-    let session_id = session["sessionId"].as_str().unwrap_or_default();
+    let session_id = client.new_session(&cwd).await;
     let (result, seen) = client
         .ok(
             "session/prompt",
@@ -882,11 +799,7 @@ async fn the_acp_bridge_shows_web_searches_and_viewed_images() {
         "{finished:#?}"
     );
     client.shutdown().await;
-    let answers = recorded(&home.path().join("bridge-out.jsonl"));
-    assert!(
-        answers.iter().all(|m| m.get("error").is_none()),
-        "{answers:#?}"
-    );
+    answers_without_errors(home.path());
 }
 
 /// The bridge's `/mcp reconnect` reloads openturn's MCP configuration and shows the servers as
@@ -895,16 +808,8 @@ async fn the_acp_bridge_shows_web_searches_and_viewed_images() {
 /// `config/mcpServer/reload` and listed as connected with its tools.
 #[tokio::test]
 async fn the_acp_bridge_mcp_reconnect_restarts_a_fixed_server() {
-    let entry = match bridge_entry() {
-        Ok(entry) => entry,
-        Err(reason) => {
-            assert!(
-                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
-                "CI=true but the ACP bridge cannot run: {reason}"
-            );
-            eprintln!("skipping: {reason}");
-            return;
-        }
+    let Some(entry) = bridge_or_skip() else {
+        return;
     };
     let provider = MockProvider::start(Script::new(vec![])).await.unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -923,13 +828,7 @@ async fn the_acp_bridge_mcp_reconnect_restarts_a_fixed_server() {
     let cwd = project.path().display().to_string();
     let mut client = AcpClient::spawn(&entry, home.path());
     client.initialize().await;
-    let (session, _) = client
-        .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
-        .await;
-    let session_id = session["sessionId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let session_id = client.new_session(&cwd).await;
     let prompt =
         |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
     // The failure is recorded in the daemon's output before the fix goes in.

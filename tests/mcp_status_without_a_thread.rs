@@ -9,7 +9,6 @@
 mod support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::mcp::server_overrides;
@@ -34,18 +33,6 @@ fn running(pid: i32) -> bool {
             .is_some_and(|state| state != "Z" && state != "X"),
         Err(_) => false,
     }
-}
-
-/// Waits (bounded) for `pid` to be gone: a killed child is reaped a moment after the kill.
-async fn gone_within(pid: i32, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if !running(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    !running(pid)
 }
 
 fn by_name<'a>(listing: &'a Value, name: &str) -> &'a Value {
@@ -116,7 +103,7 @@ async fn servers_are_probed_listed_and_stopped_when_no_thread_runs_them() {
     let first = pids_in(pid_dir.path());
     assert_eq!(first.len(), 1, "{first:?}");
     assert!(
-        gone_within(first[0], Duration::from_secs(5)).await,
+        poll_until(|| !running(first[0])).await,
         "the probed server {} outlived the listing",
         first[0]
     );
@@ -133,10 +120,7 @@ async fn servers_are_probed_listed_and_stopped_when_no_thread_runs_them() {
     let pids = pids_in(pid_dir.path());
     assert_eq!(pids.len(), 2, "{pids:?}");
     for pid in pids {
-        assert!(
-            gone_within(pid, Duration::from_secs(5)).await,
-            "{pid} left running"
-        );
+        assert!(poll_until(|| !running(pid)).await, "{pid} left running");
     }
     daemon.close_stdin();
     assert_eq!(daemon.wait_exit().await, Some(0));

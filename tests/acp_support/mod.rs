@@ -32,6 +32,22 @@ pub fn bridge_entry() -> Result<PathBuf, String> {
     }
 }
 
+/// The bridge's entry point, or `None` once it has said why the test cannot run here; under
+/// `CI=true` that fails the test instead, since CI must never silently stop running the bridge.
+pub fn bridge_or_skip() -> Option<PathBuf> {
+    match bridge_entry() {
+        Ok(entry) => Some(entry),
+        Err(reason) => {
+            assert!(
+                std::env::var("CI").map(|v| v != "true").unwrap_or(true),
+                "CI=true but the ACP bridge cannot run: {reason}"
+            );
+            eprintln!("skipping: {reason}");
+            None
+        }
+    }
+}
+
 /// An ACP client: one bridge process, JSON-RPC lines on its stdin/stdout. Permission requests
 /// are answered with the first "allow" option; any other agent → client request gets
 /// "method not found" (the client announces no file-system or terminal capability).
@@ -202,6 +218,17 @@ impl AcpClient {
             .await;
     }
 
+    /// `session/new` in `cwd`, with no MCP servers of the editor's; the new session's id.
+    pub async fn new_session(&mut self, cwd: &str) -> String {
+        let (session, _) = self
+            .ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+            .await;
+        session["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no sessionId: {session}"))
+            .to_string()
+    }
+
     pub async fn initialize(&mut self) -> Value {
         let params = json!({
             "protocolVersion": 1,
@@ -285,6 +312,17 @@ pub fn recorded(path: &Path) -> Vec<Value> {
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
         .collect()
+}
+
+/// What openturn sent the bridge (the wrapper's `home/bridge-out.jsonl`), once it is checked
+/// that none of it is an error answer: every app-server call the bridge made succeeded.
+pub fn answers_without_errors(home: &Path) -> Vec<Value> {
+    let answers = recorded(&home.join("bridge-out.jsonl"));
+    assert!(
+        answers.iter().all(|m| m.get("error").is_none()),
+        "{answers:#?}"
+    );
+    answers
 }
 
 /// The `session/update` payloads of `kind` among `messages`.
