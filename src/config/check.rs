@@ -20,6 +20,7 @@
 //! meant; this file walks a source's table against them.
 
 mod closest;
+mod cloud;
 mod describe;
 mod known;
 mod source;
@@ -46,7 +47,7 @@ pub fn check_source(
     };
     checker.table(table, "", TOP_LEVEL, CODEX_ONLY_TOP_LEVEL)?;
     checker.unenforced_sandbox(table);
-    if let Some(summary) = super::skill_keys::cloud_skills_asked(table, source) {
+    if let Some(summary) = cloud::cloud_skills_asked(table, source) {
         checker.warn(summary);
     }
     Ok(checker.warnings)

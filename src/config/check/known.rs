@@ -143,7 +143,7 @@ pub(crate) const TOP_LEVEL: &[(&str, Expect)] = &[
             &[],
         ),
     ),
-    ("cloud", crate::config::skill_keys::CLOUD),
+    ("cloud", super::cloud::CLOUD),
     (
         "model_providers",
         Expect::MapOf(&Expect::Keys(PROVIDER_KEYS, CODEX_ONLY_PROVIDER)),
