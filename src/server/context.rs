@@ -115,6 +115,14 @@ impl ServerContext {
 
     pub(crate) fn subscribe(&self, thread_id: &ThreadId) {
         self.loaded().subscribed.insert(thread_id.clone());
+        self.hub.membership_changed();
+    }
+
+    /// Stops following a thread; whether it was followed.
+    pub(crate) fn unsubscribe(&self, thread_id: &ThreadId) -> bool {
+        let was_subscribed = self.loaded().subscribed.remove(thread_id);
+        self.hub.membership_changed();
+        was_subscribed
     }
 
     /// The live status of a loaded thread; `notLoaded` otherwise.
@@ -153,6 +161,6 @@ impl Member for ServerContext {
     }
 
     fn unsubscribe(&self, thread_id: &ThreadId) {
-        self.loaded().subscribed.remove(thread_id);
+        ServerContext::unsubscribe(self, thread_id);
     }
 }

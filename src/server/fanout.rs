@@ -1,8 +1,8 @@
 //! One task per loaded thread: takes the thread's core events, projects them once, and queues
 //! the notifications on every connection that should hear them — turn traffic on the thread's
 //! subscribers, lifecycle notifications on every initialized connection (the fan-out rule of
-//! docs/PROTOCOL.md §4). A round's lines are encoded once and the same bytes are queued on each
-//! connection; only a connection that opted out of some method gets a filtered copy. Keeps
+//! docs/PROTOCOL.md §4). A round's lines are encoded once (and framed once for the WebSocket
+//! connections) and the same bytes are queued on each connection; only a connection that opted out of some method gets a filtered copy. Keeps
 //! core's order. On stdio (one client) a slow client makes the thread's turn wait and loses
 //! nothing; on a socket a connection whose queue is full is closed instead (see
 //! `OutgoingSender::closing_when_full`), so one slow client never stalls the others.
@@ -28,6 +28,7 @@ use super::outgoing::{
     AGENT_MESSAGE_DELTA_METHOD,
 };
 use super::projection::ThreadProjection;
+use super::ws_frames;
 
 /// Most core events projected per round: bounds the notifications one round encodes.
 const EVENTS_PER_ROUND: usize = 64;
@@ -65,7 +66,7 @@ pub(crate) fn spawn_projection(
         arena: BytesMut::new(),
         segments: Vec::new(),
         audience: Audience::default(),
-        audience_fresh: false,
+        audience_membership: None,
         scratch: Vec::new(),
     };
     let handle = hub.lifecycle.projections.spawn(task.run(events_rx));
@@ -93,11 +94,11 @@ struct ProjectionTask {
     /// [`ARENA_BYTES`] of notifications. A slice still queued keeps its buffer alive.
     arena: BytesMut,
     segments: Vec<Segment>,
-    /// Who hears this round, looked up once per round (the connections' locks), not once per
-    /// notification, into buffers kept from round to round.
+    /// Who hears this thread, looked up (the connections' locks) only when the hub's membership
+    /// changed since, into buffers kept from round to round.
     audience: Audience,
-    /// Whether `audience` was looked up this round.
-    audience_fresh: bool,
+    /// The hub's membership count `audience` was looked up at.
+    audience_membership: Option<u64>,
     /// The lookup's scratch buffer, kept like `audience`'s.
     scratch: Vec<Arc<dyn Member>>,
 }
@@ -130,7 +131,6 @@ impl ProjectionTask {
                 return;
             }
             let now_ms = chrono::Utc::now().timestamp_millis();
-            self.audience_fresh = false;
             for event in events.drain(..) {
                 self.handle(event, now_ms).await;
             }
@@ -232,12 +232,20 @@ impl ProjectionTask {
     }
 
     fn audience(&mut self) -> &Audience {
-        if !self.audience_fresh {
+        self.refresh_audience();
+        &self.audience
+    }
+
+    /// Looks the audience up again if the hub's membership changed since the last lookup. The
+    /// count is read first: a change during the lookup bumps it again, so the next round looks
+    /// once more.
+    fn refresh_audience(&mut self) {
+        let membership = self.hub.membership();
+        if self.audience_membership != Some(membership) {
             self.hub
                 .fill_audience(&self.thread_id, &mut self.scratch, &mut self.audience);
-            self.audience_fresh = true;
+            self.audience_membership = Some(membership);
         }
-        &self.audience
     }
 
     /// Whether any connection is subscribed to this thread, as of this round.
@@ -275,11 +283,7 @@ impl ProjectionTask {
         }
         // Fields borrowed apart, so neither the audience nor the segments are copied: a round
         // allocates nothing while the arena has room.
-        if !self.audience_fresh {
-            self.hub
-                .fill_audience(&self.thread_id, &mut self.scratch, &mut self.audience);
-            self.audience_fresh = true;
-        }
+        self.refresh_audience();
         let audience = &self.audience;
         let segments = &self.segments;
         let targets = audience
@@ -287,15 +291,29 @@ impl ProjectionTask {
             .iter()
             .map(|context| (context, true))
             .chain(audience.others.iter().map(|context| (context, false)));
+        // The round as WebSocket frames, made once for every socket connection that hears
+        // all of it: an added subscriber then costs a hand-off and a write, not a framing.
+        let mut frames: Option<Bytes> = None;
         for (context, subscribed) in targets {
+            let outgoing = context.outgoing();
             let message = match message_for(context, subscribed, &lines, segments) {
+                Some(Message::All) if outgoing.takes_frames() => {
+                    let frames = frames.get_or_insert_with(|| ws_frames::frame_lines(&lines));
+                    // A socket connection never waits: a full queue closes it.
+                    let _ = outgoing.queue_frames(frames.clone());
+                    continue;
+                }
                 // A clone of the arena's slice only counts a reference.
                 Some(Message::All) => lines.clone(),
                 Some(Message::Filtered(filtered)) => filtered,
                 None => continue,
             };
+            if outgoing.takes_frames() {
+                let _ = outgoing.queue_frames(ws_frames::frame_lines(&message));
+                continue;
+            }
             tokio::select! {
-                _ = context.outgoing().send_bytes(message) => {}
+                _ = outgoing.send_bytes(message) => {}
                 _ = abandoned.cancelled() => break,
             }
         }
@@ -346,7 +364,7 @@ pub(crate) async fn unload_thread(
     for connection in context.hub.initialized() {
         connection.unsubscribe(thread_id);
     }
-    context.loaded().subscribed.remove(thread_id);
+    context.unsubscribe(thread_id);
     let projection = context.hub.loaded().projections.remove(thread_id);
     drop(context.threads.unload_thread(thread_id).await);
     if let Some(handle) = projection {
@@ -389,6 +407,7 @@ pub(crate) fn disconnect(context: &Arc<ServerContext>) {
     context.hub.forget(context.id);
     context.stop_owned_work();
     let subscribed: Vec<ThreadId> = context.loaded().subscribed.drain().collect();
+    context.hub.membership_changed();
     let delay = Duration::from_secs(context.config.thread_unload_delay_secs);
     for thread_id in subscribed {
         if context.hub.audience(&thread_id).subscribers.is_empty() {

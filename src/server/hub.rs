@@ -38,6 +38,10 @@ pub(crate) struct Hub {
     connections: Mutex<HashMap<ConnectionId, Weak<dyn Member>>>,
     loaded: Mutex<SharedThreads>,
     next_connection: AtomicU64,
+    /// Bumped after any change to who hears what: a connection registered, forgotten or
+    /// initialized, a subscription added or removed. A projection keeps its audience while this
+    /// is unchanged, so a round of deltas does not look at every connection's state again.
+    membership: AtomicU64,
     /// The last rate-limit snapshot a provider reported on any thread, for
     /// `account/rateLimits/read` (`None` until one arrives): the account's, so daemon-wide.
     last_rate_limits: Mutex<Option<RateLimitSnapshot>>,
@@ -82,6 +86,7 @@ impl Hub {
             connections: Mutex::new(HashMap::new()),
             loaded: Mutex::new(SharedThreads::default()),
             next_connection: AtomicU64::new(0),
+            membership: AtomicU64::new(0),
             last_rate_limits: Mutex::new(None),
         });
         super::agents::enable(&hub);
@@ -108,6 +113,18 @@ impl Hub {
 
     pub(crate) fn register(&self, id: ConnectionId, member: Weak<dyn Member>) {
         self.connections().insert(id, member);
+        self.membership_changed();
+    }
+
+    /// Tells the projections their audiences may be stale; called after the change.
+    pub(crate) fn membership_changed(&self) {
+        self.membership.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The count [`Hub::membership_changed`] bumps: an audience filled at one value is current
+    /// while it stays.
+    pub(crate) fn membership(&self) -> u64 {
+        self.membership.load(Ordering::Acquire)
     }
 
     /// Forgets a connection that ended: it hears nothing more, and its pending questions are
@@ -115,6 +132,7 @@ impl Hub {
     /// `fanout::disconnect`'s.
     pub(crate) fn forget(&self, id: ConnectionId) {
         self.connections().remove(&id);
+        self.membership_changed();
         self.server_requests.connection_closed(id);
     }
 

@@ -56,9 +56,10 @@ pub(crate) struct OutgoingSender {
     /// Whether `opted_out` has any entry: most connections opt out of nothing, and then no
     /// notification takes the lock.
     any_opted_out: Arc<AtomicBool>,
-    /// Set for a connection that must never make its producers wait (one of many on a socket):
-    /// a full queue cancels this token, which closes the connection with a reason, instead of
-    /// stalling a turn every other connection is watching. `None` on stdio, whose one client
+    /// Set for a WebSocket connection (one of many on a socket), which must never make its
+    /// producers wait: a full queue cancels this token, which closes the connection with a
+    /// reason, instead of stalling a turn every other connection is watching. Its queue holds
+    /// WebSocket frames ([`super::ws_frames`]), not lines. `None` on stdio, whose one client
     /// slows its own turns down and loses nothing.
     overflow: Option<Overflow>,
 }
@@ -102,9 +103,10 @@ impl OutgoingSender {
         }
     }
 
-    /// A sender that never waits: when more than [`SOCKET_QUEUE_BYTES`] in many messages are already queued (or the
-    /// channel is full), `overflow` is cancelled and the message refused (see the field's docs).
-    /// The writer reports what it wrote through `queued`.
+    /// A WebSocket connection's sender, which queues frames and never waits: when more than
+    /// [`SOCKET_QUEUE_BYTES`] in many messages are already queued (or the channel is full),
+    /// `overflow` is cancelled and the message refused (see the field's docs). The writer
+    /// reports what it wrote through `queued`.
     pub(crate) fn closing_when_full(
         lines_tx: mpsc::Sender<Bytes>,
         overflow: tokio_util::sync::CancellationToken,
@@ -240,10 +242,33 @@ impl OutgoingSender {
         self.queue(lines).await
     }
 
+    /// Whether this is a WebSocket connection's sender, whose queue takes frames: the fan-out
+    /// frames a round once for all of them ([`OutgoingSender::queue_frames`]).
+    pub(crate) fn takes_frames(&self) -> bool {
+        self.overflow.is_some()
+    }
+
+    /// Queues what [`super::ws_frames::frame_lines`] made of a round on a WebSocket
+    /// connection's sender (see [`OutgoingSender::takes_frames`]); never waits.
+    pub(crate) fn queue_frames(&self, frames: Bytes) -> Result<(), OutputClosed> {
+        match &self.overflow {
+            Some(overflow) if !frames.is_empty() => self.queue_or_close(overflow, frames),
+            Some(_) => Ok(()),
+            None => Err(OutputClosed),
+        }
+    }
+
     async fn queue(&self, message: Bytes) -> Result<(), OutputClosed> {
-        let Some(overflow) = &self.overflow else {
-            return self.lines_tx.send(message).await.map_err(|_| OutputClosed);
-        };
+        match &self.overflow {
+            Some(overflow) => {
+                self.queue_or_close(overflow, super::ws_frames::frame_lines(&message))
+            }
+            None => self.lines_tx.send(message).await.map_err(|_| OutputClosed),
+        }
+    }
+
+    /// A socket connection's queueing: never waits; closes the connection when it is behind.
+    fn queue_or_close(&self, overflow: &Overflow, message: Bytes) -> Result<(), OutputClosed> {
         let len = message.len();
         let before = overflow.queued.0.fetch_add(len, Ordering::AcqRel);
         // Behind means behind by both measures: many bytes (a stalled reader's cost) and many

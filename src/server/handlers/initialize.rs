@@ -30,6 +30,8 @@ pub(crate) fn initialize(
     {
         context.outgoing.set_opt_outs(opt_outs);
     }
+    // Initialized connections hear notifications from now on.
+    context.hub.membership_changed();
     // Clients read the first x.y.z of `userAgent` as the protocol level they talk to: that is
     // the reference version openturn implements, not openturn's own release number.
     let version = REFERENCE_VERSION;

@@ -136,7 +136,7 @@ pub(crate) fn thread_unsubscribe(
             status: ThreadUnsubscribeStatus::NotLoaded,
         });
     }
-    let was_subscribed = context.loaded().subscribed.remove(&thread_id);
+    let was_subscribed = context.unsubscribe(&thread_id);
     if !was_subscribed {
         return Ok(ThreadUnsubscribeResponse {
             status: ThreadUnsubscribeStatus::NotSubscribed,

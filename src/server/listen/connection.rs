@@ -1,5 +1,8 @@
 //! One WebSocket connection of a listener: text frames in, one JSON-RPC message per frame;
-//! the connection's queued lines out, one message per text frame. It shares the daemon's hub
+//! the connection's queued frames out, one message per text frame. tungstenite reads (and
+//! frames its own replies: pongs, the close reply, handed to the writer through
+//! [`ReadSide`]); the writer writes the frames the fan-out made once for every subscriber
+//! ([`crate::server::ws_frames`]) straight to the socket. It shares the daemon's hub
 //! and owns the rest — its handshake state, its bounded outbound queue (full means the client
 //! cannot keep up, and it is closed with a reason: it never slows the other connections), its
 //! dispatcher and its subscriptions, dropped when it goes away.
@@ -7,15 +10,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use bytes::Bytes;
-use futures::{SinkExt, StreamExt};
-use tokio::io::{AsyncRead, AsyncWrite};
+use futures::StreamExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::mpsc;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, PollSender};
 
 use crate::config::Config;
 
@@ -24,9 +29,19 @@ use super::super::dispatch;
 use super::super::hub::Hub;
 use super::super::outgoing::{OutgoingSender, QueuedBytes, SOCKET_QUEUE_MESSAGES};
 use super::super::stdio::InputLine;
+use super::super::ws_frames;
 
 /// What the client reads when it is closed for not keeping up.
 const TOO_SLOW: &str = "connection too slow: outbound queue full";
+
+/// Close codes (RFC 6455 §7.4): a normal close, and "try again later" for a client that fell
+/// behind.
+const CLOSE_NORMAL: u16 = 1000;
+const CLOSE_TRY_AGAIN_LATER: u16 = 1013;
+
+/// tungstenite's replies (pongs, the close reply) waiting for the writer; a client that pings
+/// faster than this drains waits for them.
+const REPLIES_QUEUED: usize = 16;
 
 /// Serves an upgraded connection until the client leaves, it falls behind, or `stop` (the
 /// daemon stopping) is cancelled.
@@ -42,9 +57,15 @@ pub(crate) async fn serve<S>(
     let mut ws_config = WebSocketConfig::default();
     ws_config.max_message_size = Some(config.max_line_bytes);
     ws_config.max_frame_size = Some(config.max_line_bytes);
-    let ws =
-        WebSocketStream::from_partially_read(stream, leftover, Role::Server, Some(ws_config)).await;
-    let (sink, mut frames) = ws.split();
+    let (read_half, write_half) = tokio::io::split(stream);
+    let (replies_tx, replies_rx) = mpsc::channel(REPLIES_QUEUED);
+    let read_side = ReadSide {
+        read: read_half,
+        replies: PollSender::new(replies_tx),
+    };
+    let mut frames =
+        WebSocketStream::from_partially_read(read_side, leftover, Role::Server, Some(ws_config))
+            .await;
     let (lines_tx, lines_rx) = mpsc::channel(SOCKET_QUEUE_MESSAGES);
     let queued = Arc::new(QueuedBytes::default());
     let overflow = CancellationToken::new();
@@ -57,8 +78,9 @@ pub(crate) async fn serve<S>(
     );
     tracing::info!(connection = context.id, "connection opened");
     let writer = tokio::spawn(run_writer(
-        sink,
+        write_half,
         lines_rx,
+        replies_rx,
         queued,
         overflow.clone(),
         gone.clone(),
@@ -116,78 +138,121 @@ pub(crate) async fn serve<S>(
     let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
 }
 
-/// Writes the connection's queued lines, one text frame per line. Ends when `finish` is
+/// Writes the connection's queued frames and tungstenite's replies. Ends when `finish` is
 /// cancelled (after what is queued) with a normal close, when the queue overflowed with a
-/// close that says so, or when writing fails (cancelling `gone`).
-async fn run_writer<Si>(
-    mut sink: Si,
-    mut lines_rx: mpsc::Receiver<Bytes>,
+/// close that says so, when the client's close was answered, or when writing fails
+/// (cancelling `gone`).
+async fn run_writer<W>(
+    mut socket: W,
+    mut frames_rx: mpsc::Receiver<Bytes>,
+    mut replies_rx: mpsc::Receiver<Bytes>,
     queued: Arc<QueuedBytes>,
     overflow: CancellationToken,
     gone: CancellationToken,
     finish: CancellationToken,
 ) where
-    Si: futures::Sink<Message, Error = tokio_tungstenite::tungstenite::Error> + Unpin,
+    W: AsyncWrite + Unpin,
 {
     let mut burst = Vec::with_capacity(64);
+    // Once a close frame went out (ours or the reply to the client's), nothing more may.
+    let mut closed = false;
     let close = loop {
-        let received = tokio::select! {
+        tokio::select! {
             biased;
-            _ = overflow.cancelled() => break Some(CloseFrame {
-                code: CloseCode::Again,
-                reason: TOO_SLOW.into(),
-            }),
-            received = lines_rx.recv_many(&mut burst, 64) => received,
+            _ = overflow.cancelled() => {
+                break Some(ws_frames::close_frame(CLOSE_TRY_AGAIN_LATER, TOO_SLOW));
+            }
+            reply = replies_rx.recv() => {
+                let Some(reply) = reply else { continue };
+                closed = ws_frames::is_close(&reply);
+                if socket.write_all(&reply).await.is_err() || socket.flush().await.is_err() {
+                    gone.cancel();
+                    return;
+                }
+                if closed {
+                    break None;
+                }
+            }
+            received = frames_rx.recv_many(&mut burst, 64) => {
+                if received == 0 {
+                    break None;
+                }
+                let bytes = burst.iter().map(Bytes::len).sum();
+                if write_frames(&mut socket, &mut burst).await.is_err() {
+                    gone.cancel();
+                    return;
+                }
+                queued.written(bytes);
+            }
             _ = finish.cancelled() => {
-                lines_rx.close();
-                while lines_rx.recv_many(&mut burst, 64).await > 0 {
-                    if write_lines(&mut sink, &mut burst).await.is_err() {
+                frames_rx.close();
+                while frames_rx.recv_many(&mut burst, 64).await > 0 {
+                    if write_frames(&mut socket, &mut burst).await.is_err() {
                         break;
                     }
                 }
-                break Some(CloseFrame { code: CloseCode::Normal, reason: "".into() });
+                break Some(ws_frames::close_frame(CLOSE_NORMAL, ""));
             }
-        };
-        if received == 0 {
-            break None;
         }
-        let bytes = burst.iter().map(Bytes::len).sum();
-        if write_lines(&mut sink, &mut burst).await.is_err() {
-            gone.cancel();
-            return;
-        }
-        queued.written(bytes);
     };
-    if let Some(frame) = close {
-        let _ = sink.send(Message::Close(Some(frame))).await;
+    if let Some(frame) = close.filter(|_| !closed) {
+        let _ = socket.write_all(&frame).await;
     }
-    let _ = sink.close().await;
+    let _ = socket.flush().await;
+    let _ = socket.shutdown().await;
 }
 
-/// Feeds every line of the queued messages as its own text frame, then flushes once.
-async fn write_lines<Si>(
-    sink: &mut Si,
-    burst: &mut Vec<Bytes>,
-) -> Result<(), tokio_tungstenite::tungstenite::Error>
+/// Writes queued frames, then flushes once.
+async fn write_frames<W>(socket: &mut W, burst: &mut Vec<Bytes>) -> std::io::Result<()>
 where
-    Si: futures::Sink<Message, Error = tokio_tungstenite::tungstenite::Error> + Unpin,
+    W: AsyncWrite + Unpin,
 {
-    for message in burst.drain(..) {
-        let mut rest = message;
-        while !rest.is_empty() {
-            let end = memchr::memchr(b'\n', &rest).unwrap_or(rest.len());
-            let line = rest.split_to(end);
-            if !rest.is_empty() {
-                // The newline itself.
-                let _ = rest.split_to(1);
-            }
-            // Lines are serialized JSON, so always UTF-8; a frame that is not would be refused
-            // by the client, so it is skipped instead.
-            match tokio_tungstenite::tungstenite::Utf8Bytes::try_from(line) {
-                Ok(text) => sink.feed(Message::Text(text)).await?,
-                Err(_) => tracing::error!("an outgoing line is not UTF-8; skipped"),
-            }
+    for frames in burst.drain(..) {
+        socket.write_all(&frames).await?;
+    }
+    socket.flush().await
+}
+
+/// The side of the socket tungstenite sees: it reads from the socket, and what it writes
+/// (complete frames: pongs, the reply to a close) goes to the writer, which owns the socket's
+/// write half, so its replies and the connection's frames never interleave mid-frame.
+struct ReadSide<R> {
+    read: R,
+    replies: PollSender<Bytes>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for ReadSide<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.read).poll_read(cx, buf)
+    }
+}
+
+impl<R: Unpin> AsyncWrite for ReadSide<R> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let gone = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        match self.replies.poll_reserve(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(_)) => Poll::Ready(Err(gone())),
+            Poll::Ready(Ok(())) => match self.replies.send_item(Bytes::copy_from_slice(buf)) {
+                Ok(()) => Poll::Ready(Ok(buf.len())),
+                Err(_) => Poll::Ready(Err(gone())),
+            },
         }
     }
-    sink.flush().await
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
 }
