@@ -38,6 +38,10 @@ const LINES_FLUSH_BYTES: usize = 32 * 1024;
 /// The size of the buffer rounds' bytes are carved from (see `ProjectionTask::arena`).
 const ARENA_BYTES: usize = 64 * 1024;
 
+/// The largest round split off the arena: a round of a few deltas (the streaming case) costs no
+/// allocation, and at most this much of an arena is left unused when the next round does not fit.
+const ARENA_ROUND_BYTES: usize = ARENA_BYTES / 8;
+
 pub(crate) fn spawn_thread_projection(
     context: &Arc<ServerContext>,
     thread_id: ThreadId,
@@ -260,17 +264,19 @@ impl ProjectionTask {
         if self.lines.is_empty() {
             return;
         }
-        // The burst is copied once into the arena and shared by every connection's queue; the
-        // encoding buffer is kept, so encoding the next burst allocates nothing.
-        if self.arena.capacity() < self.lines.len() {
-            self.arena = BytesMut::with_capacity(self.lines.len().max(ARENA_BYTES));
-        }
-        self.arena.extend_from_slice(&self.lines);
-        let lines = self.arena.split().freeze();
-        if lines.len() > ARENA_BYTES {
-            // A buffer made for one huge round is freed once its connections wrote it.
-            self.arena = BytesMut::new();
-        }
+        // The burst is copied once and shared by every connection's queue; the encoding buffer
+        // is kept, so encoding the next burst allocates nothing.
+        let lines = if self.lines.len() > ARENA_ROUND_BYTES {
+            // A big round gets a buffer of its own, exact-size: in the arena it could leave most
+            // of one unused, and a client that stopped reading would hold a queue of those.
+            Bytes::copy_from_slice(&self.lines)
+        } else {
+            if self.arena.capacity() < self.lines.len() {
+                self.arena = BytesMut::with_capacity(ARENA_BYTES);
+            }
+            self.arena.extend_from_slice(&self.lines);
+            self.arena.split().freeze()
+        };
         self.lines.clear();
         if self.lines.capacity() > LINES_FLUSH_BYTES * 4 {
             // One huge notification is not kept around.

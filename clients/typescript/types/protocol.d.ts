@@ -874,6 +874,32 @@ export interface CollaborationSettings {
   reasoning_effort?: string | null;
 }
 /**
+ * Takes no params: absent, `null` or `{}` (other fields are ignored, as by the reference).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CollaborationModeListParams".
+ */
+export interface CollaborationModeListParams {}
+/**
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CollaborationModeListResponse".
+ */
+export interface CollaborationModeListResponse {
+  data: CollaborationModeMask[];
+}
+/**
+ * One preset: a client that selects it sends `collaborationMode` with this `mode`, and with `model` and `reasoning_effort` where they are not `null` (`null` keeps the thread's own).
+ *
+ * This interface was referenced by `OpenturnProtocol`'s JSON-Schema
+ * via the `definition` "CollaborationModeMask".
+ */
+export interface CollaborationModeMask {
+  mode?: ModeKind | null;
+  model?: string | null;
+  name: string;
+  reasoning_effort?: string | null;
+}
+/**
  * A chunk of a streaming `command/exec`'s output.
  *
  * This interface was referenced by `OpenturnProtocol`'s JSON-Schema

@@ -120,6 +120,16 @@ class CollabAgentState(BaseModel):
     """
 
 
+class CollaborationModeListParams(BaseModel):
+    """
+    Takes no params: absent, `null` or `{}` (other fields are ignored, as by the reference).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+
+
 class CollaborationSettings(BaseModel):
     """
     The mode's settings; snake_case on the wire, as the reference spells them.
@@ -3378,6 +3388,20 @@ class CollaborationMode(BaseModel):
     settings: CollaborationSettings
 
 
+class CollaborationModeMask(BaseModel):
+    """
+    One preset: a client that selects it sends `collaborationMode` with this `mode`, and with `model` and `reasoning_effort` where they are not `null` (`null` keeps the thread's own).
+    """
+
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    mode: ModeKind | None = None
+    model: str | None = None
+    name: str
+    reasoning_effort: str | None = None
+
+
 class CommandExecParams(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -4405,6 +4429,13 @@ class TurnSteerParams(BaseModel):
     expected_turn_id: Annotated[str, Field(alias="expectedTurnId")]
     input: list[UserInput]
     thread_id: Annotated[str, Field(alias="threadId")]
+
+
+class CollaborationModeListResponse(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data: list[CollaborationModeMask]
 
 
 class ConfigBatchWriteParams(BaseModel):
