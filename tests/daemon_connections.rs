@@ -436,3 +436,54 @@ async fn an_unsubscribed_connection_hears_lifecycle_but_no_turn_traffic() {
         "{methods:?}"
     );
 }
+
+/// The daemon writes its frames itself and leaves reading to tungstenite, whose replies reach
+/// the socket through the writer: a ping is answered with its payload between the responses,
+/// and a client's close gets a close back and then the end of the stream.
+#[tokio::test]
+async fn pings_are_answered_and_a_clients_close_is_returned() {
+    use futures::SinkExt;
+    let home = tempfile::tempdir().unwrap();
+    let provider = provider(Vec::new()).await;
+    let daemon = listen(
+        home.path(),
+        &mock_overrides(&provider),
+        "ws://127.0.0.1:0",
+        &[],
+    )
+    .await;
+    let mut client = daemon.connect(None).await;
+    client.initialize().await;
+    client
+        .ws
+        .send(Message::Ping(b"are you there".to_vec().into()))
+        .await
+        .unwrap();
+    let pong = loop {
+        let frame = tokio::time::timeout(TIMEOUT, client.ws.next())
+            .await
+            .expect("a frame within the timeout")
+            .expect("the stream is open")
+            .unwrap();
+        if let Message::Pong(payload) = frame {
+            break payload;
+        }
+    };
+    assert_eq!(&pong[..], b"are you there");
+    // The connection still answers requests after the pong.
+    let models = client.request("model/list", json!({})).await;
+    assert!(models.get("result").is_some(), "{models}");
+    client.ws.send(Message::Close(None)).await.unwrap();
+    let mut saw_close = false;
+    while let Some(frame) = tokio::time::timeout(TIMEOUT, client.ws.next())
+        .await
+        .expect("the close within the timeout")
+    {
+        match frame {
+            Ok(Message::Close(_)) => saw_close = true,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    assert!(saw_close, "the daemon answered the client's close");
+}

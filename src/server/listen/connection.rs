@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use futures::StreamExt;
+use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
@@ -100,7 +100,12 @@ pub(crate) async fn serve<S>(
             Some(Ok(Message::Binary(bytes))) => bytes,
             // Pings are answered by the stream itself.
             Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
-            Some(Ok(Message::Close(_))) | None => break,
+            Some(Ok(Message::Close(_))) => {
+                // tungstenite queued the close reply; flushing hands it to the writer.
+                let _ = frames.flush().await;
+                break;
+            }
+            None => break,
             Some(Err(error)) => {
                 tracing::info!(connection = context.id, %error, "connection failed");
                 break;
@@ -156,14 +161,19 @@ async fn run_writer<W>(
     let mut burst = Vec::with_capacity(64);
     // Once a close frame went out (ours or the reply to the client's), nothing more may.
     let mut closed = false;
+    let mut replies_open = true;
     let close = loop {
         tokio::select! {
             biased;
             _ = overflow.cancelled() => {
                 break Some(ws_frames::close_frame(CLOSE_TRY_AGAIN_LATER, TOO_SLOW));
             }
-            reply = replies_rx.recv() => {
-                let Some(reply) = reply else { continue };
+            reply = replies_rx.recv(), if replies_open => {
+                let Some(reply) = reply else {
+                    // The reading side is gone; what it queued was written.
+                    replies_open = false;
+                    continue;
+                };
                 closed = ws_frames::is_close(&reply);
                 if socket.write_all(&reply).await.is_err() || socket.flush().await.is_err() {
                     gone.cancel();
