@@ -515,3 +515,38 @@ async fn a_text_delta_naming_another_item_is_dropped_never_appended_to_the_activ
         "the warning names the delta's item and the open one: {warning}"
     );
 }
+
+/// A fast stream's text is gathered for a moment before it goes out (`server::fanout`,
+/// `STREAM_SPACING`); text held that way still reaches the client when nothing follows it —
+/// here the provider stalls mid-message, so no later event could carry it out.
+#[tokio::test]
+async fn streamed_text_arrives_whole_when_the_provider_stalls_after_it() {
+    let pieces: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let mut s = session(
+        Script::new([stalled_text_reply("msg_1", &refs)]),
+        &[],
+        json!({}),
+    )
+    .await;
+    s.start_turn("hi", json!({})).await;
+    let expected = pieces.concat();
+    let mut streamed = String::new();
+    let mut messages = Vec::new();
+    while streamed != expected {
+        let message = s.daemon.next_message().await;
+        if message["method"] == "item/agentMessage/delta" {
+            streamed.push_str(message["params"]["delta"].as_str().unwrap_or_default());
+        }
+        messages.push(message);
+    }
+    // The item was announced before its text, and the turn is still waiting on the provider.
+    let methods = methods(&messages);
+    let started = methods.iter().position(|m| m == "item/started");
+    let first_delta = methods.iter().position(|m| m == "item/agentMessage/delta");
+    assert!(started < first_delta, "{methods:?}");
+    assert!(
+        !methods.iter().any(|m| m == "turn/completed"),
+        "{methods:?}"
+    );
+}

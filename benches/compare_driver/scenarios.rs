@@ -25,9 +25,15 @@ pub struct Sizes {
     pub resume_items: usize,
     pub concurrent_threads: usize,
     pub concurrent_deltas: usize,
-    /// Connection counts subscribed to one thread over ws (`fanout.rs`).
-    pub fanout_subscribers: [usize; 3],
-    pub fanout_deltas: usize,
+    /// Connection counts subscribed to one thread over ws (`fanout.rs`), each with the deltas
+    /// of its turns: the first two counts share theirs, so their CPU per delta compares, and
+    /// enough deltas that a run measures tens of milliseconds of openturn's CPU, not a few.
+    pub fanout_subscribers: [(usize, usize); 3],
+    /// How many times openturn runs each subscriber count (a fresh daemon each time); the run
+    /// with the median CPU per delta is reported. One run's figure moves by ±15% on a shared
+    /// 2-core machine, as much as what is measured. The reference runs once: a run of it takes
+    /// seconds, and its figures are far from the targets.
+    pub fanout_repeats: usize,
     pub fanout_turns: usize,
     /// Connections each running a turn on a thread of its own over ws.
     pub own_threads: usize,
@@ -46,8 +52,8 @@ impl Sizes {
             resume_items: 5_000,
             concurrent_threads: 50,
             concurrent_deltas: 200,
-            fanout_subscribers: [1, 10, 100],
-            fanout_deltas: 2_000,
+            fanout_subscribers: [(1, 10_000), (10, 10_000), (100, 2_000)],
+            fanout_repeats: 5,
             fanout_turns: 3,
             own_threads: 100,
             own_thread_deltas: 200,
@@ -66,8 +72,8 @@ impl Sizes {
             resume_items: 20,
             concurrent_threads: 3,
             concurrent_deltas: 20,
-            fanout_subscribers: [1, 2, 3],
-            fanout_deltas: 20,
+            fanout_subscribers: [(1, 20), (2, 20), (3, 20)],
+            fanout_repeats: 1,
             fanout_turns: 1,
             own_threads: 3,
             own_thread_deltas: 20,
@@ -85,8 +91,8 @@ impl Sizes {
             resume_items: 500,
             concurrent_threads: 10,
             concurrent_deltas: 50,
-            fanout_subscribers: [1, 10, 100],
-            fanout_deltas: 500,
+            fanout_subscribers: [(1, 2_000), (10, 2_000), (100, 500)],
+            fanout_repeats: 3,
             fanout_turns: 2,
             own_threads: 100,
             own_thread_deltas: 50,

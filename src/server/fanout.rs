@@ -12,13 +12,11 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use crate::core::{EventMsg, ThreadId};
 use crate::protocol::jsonrpc::{NotificationEnvelope, JSONRPC_VERSION};
-use crate::protocol::notification::{
-    ServerNotification, ThreadIdNotification, ThreadStatusChangedNotification,
-};
-use crate::protocol::thread::ThreadStatus;
+use crate::protocol::notification::ServerNotification;
 
 use super::context::ServerContext;
 use super::hub::{Audience, Hub};
@@ -33,10 +31,22 @@ use super::ws_frames;
 /// Most core events projected per round: bounds the notifications one round encodes.
 const EVENTS_PER_ROUND: usize = 64;
 /// Encoded lines are queued once this many bytes have gathered, so one hand-off to the writer
-/// never carries more than about this much.
+/// never carries more than about this much (`outgoing::OUTGOING_CAPACITY` counts on it).
 const LINES_FLUSH_BYTES: usize = 32 * 1024;
+/// What the encoding buffer keeps between rounds: a fast stream's gathered rounds grow it to
+/// about [`LINES_FLUSH_BYTES`], which a thread that streams no more should not keep.
+const LINES_KEPT_BYTES: usize = 8 * 1024;
 /// The size of the buffer rounds' bytes are carved from (see `ProjectionTask::arena`).
 const ARENA_BYTES: usize = 64 * 1024;
+
+/// While a thread's text streams faster than this, its pieces go out at most this often,
+/// gathered: every notification a connection gets costs it a write to its socket (on loopback
+/// TCP a few microseconds, whatever the size), so ten subscribers of a fast stream would
+/// otherwise cost ten writes per round of a few deltas. The first piece after a pause goes out
+/// at once, and anything that is not streamed text (an item starting or ending, a status, a
+/// question) is sent at once with what is held before it: only a fast stream is delayed, by at
+/// most this much.
+const STREAM_SPACING: Duration = Duration::from_millis(4);
 
 /// The largest round split off the arena: a round of a few deltas (the streaming case) costs no
 /// allocation, and at most this much of an arena is left unused when the next round does not fit.
@@ -72,6 +82,9 @@ pub(crate) fn spawn_projection(
         audience: Audience::default(),
         audience_membership: None,
         scratch: Vec::new(),
+        last_flush: None,
+        due_at: None,
+        urgent: false,
     };
     let handle = hub.lifecycle.projections.spawn(task.run(events_rx));
     hub.loaded().projections.insert(thread_id, handle);
@@ -105,40 +118,71 @@ struct ProjectionTask {
     audience_membership: Option<u64>,
     /// The lookup's scratch buffer, kept like `audience`'s.
     scratch: Vec<Arc<dyn Member>>,
+    /// When lines last went out, for [`STREAM_SPACING`].
+    last_flush: Option<Instant>,
+    /// What the held lines' timer is set to, if it is set: it is reset only when this changes,
+    /// once per flush, not once per round.
+    due_at: Option<Instant>,
+    /// Whether `lines` holds something other than streamed text, which goes out at once.
+    urgent: bool,
 }
 
 impl ProjectionTask {
     /// Takes core's events as they come — every event already queued in one round — and queues
     /// their notifications as one message per round and connection: a burst of deltas costs
-    /// one hand-off to each writer, a lone delta still goes out at once.
+    /// one hand-off to each writer, a lone delta still goes out at once, and a fast stream's
+    /// rounds are gathered ([`STREAM_SPACING`]).
     async fn run(mut self, mut events_rx: mpsc::Receiver<EventMsg>) {
         let lifecycle = self.hub.lifecycle.clone();
         let stop = lifecycle.projections_stop.cancelled();
         tokio::pin!(stop);
+        let due = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(due);
         let mut events = Vec::with_capacity(EVENTS_PER_ROUND);
         let mut stopping = false;
         loop {
-            let received = if stopping {
-                events_rx.recv_many(&mut events, EVENTS_PER_ROUND).await
-            } else {
-                tokio::select! {
-                    received = events_rx.recv_many(&mut events, EVENTS_PER_ROUND) => received,
-                    _ = &mut stop => {
-                        // Every turn has ended: drain what is buffered, then stop.
-                        events_rx.close();
-                        stopping = true;
-                        continue;
-                    }
+            let received = tokio::select! {
+                received = events_rx.recv_many(&mut events, EVENTS_PER_ROUND) => received,
+                // Held text is due: nothing came to send it with.
+                _ = &mut due, if !self.lines.is_empty() => {
+                    self.flush().await;
+                    continue;
+                }
+                _ = &mut stop, if !stopping => {
+                    // Every turn has ended: drain what is buffered, then stop.
+                    events_rx.close();
+                    stopping = true;
+                    continue;
                 }
             };
             if received == 0 {
+                self.flush().await;
                 return;
             }
             let now_ms = chrono::Utc::now().timestamp_millis();
             for event in events.drain(..) {
                 self.handle(event, now_ms).await;
             }
-            self.flush().await;
+            self.end_round(due.as_mut()).await;
+        }
+    }
+
+    /// Sends the round's lines, or holds them until [`STREAM_SPACING`] after the last lines
+    /// went out if they are only streamed text and that was less than the spacing ago.
+    async fn end_round(&mut self, due: std::pin::Pin<&mut tokio::time::Sleep>) {
+        if self.lines.is_empty() {
+            return;
+        }
+        let held_until = match self.last_flush {
+            Some(last) if !self.urgent => last + STREAM_SPACING,
+            _ => return self.flush().await,
+        };
+        if Instant::now() >= held_until {
+            return self.flush().await;
+        }
+        if self.due_at != Some(held_until) {
+            due.reset(held_until);
+            self.due_at = Some(held_until);
         }
     }
 
@@ -198,6 +242,7 @@ impl ProjectionTask {
                 }
                 let everyone = notification.reaches_unsubscribed();
                 if everyone || self.has_subscribers() {
+                    self.urgent |= !notification.is_streamed_delta();
                     self.encode(&notification, now_ms, everyone);
                 }
             }
@@ -264,6 +309,8 @@ impl ProjectionTask {
         if self.lines.is_empty() {
             return;
         }
+        self.last_flush = Some(Instant::now());
+        self.urgent = false;
         // The burst is copied once and shared by every connection's queue; the encoding buffer
         // is kept, so encoding the next burst allocates nothing.
         let lines = if self.lines.len() > ARENA_ROUND_BYTES {
@@ -278,10 +325,7 @@ impl ProjectionTask {
             self.arena.split().freeze()
         };
         self.lines.clear();
-        if self.lines.capacity() > LINES_FLUSH_BYTES * 4 {
-            // One huge notification is not kept around.
-            self.lines = Vec::new();
-        }
+        self.lines.shrink_to(LINES_KEPT_BYTES);
         let abandoned = self.hub.lifecycle.output_abandoned.clone();
         if abandoned.is_cancelled() {
             self.segments.clear();
@@ -342,6 +386,10 @@ fn message_for(
     lines: &Bytes,
     segments: &[Segment],
 ) -> Option<Message> {
+    if subscribed && !context.outgoing().opts_out_of_any() {
+        // The common case, decided without looking at each line.
+        return Some(Message::All);
+    }
     let hears = |segment: &Segment| {
         (subscribed || segment.everyone) && !context.outgoing().is_opted_out(segment.method)
     };
@@ -357,105 +405,4 @@ fn message_for(
         start = segment.end;
     }
     (!filtered.is_empty()).then(|| Message::Filtered(Bytes::from(filtered)))
-}
-
-/// Unloads a thread for every connection: ends its turn and waits for its last notifications to
-/// go out. The other connections are told at once; what announces the unload — `notLoaded`
-/// (and `thread/closed` when `closed`) — is returned for the caller to send in its own place.
-pub(crate) async fn unload_thread(
-    context: &ServerContext,
-    thread_id: &ThreadId,
-    closed: bool,
-) -> Vec<ServerNotification> {
-    for connection in context.hub.initialized() {
-        connection.unsubscribe(thread_id);
-    }
-    context.unsubscribe(thread_id);
-    let projection = context.hub.loaded().projections.remove(thread_id);
-    drop(context.threads.unload_thread(thread_id).await);
-    if let Some(handle) = projection {
-        // The task ends once the thread (and so its event sender) is gone.
-        if tokio::time::timeout(Duration::from_secs(1), handle)
-            .await
-            .is_err()
-        {
-            tracing::warn!(%thread_id, "projection did not drain in time");
-        }
-    }
-    context.hub.loaded().statuses.remove(thread_id);
-    let mut announcements = vec![ServerNotification::ThreadStatusChanged(
-        ThreadStatusChangedNotification {
-            thread_id: thread_id.to_string(),
-            status: ThreadStatus::NotLoaded,
-        },
-    )];
-    if closed {
-        announcements.push(ServerNotification::ThreadClosed(ThreadIdNotification {
-            thread_id: thread_id.to_string(),
-        }));
-    }
-    for other in context.hub.initialized() {
-        if other.id() != context.id {
-            for announcement in &announcements {
-                let _ = other.outgoing().send_notification(announcement).await;
-            }
-        }
-    }
-    announcements
-}
-
-/// Forgets a connection that ended: the hub forgets it (its pending questions are withdrawn,
-/// answered `Cancelled` when nobody else was asked), what only it could reach is stopped (its
-/// `command/exec` and `process/spawn` processes killed, its watches and searches stopped), and
-/// the threads only it was subscribed to are left to the idle unload, as after
-/// `thread/unsubscribe`.
-pub(crate) fn disconnect(context: &Arc<ServerContext>) {
-    context.hub.forget(context.id);
-    context.stop_owned_work();
-    let subscribed: Vec<ThreadId> = context.loaded().subscribed.drain().collect();
-    context.hub.membership_changed();
-    let delay = Duration::from_secs(context.config.thread_unload_delay_secs);
-    for thread_id in subscribed {
-        if context.hub.audience(&thread_id).subscribers.is_empty() {
-            schedule_idle_unload(context, thread_id, delay);
-        }
-    }
-}
-
-/// After `thread/unsubscribe` (or its last subscriber's connection closing): unloads the thread
-/// once it has had no subscriber and no running turn for `delay`.
-pub(crate) fn schedule_idle_unload(
-    context: &Arc<ServerContext>,
-    thread_id: ThreadId,
-    delay: Duration,
-) {
-    let context_for_task = context.clone();
-    context.lifecycle.projections.spawn(async move {
-        let context = context_for_task;
-        // Bounded by the thread's life: each round either unloads, or stops because the thread
-        // was resubscribed or unloaded, or waits out a running turn.
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(delay) => {}
-                _ = context.lifecycle.projections_stop.cancelled() => return,
-            }
-            if !context.hub.audience(&thread_id).subscribers.is_empty() {
-                return;
-            }
-            // Decided before unloading: a thread handle held across `unload_thread` would keep
-            // the thread's event sender alive, and the projection task, which ends when that
-            // sender is gone, could only be given up on after its drain timeout.
-            let turn_running = match context.threads.get(&thread_id) {
-                Ok(thread) => thread.active_turn_id().is_some(),
-                Err(_) => return,
-            };
-            if turn_running {
-                continue;
-            }
-            for announcement in unload_thread(&context, &thread_id, true).await {
-                let _ = context.outgoing.send_notification(&announcement).await;
-            }
-            return;
-        }
-    });
 }

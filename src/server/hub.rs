@@ -129,7 +129,7 @@ impl Hub {
 
     /// Forgets a connection that ended: it hears nothing more, and its pending questions are
     /// withdrawn (answered `Cancelled` when nobody else was asked). The rest of its ending is
-    /// `fanout::disconnect`'s.
+    /// `unload::disconnect`'s.
     pub(crate) fn forget(&self, id: ConnectionId) {
         self.connections().remove(&id);
         self.membership_changed();

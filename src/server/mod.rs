@@ -27,6 +27,7 @@ pub(crate) mod shutdown;
 pub mod stdio;
 pub(crate) mod thread_status;
 pub(crate) mod turn_builder;
+pub(crate) mod unload;
 pub(crate) mod ws_frames;
 
 use std::sync::Arc;

@@ -129,6 +129,11 @@ impl OutgoingSender {
         }
     }
 
+    /// Whether this connection opted out of any notification method.
+    pub(crate) fn opts_out_of_any(&self) -> bool {
+        self.any_opted_out.load(Ordering::Acquire)
+    }
+
     pub(crate) fn is_opted_out(&self, method: &str) -> bool {
         if !self.any_opted_out.load(Ordering::Acquire) {
             return false;

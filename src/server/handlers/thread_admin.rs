@@ -16,7 +16,7 @@ use crate::protocol::turn::EmptyResponse;
 
 use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
-use super::super::fanout::{schedule_idle_unload, unload_thread};
+use super::super::unload::{schedule_idle_unload, unload_thread};
 use super::reply::{After, Reply};
 use super::thread_object::thread_from_entry;
 

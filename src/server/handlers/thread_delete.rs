@@ -9,7 +9,7 @@ use crate::protocol::turn::EmptyResponse;
 
 use super::super::context::ServerContext;
 use super::super::errors::HandlerError;
-use super::super::fanout::unload_thread;
+use super::super::unload::unload_thread;
 use super::reply::{After, Reply};
 
 /// Unloads the thread (announcing `notLoaded` before the response, as the reference does),

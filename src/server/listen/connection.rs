@@ -39,6 +39,9 @@ const TOO_SLOW: &str = "connection too slow: outbound queue full";
 const CLOSE_NORMAL: u16 = 1000;
 const CLOSE_TRY_AGAIN_LATER: u16 = 1013;
 
+/// How much of a client's input is read at a time; a bigger request is read in several.
+const READ_CHUNK_BYTES: usize = 8 * 1024;
+
 /// tungstenite's replies (pongs, the close reply) waiting for the writer; a client that pings
 /// faster than this drains waits for them.
 const REPLIES_QUEUED: usize = 16;
@@ -57,6 +60,9 @@ pub(crate) async fn serve<S>(
     let mut ws_config = WebSocketConfig::default();
     ws_config.max_message_size = Some(config.max_line_bytes);
     ws_config.max_frame_size = Some(config.max_line_bytes);
+    // What tungstenite reads into at a time (and zeroes before each read): a client sends small
+    // requests, and its default (128 KiB) was most of what an idle connection costs.
+    ws_config.read_buffer_size = READ_CHUNK_BYTES;
     let (read_half, write_half) = tokio::io::split(stream);
     let (replies_tx, replies_rx) = mpsc::channel(REPLIES_QUEUED);
     let read_side = ReadSide {
@@ -136,7 +142,7 @@ pub(crate) async fn serve<S>(
         // connection, until the daemon's shutdown finishes the writers.
         context.lifecycle.writer_finish.cancelled().await;
     }
-    crate::server::fanout::disconnect(&context);
+    crate::server::unload::disconnect(&context);
     tracing::info!(connection = context.id, "connection closed");
     finish.cancel();
     drop(context);
