@@ -39,14 +39,17 @@ const LINES_KEPT_BYTES: usize = 8 * 1024;
 /// The size of the buffer rounds' bytes are carved from (see `ProjectionTask::arena`).
 const ARENA_BYTES: usize = 64 * 1024;
 
-/// While a thread's text streams faster than this, its pieces go out at most this often,
-/// gathered: every notification a connection gets costs it a write to its socket (on loopback
-/// TCP a few microseconds, whatever the size), so ten subscribers of a fast stream would
-/// otherwise cost ten writes per round of a few deltas. The first piece after a pause goes out
-/// at once, and anything that is not streamed text (an item starting or ending, a status, a
-/// question) is sent at once with what is held before it: only a fast stream is delayed, by at
-/// most this much.
+/// While a thread's text comes in rounds less than [`STREAM_BURST_GAP`] apart, its pieces go
+/// out at most this often, gathered: every notification a connection gets costs it a write to
+/// its socket (on loopback TCP a few microseconds, whatever the size), so ten subscribers of a
+/// fast stream would otherwise cost ten writes per round of a few deltas. A stream paced like a
+/// model's tokens (a few milliseconds apart) is never held, nor the first piece after a pause,
+/// and anything that is not streamed text (an item starting or ending, a status, a question) is
+/// sent at once with what is held before it: only a fast stream is delayed, by at most this much.
 const STREAM_SPACING: Duration = Duration::from_millis(4);
+
+/// Rounds closer than this are a fast stream, whose text [`STREAM_SPACING`] gathers.
+const STREAM_BURST_GAP: Duration = Duration::from_millis(1);
 
 /// The largest round split off the arena: a round of a few deltas (the streaming case) costs no
 /// allocation, and at most this much of an arena is left unused when the next round does not fit.
@@ -83,6 +86,7 @@ pub(crate) fn spawn_projection(
         audience_membership: None,
         scratch: Vec::new(),
         last_flush: None,
+        last_round: None,
         due_at: None,
         urgent: false,
     };
@@ -120,6 +124,8 @@ struct ProjectionTask {
     scratch: Vec<Arc<dyn Member>>,
     /// When lines last went out, for [`STREAM_SPACING`].
     last_flush: Option<Instant>,
+    /// When the last round that had lines ended, for [`STREAM_BURST_GAP`].
+    last_round: Option<Instant>,
     /// What the held lines' timer is set to, if it is set: it is reset only when this changes,
     /// once per flush, not once per round.
     due_at: Option<Instant>,
@@ -168,16 +174,22 @@ impl ProjectionTask {
     }
 
     /// Sends the round's lines, or holds them until [`STREAM_SPACING`] after the last lines
-    /// went out if they are only streamed text and that was less than the spacing ago.
+    /// went out if they are only streamed text of a fast stream and that was less than the
+    /// spacing ago.
     async fn end_round(&mut self, due: std::pin::Pin<&mut tokio::time::Sleep>) {
         if self.lines.is_empty() {
             return;
         }
+        let now = Instant::now();
+        let fast = self
+            .last_round
+            .is_some_and(|last| now.saturating_duration_since(last) < STREAM_BURST_GAP);
+        self.last_round = Some(now);
         let held_until = match self.last_flush {
-            Some(last) if !self.urgent => last + STREAM_SPACING,
+            Some(last) if fast && !self.urgent => last + STREAM_SPACING,
             _ => return self.flush().await,
         };
-        if Instant::now() >= held_until {
+        if now >= held_until {
             return self.flush().await;
         }
         if self.due_at != Some(held_until) {
