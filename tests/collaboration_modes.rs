@@ -29,18 +29,6 @@ async fn experimental_daemon(home: &std::path::Path, provider: &MockProvider) ->
     daemon
 }
 
-/// The text of every developer message of a request, in order.
-fn developer_texts(body: &Value) -> Vec<String> {
-    body["input"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|item| item["role"] == "developer")
-        .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
-        .filter_map(|content| content["text"].as_str().map(str::to_string))
-        .collect()
-}
-
 fn mode_instructions(body: &Value) -> Vec<String> {
     developer_texts(body)
         .into_iter()

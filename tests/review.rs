@@ -57,28 +57,6 @@ async fn review_session(script: Script, repo: &Path) -> Session {
     session(script, &[], json!({"cwd": repo.display().to_string()})).await
 }
 
-fn developer_texts(body: &Value) -> Vec<String> {
-    body["input"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|item| item["role"] == "developer")
-        .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
-        .filter_map(|piece| piece["text"].as_str().map(str::to_string))
-        .collect()
-}
-
-fn assistant_texts(body: &Value) -> Vec<String> {
-    body["input"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|item| item["role"] == "assistant")
-        .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
-        .filter_map(|piece| piece["text"].as_str().map(str::to_string))
-        .collect()
-}
-
 /// `(method, item type)` of every item notification.
 fn item_kinds(messages: &[Value]) -> Vec<(String, String)> {
     messages

@@ -36,17 +36,9 @@ fn with_a_user_skill(home: &Path) {
 }
 
 fn names_skills(body: &Value) -> bool {
-    body["input"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|item| item["role"] == "developer")
-        .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
-        .any(|content| {
-            content["text"]
-                .as_str()
-                .is_some_and(|text| text.contains("<skills_instructions>"))
-        })
+    developer_texts(body)
+        .iter()
+        .any(|text| text.contains("<skills_instructions>"))
 }
 
 fn warnings(daemon: &Daemon) -> Vec<Value> {

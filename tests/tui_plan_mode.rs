@@ -45,17 +45,6 @@ fn codex_cli() -> Result<PathBuf, String> {
     }
 }
 
-fn developer_texts(body: &Value) -> Vec<String> {
-    body["input"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|item| item["role"] == "developer")
-        .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
-        .filter_map(|content| content["text"].as_str().map(str::to_string))
-        .collect()
-}
-
 fn in_plan_mode(body: &Value) -> bool {
     developer_texts(body)
         .iter()

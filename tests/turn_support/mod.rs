@@ -242,14 +242,29 @@ pub fn has_tools(body: &Value) -> bool {
         .is_some_and(|tools| !tools.is_empty())
 }
 
-/// The texts of a request body's user messages, in order.
-pub fn user_texts(body: &Value) -> Vec<String> {
+/// The texts of a request body's messages of `role` (`user`, `developer`, `assistant`), in order.
+pub fn role_texts(body: &Value, role: &str) -> Vec<String> {
     body["input"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|item| item["role"] == "user")
+        .filter(|item| item["role"] == role)
         .flat_map(|item| item["content"].as_array().cloned().unwrap_or_default())
         .filter_map(|piece| piece["text"].as_str().map(str::to_string))
         .collect()
+}
+
+/// The texts of a request body's user messages, in order.
+pub fn user_texts(body: &Value) -> Vec<String> {
+    role_texts(body, "user")
+}
+
+/// The texts of a request body's developer messages, in order.
+pub fn developer_texts(body: &Value) -> Vec<String> {
+    role_texts(body, "developer")
+}
+
+/// The texts of a request body's assistant messages, in order.
+pub fn assistant_texts(body: &Value) -> Vec<String> {
+    role_texts(body, "assistant")
 }
