@@ -214,11 +214,9 @@ impl ServerNotification {
         }
     }
 
-    /// Thread lifecycle notifications reach every connection that knows the thread, subscribed
-    /// or not (docs/PROTOCOL.md §4, "Fan-out"); everything else thread-scoped is for subscribers only.
     /// Whether this is a piece of a thread's streamed text (an answer's, a reasoning's, a
     /// plan's or a command's output): the notifications a fast stream is made of, which a
-    /// connection may get a millisecond later gathered with the next ones (see
+    /// connection may get up to 4 ms later, gathered with the next ones (see
     /// `server::fanout`). Everything else goes out at once.
     pub fn is_streamed_delta(&self) -> bool {
         matches!(
@@ -231,6 +229,8 @@ impl ServerNotification {
         )
     }
 
+    /// Thread lifecycle notifications reach every connection that knows the thread, subscribed
+    /// or not (docs/PROTOCOL.md §4, "Fan-out"); everything else thread-scoped is for subscribers only.
     pub fn reaches_unsubscribed(&self) -> bool {
         matches!(
             self,

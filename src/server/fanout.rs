@@ -2,9 +2,11 @@
 //! the notifications on every connection that should hear them — turn traffic on the thread's
 //! subscribers, lifecycle notifications on every initialized connection (the fan-out rule of
 //! docs/PROTOCOL.md §4). A round's lines are encoded once (and framed once for the WebSocket
-//! connections) and the same bytes are queued on each connection; only a connection that opted out of some method gets a filtered copy. Keeps
-//! core's order. On stdio (one client) a slow client makes the thread's turn wait and loses
-//! nothing; on a socket a connection whose queue is full is closed instead (see
+//! connections) and the same bytes are queued on each connection; only a connection that opted
+//! out of some method gets a filtered copy. A fast stream's text is gathered for a few
+//! milliseconds ([`STREAM_SPACING`]), so each connection gets fewer, larger writes. Keeps core's
+//! order. On stdio (one client) a slow client makes the thread's turn wait and loses nothing; on
+//! a socket a connection whose queue is full is closed instead (see
 //! `OutgoingSender::closing_when_full`), so one slow client never stalls the others.
 
 use std::sync::Arc;
