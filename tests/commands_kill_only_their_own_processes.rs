@@ -165,9 +165,6 @@ fn logging_wrapper(dir: &Path) -> PathBuf {
         bin = openturn_bin().display(),
     );
     std::fs::write(&script, text).unwrap();
-    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&script, permissions).unwrap();
     script
 }
 
@@ -203,7 +200,10 @@ async fn a_daemon_behind_a_stdio_logging_wrapper_keeps_its_tees_through_many_com
     ]))
     .await
     .unwrap();
-    let mut command = Command::new(logging_wrapper(logs.path()));
+    // Run by bash rather than executed itself: another test of this binary forking while the
+    // script's file is still open for writing would make exec fail with "Text file busy".
+    let mut command = Command::new("bash");
+    command.arg(logging_wrapper(logs.path()));
     for o in mock_overrides(&provider) {
         command.arg("-c").arg(o);
     }
