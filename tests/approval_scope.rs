@@ -8,7 +8,6 @@
 mod support;
 mod turn_support;
 
-use std::os::unix::fs::PermissionsExt;
 
 use serde_json::{json, Value};
 use support::*;
@@ -21,15 +20,13 @@ async fn a_shell_chosen_by_the_model_never_runs() {
     // `untrusted` runs unasked) would have written with no approval.
     let fake_shell = workdir.path().join("fake-shell");
     let marker = workdir.path().join("fake-shell-ran");
-    std::fs::write(
+    write_executable(
         &fake_shell,
-        format!(
+        &format!(
             "#!/bin/sh\ntouch '{}'\nexec /bin/sh \"$@\"\n",
             marker.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake_shell, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let call = |b: ResponseBuilder| {
         b.exec_call(
             "fc_1",

@@ -12,7 +12,6 @@
 mod support;
 
 use std::ffi::CString;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -41,8 +40,7 @@ impl HeldCheck {
             root = dir.path().display()
         );
         let bwrap = bin.join("bwrap");
-        std::fs::write(&bwrap, script).unwrap();
-        std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_executable(&bwrap, &script);
         HeldCheck { dir }
     }
 

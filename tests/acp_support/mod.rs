@@ -275,10 +275,7 @@ exec '{bin}' \"$@\" \\
         home = home.display(),
         bin = openturn_bin().display(),
     );
-    std::fs::write(&script, text).unwrap();
-    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&script, permissions).unwrap();
+    write_executable(&script, &text);
     script
 }
 

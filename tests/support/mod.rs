@@ -63,6 +63,28 @@ pub async fn daemon_without_replies() -> (Daemon, tempfile::TempDir) {
     (daemon, home)
 }
 
+/// Writes `text` to `path` as an executable (0755) script, from a short-lived `sh`: this
+/// process never holds the file open for writing, so a child another test of the binary forks
+/// at that moment cannot inherit such a descriptor and make the script's exec fail with
+/// "Text file busy" (ETXTBSY).
+pub fn write_executable(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut writer = std::process::Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn sh to write a script");
+    writer
+        .stdin
+        .take()
+        .expect("sh's stdin")
+        .write_all(text.as_bytes())
+        .expect("write the script to sh");
+    let status = writer.wait().expect("wait for sh");
+    assert!(status.success(), "writing {} failed: {status}", path.display());
+}
+
 /// The built binary under test.
 pub fn openturn_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_openturn"))
