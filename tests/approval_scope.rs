@@ -8,7 +8,6 @@
 mod support;
 mod turn_support;
 
-
 use serde_json::{json, Value};
 use support::*;
 use turn_support::*;

@@ -82,7 +82,11 @@ pub fn write_executable(path: &Path, text: &str) {
         .write_all(text.as_bytes())
         .expect("write the script to sh");
     let status = writer.wait().expect("wait for sh");
-    assert!(status.success(), "writing {} failed: {status}", path.display());
+    assert!(
+        status.success(),
+        "writing {} failed: {status}",
+        path.display()
+    );
 }
 
 /// The built binary under test.
