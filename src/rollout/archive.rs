@@ -6,7 +6,8 @@ use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
 use super::error::RolloutError;
-use super::index::{IndexEntry, ThreadIndex};
+use super::index::ThreadIndex;
+use super::index_entry::IndexEntry;
 use super::lock::try_lock_exclusive;
 use super::paths::create_private_dirs;
 use super::paths::{archived_dir, find_rollout, sessions_dir};

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::error::RolloutError;
-use super::index::{IndexEntry, ThreadIndex};
+use super::index::ThreadIndex;
+use super::index_entry::IndexEntry;
 use super::lock::FileLock;
 use super::paths::{archived_dir, sessions_dir};
 use super::reader::read_rollout;

@@ -10,6 +10,7 @@ pub mod delete;
 mod error;
 pub mod fork;
 pub mod index;
+mod index_entry;
 mod index_repair;
 pub mod line;
 pub mod lock;
@@ -20,7 +21,8 @@ pub mod search;
 pub mod writer;
 
 pub use error::RolloutError;
-pub use index::{IndexEntry, ThreadIndex};
+pub use index::ThreadIndex;
+pub use index_entry::IndexEntry;
 pub use line::{RolloutItem, RolloutLine, SessionMeta, StoredThreadMetadata};
 pub use reader::{read_rollout, RolloutContents};
 pub use writer::RolloutWriter;

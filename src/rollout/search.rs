@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::index::IndexEntry;
+use super::index_entry::IndexEntry;
 use super::line::{RolloutItem, RolloutLine};
 
 /// How many characters of context a snippet shows on each side of the match.

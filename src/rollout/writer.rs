@@ -23,7 +23,8 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::RolloutError;
-use super::index::{IndexEntry, ThreadIndex};
+use super::index::ThreadIndex;
+use super::index_entry::IndexEntry;
 use super::line::{RolloutItem, RolloutLine};
 use super::lock::try_lock_exclusive;
 use super::paths::create_private_dirs;
