@@ -292,6 +292,15 @@ pub fn cpu_time_of(pid: u32) -> BenchResult<Duration> {
     if found != 0 {
         return Err(format!("clock_getcpuclockid({pid}): error {found}"));
     }
+    clock_time(clock).map_err(|e| format!("cpu clock of {pid}: {e}"))
+}
+
+/// The CPU time the calling thread has used.
+pub fn thread_cpu_time() -> BenchResult<Duration> {
+    clock_time(libc::CLOCK_THREAD_CPUTIME_ID).map_err(|e| format!("thread cpu clock: {e}"))
+}
+
+fn clock_time(clock: libc::clockid_t) -> BenchResult<Duration> {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -299,12 +308,12 @@ pub fn cpu_time_of(pid: u32) -> BenchResult<Duration> {
     // SAFETY: `now` is a valid out-pointer for the call's duration.
     if unsafe { libc::clock_gettime(clock, &mut now) } != 0 {
         return Err(format!(
-            "clock_gettime(cpu clock of {pid}): {}",
+            "clock_gettime: {}",
             std::io::Error::last_os_error()
         ));
     }
-    let seconds = u64::try_from(now.tv_sec).map_err(|e| format!("cpu clock: {e}"))?;
-    let nanos = u32::try_from(now.tv_nsec).map_err(|e| format!("cpu clock: {e}"))?;
+    let seconds = u64::try_from(now.tv_sec).map_err(|e| e.to_string())?;
+    let nanos = u32::try_from(now.tv_nsec).map_err(|e| e.to_string())?;
     Ok(Duration::new(seconds, nanos))
 }
 

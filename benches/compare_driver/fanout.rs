@@ -22,6 +22,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::daemon::{cpu_time_of, proc_status_kib, BenchResult, DaemonKind, WAIT_LIMIT};
+use super::fanout_floor;
 use super::scenarios::Sizes;
 use super::{both, mib, micros, millis, row, Args, Row, Unit};
 
@@ -101,6 +102,7 @@ impl WsDaemon {
             label: self.label,
             ws,
             next_id: 1,
+            received_bytes: 0,
         };
         conn.initialize().await?;
         Ok(conn)
@@ -113,6 +115,8 @@ struct Conn {
     label: &'static str,
     ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
     next_id: i64,
+    /// What the text and binary frames read so far took on the wire, headers included.
+    received_bytes: u64,
 }
 
 impl Conn {
@@ -138,9 +142,13 @@ impl Conn {
                 .await
                 .map_err(|_| format!("{}: timed out", self.label))?;
             match frame {
-                Some(Ok(Message::Text(text))) => return Ok(text.as_str().to_owned()),
+                Some(Ok(Message::Text(text))) => {
+                    self.received_bytes += wire_bytes(text.len());
+                    return Ok(text.as_str().to_owned());
+                }
                 Some(Ok(Message::Binary(bytes))) => {
-                    return Ok(String::from_utf8_lossy(&bytes).into_owned())
+                    self.received_bytes += wire_bytes(bytes.len());
+                    return Ok(String::from_utf8_lossy(&bytes).into_owned());
                 }
                 Some(Ok(Message::Close(reason))) => {
                     return Err(format!("{}: closed: {reason:?}", self.label))
@@ -222,6 +230,16 @@ impl Conn {
     }
 }
 
+/// A server frame's size on the wire: its payload and an unmasked header (RFC 6455 §5.2).
+fn wire_bytes(payload: usize) -> u64 {
+    let header = match payload {
+        0..=125 => 2,
+        126..=65535 => 4,
+        _ => 10,
+    };
+    (payload + header) as u64
+}
+
 /// Every connection reads its turn to the end at once (a connection left unread would fill
 /// its queue and be closed as too slow); each must see `expected` deltas.
 async fn read_all(conns: Vec<Conn>, expected: usize) -> BenchResult<Vec<Conn>> {
@@ -257,6 +275,8 @@ pub struct Fanout {
     /// threads, per connection from none (opened, initialized, its thread started).
     pub rss_per_subscriber_kib: Option<f64>,
     pub peak_rss_kib: u64,
+    /// What one connection read per delta over the measured turns, frame headers included.
+    pub bytes_per_delta: f64,
 }
 
 /// `subscribers` connections on one thread; the first runs `fanout_turns` turns of `n`
@@ -289,6 +309,7 @@ pub async fn subscribed(
     }
     let rss_connected = daemon.rss_kib()?;
     let cpu_before = daemon.cpu_time()?;
+    let received_before = conns[0].received_bytes;
     let mut walls = Vec::new();
     for _ in 0..sizes.fanout_turns {
         let started = Instant::now();
@@ -300,12 +321,14 @@ pub async fn subscribed(
     let peak_rss_kib = daemon.peak_rss_kib()?;
     walls.sort_unstable();
     let sent = u32::try_from(n * sizes.fanout_turns).unwrap_or(u32::MAX);
+    let received = conns[0].received_bytes - received_before;
     Ok(Fanout {
         wall: walls[walls.len() / 2],
         cpu_per_delta: cpu / sent.max(1),
         rss_per_subscriber_kib: (subscribers > 1)
             .then(|| rss_connected.saturating_sub(rss_before) as f64 / (subscribers - 1) as f64),
         peak_rss_kib,
+        bytes_per_delta: received as f64 / f64::from(sent.max(1)),
     })
 }
 
@@ -352,14 +375,17 @@ pub async fn own_threads(kind: &DaemonKind, sizes: Sizes) -> BenchResult<Fanout>
     }
     let rss_connected = daemon.rss_kib()?;
     let cpu_before = daemon.cpu_time()?;
+    let received = |conns: &[Conn]| conns.iter().map(|c| c.received_bytes).sum::<u64>();
+    let received_before = received(&conns);
     let started = Instant::now();
     for (conn, thread_id) in conns.iter_mut().zip(&threads) {
         conn.start_turn(thread_id).await?;
     }
-    read_all(conns, n).await?;
+    let conns = read_all(conns, n).await?;
     let wall = started.elapsed();
     let cpu = daemon.cpu_time()? - cpu_before;
     let sent = u32::try_from(n * count).unwrap_or(u32::MAX);
+    let received = received(&conns) - received_before;
     Ok(Fanout {
         wall,
         cpu_per_delta: cpu / sent.max(1),
@@ -367,6 +393,7 @@ pub async fn own_threads(kind: &DaemonKind, sizes: Sizes) -> BenchResult<Fanout>
             rss_connected.saturating_sub(rss_before) as f64 / count.max(1) as f64,
         ),
         peak_rss_kib: daemon.peak_rss_kib()?,
+        bytes_per_delta: received as f64 / f64::from(sent.max(1)),
     })
 }
 
@@ -404,8 +431,15 @@ pub async fn rows(args: &Args) -> (Vec<Row>, Option<String>) {
             rows.push(rss_row(rss, &results));
         }
         let cpu_of = |result: &BenchResult<Fanout>| result.as_ref().ok().map(|f| f.cpu_per_delta);
-        per_delta.push((subscribers, cpu_of(&results.0), cpu_of(&results.1)));
+        per_delta.push(PerDelta {
+            subscribers,
+            deltas,
+            ours: cpu_of(&results.0),
+            theirs: cpu_of(&results.1),
+            bytes: results.0.as_ref().ok().map(|f| f.bytes_per_delta),
+        });
     }
+    let floor = floor(&per_delta).await;
     let results = both(args, "fanout", |kind, sizes| async move {
         own_threads(&kind, sizes).await
     })
@@ -439,7 +473,35 @@ pub async fn rows(args: &Args) -> (Vec<Row>, Option<String>) {
         |f| mib(f.peak_rss_kib),
         None,
     ));
-    (rows, fanout_line(&per_delta))
+    (rows, fanout_line(&per_delta, floor))
+}
+
+/// One subscriber count's CPU per delta, for the line under the table.
+struct PerDelta {
+    subscribers: usize,
+    deltas: usize,
+    ours: Option<Duration>,
+    theirs: Option<Duration>,
+    /// What one openturn subscriber read per delta.
+    bytes: Option<f64>,
+}
+
+/// The kernel's share of an added subscriber (see `fanout_floor.rs`), for the bytes openturn
+/// sent per delta with one subscriber and the second subscriber count; `None` without them.
+async fn floor(per_delta: &[PerDelta]) -> Option<BenchResult<Duration>> {
+    let [one, many, ..] = per_delta else {
+        return None;
+    };
+    let (bytes, deltas, sockets) = (one.bytes?, one.deltas, many.subscribers);
+    eprintln!("compare_driver: fanout: floor");
+    let measured =
+        tokio::task::spawn_blocking(move || fanout_floor::per_added_socket(bytes, deltas, sockets))
+            .await;
+    Some(
+        measured
+            .map_err(|e| format!("fan-out floor: {e}"))
+            .and_then(|r| r),
+    )
 }
 
 /// A row of RSS per connection (a run with a single subscriber has none, and no such row).
@@ -459,26 +521,44 @@ fn rss_row(metric: String, results: &(BenchResult<Fanout>, BenchResult<Fanout>))
     }
 }
 
-/// "10 subscribers cost X× one subscriber's CPU per delta" for each daemon measured.
-fn fanout_line(per_delta: &[(usize, Option<Duration>, Option<Duration>)]) -> Option<String> {
-    let [(one, ours_one, theirs_one), (many, ours_many, theirs_many), ..] = per_delta else {
+/// "10 subscribers cost X× one subscriber's CPU per delta" for each daemon measured, and what
+/// the kernel alone makes of it on this machine (`floor`).
+fn fanout_line(per_delta: &[PerDelta], floor: Option<BenchResult<Duration>>) -> Option<String> {
+    let [one, many, ..] = per_delta else {
         return None;
     };
     let factor = |base: &Option<Duration>, more: &Option<Duration>| {
         Some(more.as_ref()?.as_secs_f64() / base.as_ref()?.as_secs_f64().max(f64::MIN_POSITIVE))
     };
-    let ours = factor(ours_one, ours_many)?;
+    let ours = factor(&one.ours, &many.ours)?;
     let verdict = if ours < FANOUT_TARGET {
         "met"
     } else {
         "**missed**"
     };
-    let theirs = factor(theirs_one, theirs_many)
+    let theirs = factor(&one.theirs, &many.theirs)
         .map(|t| format!("; the reference: {t:.2}×"))
         .unwrap_or_default();
+    let (n, m) = (one.subscribers, many.subscribers);
+    let floor = match (floor, one.ours, one.bytes) {
+        (Some(Ok(added)), Some(base), Some(bytes)) => {
+            let added_all = added.as_secs_f64() * (m - n) as f64;
+            let lowest = 1.0 + added_all / base.as_secs_f64().max(f64::MIN_POSITIVE);
+            format!(
+                "\nKernel floor on this machine: writing the same {bytes:.0} bytes per delta to \
+                 each added loopback socket, from one thread to readers that only drain them, \
+                 costs the writer {:.3} µs per delta; with openturn's {:.2} µs per delta for \
+                 {n} subscriber, {m} subscribers cannot cost less than {lowest:.2}×.\n",
+                added.as_secs_f64() * 1e6,
+                base.as_secs_f64() * 1e6,
+            )
+        }
+        (Some(Err(reason)), ..) => format!("\nKernel floor: not measured ({reason}).\n"),
+        _ => String::new(),
+    };
     Some(format!(
-        "\nFan-out: {many} subscribers cost openturn {ours:.2}× the CPU per delta of {one} \
-         (target < {FANOUT_TARGET}×: {verdict}){theirs}.\n"
+        "\nFan-out: {m} subscribers cost openturn {ours:.2}× the CPU per delta of {n} \
+         (target < {FANOUT_TARGET}×: {verdict}){theirs}.\n{floor}"
     ))
 }
 

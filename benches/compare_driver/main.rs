@@ -10,6 +10,7 @@
 
 mod daemon;
 mod fanout;
+mod fanout_floor;
 mod floor;
 #[path = "../support/libtest_args.rs"]
 mod libtest_args;
