@@ -486,7 +486,7 @@ struct PerDelta {
     bytes: Option<f64>,
 }
 
-/// The kernel's share of an added subscriber (see `fanout_floor.rs`), for the bytes openturn
+/// The kernel's part of an added subscriber (see `fanout_floor.rs`), for the bytes openturn
 /// sent per delta with one subscriber and the second subscriber count; `None` without them.
 async fn floor(per_delta: &[PerDelta]) -> Option<BenchResult<Duration>> {
     let [one, many, ..] = per_delta else {
@@ -545,15 +545,16 @@ fn fanout_line(per_delta: &[PerDelta], floor: Option<BenchResult<Duration>>) -> 
             let added_all = added.as_secs_f64() * (m - n) as f64;
             let lowest = 1.0 + added_all / base.as_secs_f64().max(f64::MIN_POSITIVE);
             format!(
-                "\nKernel floor on this machine: writing the same {bytes:.0} bytes per delta to \
-                 each added loopback socket, from one thread to readers that only drain them, \
+                "\nThe kernel's part on this machine: writing the same {bytes:.0} bytes per delta \
+                 to each added loopback socket, from one thread to readers that only drain them, \
                  costs the writer {:.3} µs per delta; with openturn's {:.2} µs per delta for \
-                 {n} subscriber, {m} subscribers cannot cost less than {lowest:.2}×.\n",
+                 {n} subscriber, those writes alone make {m} subscribers cost about {lowest:.2}× \
+                 one.\n",
                 added.as_secs_f64() * 1e6,
                 base.as_secs_f64() * 1e6,
             )
         }
-        (Some(Err(reason)), ..) => format!("\nKernel floor: not measured ({reason}).\n"),
+        (Some(Err(reason)), ..) => format!("\nThe kernel's part: not measured ({reason}).\n"),
         _ => String::new(),
     };
     Some(format!(

@@ -1,10 +1,11 @@
 //! The fan-out floor: what the kernel alone charges a sender for delivering the same bytes to
 //! more loopback TCP sockets. One thread writes a turn's worth of bytes, in pieces the size the
 //! daemon gathers a fast stream into, to each of 1 and then N sockets that reader threads only
-//! drain; its CPU time is measured. The difference per added socket and per delta is what no
-//! daemon can avoid paying for an added subscriber on this machine (the copy into the socket
-//! and, on loopback, the receiving side's protocol work run in the sender's system call), so it
-//! bounds how close to 1× the fan-out ratio can get.
+//! drain; its CPU time is measured. The difference per added socket and per delta is the cost of
+//! the writes an added subscriber needs (the copy into the socket and, on loopback, the receiving
+//! side's protocol work, which run in the sender's system call), which no daemon avoids; how
+//! much of it a daemon pays also depends on when its readers sleep, so it is an estimate of the
+//! floor, not a bound.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
