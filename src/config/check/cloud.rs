@@ -5,14 +5,7 @@
 
 use toml::{Table, Value};
 
-use super::known::Expect;
 use super::source::ConfigSource;
-
-/// The `[cloud]` table's keys, for the checker.
-pub(super) const CLOUD: Expect = Expect::Keys(
-    &[("skills", Expect::Keys(&[("enabled", Expect::Bool)], &[]))],
-    &[],
-);
 
 /// The warning for `cloud.skills.enabled = true` in `table`, naming where it came from.
 pub(super) fn cloud_skills_asked(table: &Table, source: &ConfigSource) -> Option<String> {

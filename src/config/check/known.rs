@@ -143,7 +143,14 @@ pub(crate) const TOP_LEVEL: &[(&str, Expect)] = &[
             &[],
         ),
     ),
-    ("cloud", super::cloud::CLOUD),
+    // `cloud.skills.enabled`: known, and `true` warned about (`super::cloud`).
+    (
+        "cloud",
+        Expect::Keys(
+            &[("skills", Expect::Keys(&[("enabled", Expect::Bool)], &[]))],
+            &[],
+        ),
+    ),
     (
         "model_providers",
         Expect::MapOf(&Expect::Keys(PROVIDER_KEYS, CODEX_ONLY_PROVIDER)),
