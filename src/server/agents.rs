@@ -1,25 +1,18 @@
 //! The server's side of sub-agents (`core/agents/`): a child thread core spawned is projected
 //! like any loaded thread, its parent's subscribers are subscribed to it and every client hears
-//! `thread/started`; a closed child is unloaded for every client (`notLoaded`). And how a child
-//! reads as a `Thread` object: `parentThreadId`, `agentNickname`, `threadSource: "subagent"` and
-//! a `source` of `{"subAgent": {"thread_spawn": …}}`.
+//! `thread/started`; a closed child is unloaded for every client (`notLoaded`). How a child
+//! reads as a `Thread` object is `handlers/thread_object.rs`'s.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
-use serde_json::json;
-
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-
-use crate::core::agents::{origin_in, AgentHost, AgentOrigin, SUBAGENT_SOURCE_KIND};
+use crate::core::agents::AgentHost;
 use crate::core::{ThreadId, ThreadSpawn};
 use crate::protocol::notification::{
     ServerNotification, ThreadStartedNotification, ThreadStatusChangedNotification,
 };
-use crate::protocol::thread::{self as proto, ThreadStatus};
-use crate::rollout::{IndexEntry, RolloutItem, RolloutLine};
+use crate::protocol::thread::ThreadStatus;
+use futures::future::BoxFuture;
 
 use super::fanout::spawn_projection;
 use super::handlers::thread_object::thread_object;
@@ -31,47 +24,6 @@ pub(crate) fn enable(hub: &Arc<Hub>) {
         hub: Arc::downgrade(hub),
     });
     hub.threads.enable_agents(host);
-}
-
-/// Fills a child's fields of its `Thread` object.
-pub(crate) fn describe_child(object: &mut proto::Thread, origin: &AgentOrigin) {
-    object.parent_thread_id = Some(origin.parent_thread_id.to_string());
-    object.agent_nickname.clone_from(&origin.nickname);
-    object.thread_source = Some(json!("subagent"));
-    object.source = json!({"subAgent": {"thread_spawn": {
-        "parent_thread_id": origin.parent_thread_id.to_string(),
-        "depth": origin.depth,
-        "agent_nickname": origin.nickname,
-        "agent_path": null,
-        "agent_role": null,
-    }}});
-}
-
-/// Fills a persisted child's fields from the head of its rollout (the origin is its second
-/// line; the index keeps only the source kind). A rollout that cannot say reads as `unknown`.
-pub(crate) fn describe_persisted_child(object: &mut proto::Thread, entry: &IndexEntry) {
-    if entry.source.as_deref() != Some(SUBAGENT_SOURCE_KIND) {
-        return;
-    }
-    match origin_in_head(&entry.path) {
-        Some(origin) => describe_child(object, &origin),
-        None => object.source = json!("unknown"),
-    }
-}
-
-/// How many lines of a rollout's head are read for a child's origin.
-const HEAD_LINES: usize = 4;
-
-fn origin_in_head(path: &Path) -> Option<AgentOrigin> {
-    let file = std::fs::File::open(path).ok()?;
-    let items: Vec<RolloutItem> = BufReader::new(file)
-        .lines()
-        .take(HEAD_LINES)
-        .map_while(Result::ok)
-        .filter_map(|line| serde_json::from_str::<RolloutLine>(&line).ok())
-        .map(|line| line.item)
-        .collect();
-    origin_in(&items)
 }
 
 struct ServerAgentHost {

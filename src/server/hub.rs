@@ -79,7 +79,7 @@ impl Hub {
         server_requests: Arc<ServerRequests>,
         lifecycle: Arc<Lifecycle>,
     ) -> Arc<Hub> {
-        let hub = Arc::new(Hub {
+        Arc::new(Hub {
             threads: Arc::new(threads),
             server_requests,
             lifecycle,
@@ -88,9 +88,7 @@ impl Hub {
             next_connection: AtomicU64::new(0),
             membership: AtomicU64::new(0),
             last_rate_limits: Mutex::new(None),
-        });
-        super::agents::enable(&hub);
-        hub
+        })
     }
 
     pub(crate) fn next_connection_id(&self) -> ConnectionId {

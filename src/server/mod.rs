@@ -136,5 +136,8 @@ pub(crate) fn new_hub(
     let threads = ThreadManager::new(config.home.clone(), lifecycle.threads_stop.child_token())?;
     let server_requests =
         server_requests::ServerRequests::new(server_requests::SERVER_REQUEST_TIMEOUT);
-    Ok(hub::Hub::new(threads, server_requests, Arc::new(lifecycle)))
+    let hub = hub::Hub::new(threads, server_requests, Arc::new(lifecycle));
+    // The thread manager spawns sub-agents this hub projects.
+    agents::enable(&hub);
+    Ok(hub)
 }

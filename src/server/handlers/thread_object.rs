@@ -1,14 +1,22 @@
 //! `Thread` protocol objects, from a loaded thread or a persisted thread's index entry: what
-//! the thread methods that hand out a thread and the ones that only read it share.
+//! the thread methods that hand out a thread and the ones that only read it share. A sub-agent's
+//! thread also reads as a child: `parentThreadId`, `agentNickname`, `threadSource: "subagent"`
+//! and a `source` of `{"subAgent": {"thread_spawn": …}}`.
 
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::core::agents::{origin_in, AgentOrigin, SUBAGENT_SOURCE_KIND};
 use crate::core::Thread;
 use crate::protocol::thread::{self as proto, ThreadStatus};
-use crate::rollout::{IndexEntry, StoredThreadMetadata};
+use crate::rollout::{IndexEntry, RolloutItem, RolloutLine, StoredThreadMetadata};
 
 /// A persisted thread as a protocol object (turns empty).
 pub(crate) fn thread_from_entry(entry: &IndexEntry, status: ThreadStatus) -> proto::Thread {
     let mut object = entry_object(entry, status);
-    super::super::agents::describe_persisted_child(&mut object, entry);
+    describe_persisted_child(&mut object, entry);
     object
 }
 
@@ -136,7 +144,48 @@ pub(crate) fn thread_object(
     object.path = thread.rollout_path().map(|p| p.display().to_string());
     object.name = thread.name();
     if let Some(origin) = thread.origin() {
-        super::super::agents::describe_child(&mut object, origin);
+        describe_child(&mut object, origin);
     }
     object
+}
+
+/// Fills a child's fields of its `Thread` object.
+fn describe_child(object: &mut proto::Thread, origin: &AgentOrigin) {
+    object.parent_thread_id = Some(origin.parent_thread_id.to_string());
+    object.agent_nickname.clone_from(&origin.nickname);
+    object.thread_source = Some(json!("subagent"));
+    object.source = json!({"subAgent": {"thread_spawn": {
+        "parent_thread_id": origin.parent_thread_id.to_string(),
+        "depth": origin.depth,
+        "agent_nickname": origin.nickname,
+        "agent_path": null,
+        "agent_role": null,
+    }}});
+}
+
+/// Fills a persisted child's fields from the head of its rollout (the origin is its second
+/// line; the index keeps only the source kind). A rollout that cannot say reads as `unknown`.
+fn describe_persisted_child(object: &mut proto::Thread, entry: &IndexEntry) {
+    if entry.source.as_deref() != Some(SUBAGENT_SOURCE_KIND) {
+        return;
+    }
+    match origin_in_head(&entry.path) {
+        Some(origin) => describe_child(object, &origin),
+        None => object.source = json!("unknown"),
+    }
+}
+
+/// How many lines of a rollout's head are read for a child's origin.
+const HEAD_LINES: usize = 4;
+
+fn origin_in_head(path: &Path) -> Option<AgentOrigin> {
+    let file = std::fs::File::open(path).ok()?;
+    let items: Vec<RolloutItem> = BufReader::new(file)
+        .lines()
+        .take(HEAD_LINES)
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str::<RolloutLine>(&line).ok())
+        .map(|line| line.item)
+        .collect();
+    origin_in(&items)
 }
