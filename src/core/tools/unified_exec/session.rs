@@ -257,10 +257,23 @@ pub(crate) async fn drive(session: Arc<Session>, driven: Driven) {
         _ => exit.flatten(),
     };
     session.state().exit_code = Some(exit_code.unwrap_or(-1));
-    session.ended.cancel();
-    if reason == Some(KillReason::Shutdown) {
-        return;
+    if reason != Some(KillReason::Shutdown) {
+        complete_item(&turn, started_item, aggregated, exit_code, started).await;
     }
+    // Only now: a call waiting for the end answers once the item's completion is among the
+    // turn's events, so the response's token usage, recorded after its calls answered, never
+    // comes before it (docs/ARCHITECTURE.md §6).
+    session.ended.cancel();
+}
+
+/// Completes the command's item with its output, exit code and duration.
+async fn complete_item(
+    turn: &TurnHandle,
+    started_item: TurnItem,
+    aggregated: String,
+    exit_code: Option<i32>,
+    started: Instant,
+) {
     let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
     if let TurnItem::CommandExecution {
         id,
