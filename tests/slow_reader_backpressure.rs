@@ -7,15 +7,19 @@
 //! `turn/start` — before that request's response, `turn/started` or any delta — and stays away
 //! for five seconds while a turn streams in; then it reads everything and checks that the
 //! response and every delta arrive, complete and in order, followed by the turn's end, that the
-//! daemon's peak RSS (VmHWM from /proc) stayed under 72 MiB, and that EOF still ends the daemon
-//! cleanly.
+//! daemon's peak RSS (VmHWM from /proc) grew by less than [`PEAK_GROWTH_LIMIT_KIB`] over what it
+//! used before the turn, and that EOF still ends the daemon cleanly.
 //!
 //! The turn must be far larger than everything the daemon's bounded queues can hold together
 //! (the outgoing queue alone takes 256 bursts of up to 32 KiB, 8 MiB), or a daemon that queued
 //! without bound would pass too: its notifications total about 128 MiB (32,768 deltas of 4 KiB),
-//! twice the RSS limit, so a daemon holding the turn's traffic instead of waiting breaks the
-//! limit. The completed message carries a short text: the item's text is kept in history, and
-//! what is measured here is what the streaming path holds, not what history holds.
+//! nearly three times the limit, so a daemon holding the turn's traffic instead of waiting breaks
+//! it. The completed message carries a short text: the item's text is kept in history, and what
+//! is measured here is what the streaming path holds, not what history holds.
+//!
+//! The growth is measured, not the whole RSS: the daemon's RSS before the turn is mostly its own
+//! (debug) binary, which grows with every feature and says nothing about buffering. An absolute
+//! 72 MiB limit failed once in CI at 73,788 KiB with nothing queued without bound.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A failed unwrap fails the test.
 
@@ -33,10 +37,15 @@ use tokio::process::Command;
 const DELTAS: usize = 32 * 1024;
 const DELTA_BYTES: usize = 4 * 1024;
 const PAUSE: Duration = Duration::from_secs(5);
-// 72 MiB since the daemon serves many connections, PTYs, images and watches (it measured 68 MiB
-// here then); a daemon that queued without bound would still be far over it (about 128 MiB).
-const PEAK_RSS_LIMIT_KIB: u64 = 72 * 1024;
+/// How much the daemon's peak RSS may grow over its RSS before the turn. While the client is
+/// away the bounded queues fill (about 15 MiB: the outgoing queue, the thread's events, the HTTP
+/// body's buffers); once it reads again, the stream runs at full speed through two worker
+/// threads, and glibc's per-thread arenas each keep their own high-water mark, so the growth
+/// measured about 30–33 MiB (about 19 MiB with `MALLOC_ARENA_MAX=1`). A daemon that queued the
+/// turn instead of waiting would grow by about 128 MiB.
+const PEAK_GROWTH_LIMIT_KIB: u64 = 48 * 1024;
 
+/// The peak RSS so far (`VmHWM`) of process `pid`, in KiB.
 fn peak_rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
@@ -104,6 +113,7 @@ async fn a_client_that_stops_reading_for_five_seconds_loses_nothing_and_daemon_m
     let mut stdout = BufReader::with_capacity(4096, child.stdout.take().expect("no stdout"));
 
     let thread_id = start_thread(&mut stdin, &mut stdout, json!({})).await;
+    let before_turn = peak_rss_kib(pid);
     send(&mut stdin, json!({"id": 3, "method": "turn/start", "params": {"threadId": thread_id, "input": [{"type": "text", "text": "stream"}]}})).await;
 
     // Stop reading with the whole turn still ahead: its response, its notifications and every
@@ -142,9 +152,11 @@ async fn a_client_that_stops_reading_for_five_seconds_loses_nothing_and_daemon_m
     assert_eq!(completed["params"]["turn"]["status"], "completed");
     assert_eq!(delta_count, DELTAS);
     let peak = peak_rss_kib(pid);
+    let growth = peak.saturating_sub(before_turn);
     assert!(
-        peak < PEAK_RSS_LIMIT_KIB,
-        "daemon peak RSS {peak} KiB is over {PEAK_RSS_LIMIT_KIB} KiB"
+        growth < PEAK_GROWTH_LIMIT_KIB,
+        "daemon peak RSS grew by {growth} KiB during the turn ({before_turn} KiB before, \
+         {peak} KiB at the peak), over {PEAK_GROWTH_LIMIT_KIB} KiB"
     );
 
     drop(stdin);
