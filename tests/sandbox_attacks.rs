@@ -61,7 +61,7 @@ fn owned_dir(user: User, in_tmp: bool) -> tempfile::TempDir {
     let dir = if in_tmp {
         tempfile::tempdir().unwrap()
     } else {
-        tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+        support::outside_tmp::outside_tmp_dir()
     };
     chown_tree(dir.path(), user);
     dir

@@ -9,6 +9,9 @@
     reason = "a failing test should stop at the line that failed"
 )]
 
+#[path = "support/outside_tmp.rs"]
+mod outside_tmp;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -165,7 +168,7 @@ async fn workspace_write_allows_the_cwd_and_roots_but_not_outside_git_or_protect
 
 async fn workspace_write_in(isolation: Isolation) {
     let workspace = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside_tmp::outside_tmp_dir();
     let extra_root = tempfile::tempdir().unwrap();
     let cwd = workspace.path();
     std::fs::create_dir_all(cwd.join(".git/hooks")).unwrap();
@@ -371,7 +374,7 @@ async fn the_prepared_sandbox_can_be_reused_for_several_spawns() {
             );
         }
         // Outside every root, and outside /tmp so namespace mode cannot take it for its own.
-        let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let outside = outside_tmp::outside_tmp_dir();
         let target = outside.path().join("f");
         assert_denied(
             &sh(&sandbox, dir.path(), WRITE, target.to_str().unwrap()).await,

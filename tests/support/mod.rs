@@ -5,6 +5,7 @@
 
 pub mod in_memory;
 pub mod mcp;
+pub mod outside_tmp;
 pub mod raw_pipes;
 pub mod schema;
 
